@@ -347,6 +347,8 @@ def _build_argv(
     for name in _ETC:
         a += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     a += ["--proc", "/proc", "--dev", "/dev"]
+    for name in ("keys", "key-users"):  # the keyrings (and their owners) a process can see
+        a += ["--ro-bind", "/dev/null", f"/proc/{name}"]
     a += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     a += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm"]
     # Python, read-only, at its own path; parents world-searchable (pyenv under /root)
@@ -402,7 +404,10 @@ def _build_argv(
 
 
 # ---------------------------------------------------------------------------
-# seccomp: no new user namespaces inside (x86_64; elsewhere bwrap runs without it)
+# seccomp (x86_64; elsewhere bwrap runs without it): native x86_64 syscalls only (the
+# i386 `int 0x80` entry and the x32 ABI are refused), no new user namespaces, no
+# keyrings (the harness's session keyring, or a key a run leaves in its uid's user
+# keyring for a later run), no io_uring (a large kernel attack surface).
 
 
 def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
@@ -411,24 +416,65 @@ def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
 
 _LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
-_SECCOMP_X86_64 = b"".join(
-    [
-        _bpf(_LD_ABS, 0, 0, 4),  # 0: arch
-        _bpf(_JEQ, 1, 0, 0xC000003E),  # 1: AUDIT_ARCH_X86_64 -> 3
-        _bpf(_RET, 0, 0, _ALLOW),  # 2: (unreachable under x86_64 bwrap)
-        _bpf(_LD_ABS, 0, 0, 0),  # 3: syscall nr
-        _bpf(_JGE, 6, 0, 0x40000000),  # 4: x32 ABI -> 11 EPERM
-        _bpf(_JEQ, 7, 0, 435),  # 5: clone3 -> 13 ENOSYS (libc falls back to clone)
-        _bpf(_JEQ, 2, 0, 272),  # 6: unshare -> 9
-        _bpf(_JEQ, 1, 0, 56),  # 7: clone -> 9
-        _bpf(_RET, 0, 0, _ALLOW),  # 8
-        _bpf(_LD_ABS, 0, 0, 16),  # 9: args[0] (flags), low 32 bits
-        _bpf(_JSET, 0, 1, 0x10000000),  # 10: CLONE_NEWUSER -> 11 else 12
-        _bpf(_RET, 0, 0, _ERRNO | 1),  # 11: EPERM
-        _bpf(_RET, 0, 0, _ALLOW),  # 12
-        _bpf(_RET, 0, 0, _ERRNO | 38),  # 13: ENOSYS
+_EPERM, _ENOSYS = 1, 38
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_X32_BIT = 0x40000000
+_CLONE_NEWUSER = 0x10000000
+_NR_CLONE, _NR_UNSHARE, _NR_CLONE3 = 56, 272, 435
+_DENIED = {
+    "add_key": 248,
+    "request_key": 249,
+    "keyctl": 250,
+    "io_uring_setup": 425,
+    "io_uring_enter": 426,
+    "io_uring_register": 427,
+}
+
+
+def _seccomp_program() -> bytes:
+    """The classic-BPF filter; each rule jumps to one of the returns at the end."""
+    rules = [(_JEQ, nr, "eperm") for nr in sorted(_DENIED.values())]
+    rules += [(_JEQ, _NR_CLONE3, "enosys"), (_JEQ, _NR_UNSHARE, "flags"), (_JEQ, _NR_CLONE, "flags")]
+    head = [
+        ("ld", 4),  # arch
+        ("arch",),  # != x86_64 -> eperm (i386 int 0x80 lands here)
+        ("ld", 0),  # syscall nr
+        ("x32",),  # nr & 0x40000000 -> eperm
+        *rules,
+        ("ret", _ALLOW),
     ]
-)
+    tail = {  # label -> instructions
+        "flags": [("ld", 16), ("newuser",), ("ret", _ALLOW)],  # args[0] low 32 bits
+        "eperm": [("ret", _ERRNO | _EPERM)],
+        "enosys": [("ret", _ERRNO | _ENOSYS)],  # clone3: libc falls back to clone
+    }
+    where, pos = {}, len(head)
+    for label, body in tail.items():
+        where[label] = pos
+        pos += len(body)
+    out = []
+
+    def to(label: str, i: int) -> int:
+        return where[label] - i - 1
+
+    for i, ins in enumerate([*head, *(ins for body in tail.values() for ins in body)]):
+        op = ins[0]
+        if op == "ld":
+            out.append(_bpf(_LD_ABS, 0, 0, ins[1]))
+        elif op == "ret":
+            out.append(_bpf(_RET, 0, 0, ins[1]))
+        elif op == "arch":
+            out.append(_bpf(_JEQ, 0, to("eperm", i), _AUDIT_ARCH_X86_64))
+        elif op == "x32":
+            out.append(_bpf(_JSET, to("eperm", i), 0, _X32_BIT))
+        elif op == "newuser":
+            out.append(_bpf(_JSET, to("eperm", i), 0, _CLONE_NEWUSER))
+        else:
+            out.append(_bpf(op, to(ins[2], i), 0, ins[1]))
+    return b"".join(out)
+
+
+_SECCOMP_X86_64 = _seccomp_program()
 
 
 def _seccomp_fd() -> int | None:

@@ -491,3 +491,91 @@ async def test_threads_subprocess_multiprocessing_still_work(runner):
         """,
     )
     assert r.stdout == "[0, 1, 4, 9]\nsub\n", r
+
+
+# ---------------------------------------------------------------- kernel surface (seccomp)
+
+X86_64_ONLY = pytest.mark.skipif(
+    __import__("platform").machine() != "x86_64", reason="the seccomp filter is x86_64 only"
+)
+
+# push rbx; mov eax, 310 (i386 unshare); mov ebx, CLONE_NEWUSER; int 0x80; pop rbx; ret
+INT80_UNSHARE = """
+import ctypes, mmap, os
+code = bytes.fromhex("53" "b836010000" "bb00000010" "cd80" "5b" "c3")
+before = os.readlink("/proc/self/ns/user")
+buf = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+buf.write(code)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+rc = ctypes.CFUNCTYPE(ctypes.c_int)(addr)()
+print("rc", rc)
+print("ESCAPED" if os.readlink("/proc/self/ns/user") != before else "CONTAINED")
+"""
+
+
+@X86_64_ONLY
+async def test_no_user_namespace_through_32bit_syscalls(runner):
+    """int 0x80 (i386 numbers) and the x32 ABI cannot reach unshare(CLONE_NEWUSER)."""
+    r = await py(runner, INT80_UNSHARE)
+    assert "ESCAPED" not in r.stdout, r
+    assert "rc -1" in r.stdout or r.returncode != 0, r  # -EPERM, or killed
+    r = await py(
+        runner,
+        """
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        before = os.readlink("/proc/self/ns/user")
+        rc = libc.syscall(0x40000000 | 272, 0x10000000)  # x32 unshare(CLONE_NEWUSER)
+        print(rc, ctypes.get_errno(), os.readlink("/proc/self/ns/user") != before)
+        """,
+    )
+    assert r.stdout.split() == ["-1", "1", "False"], r
+
+
+@X86_64_ONLY
+async def test_io_uring_denied(runner):
+    r = await py(
+        runner,
+        """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        params = ctypes.create_string_buffer(120)
+        for nr, args in ((425, (4, params)), (426, (0, 0, 0, 0, None, 0)), (427, (0, 0, None, 0))):
+            rc = libc.syscall(nr, *args)
+            print(nr, rc, ctypes.get_errno())
+        """,
+    )
+    assert r.stdout.split("\n")[:3] == ["425 -1 1", "426 -1 1", "427 -1 1"], r
+
+
+KEYS = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+# keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING / KEY_SPEC_USER_KEYRING, create=0)
+for spec in (-3, -4):
+    print("get", spec, libc.syscall(250, 0, spec, 0), ctypes.get_errno())
+if sys.argv[1:] == ["add"]:
+    print("add", libc.syscall(248, b"user", b"cb-persist", b"secret", 6, -4), ctypes.get_errno())
+# request_key("user", "cb-persist", NULL, 0): a key left in this uid's keyring by an earlier run
+print("find", libc.syscall(249, b"user", b"cb-persist", None, 0), ctypes.get_errno())
+try:
+    print("proc", open("/proc/keys").read().count("\\n"), open("/proc/key-users").read().count("\\n"))
+except OSError as e:
+    print("proc", "unreadable", e.errno)
+"""
+
+
+@X86_64_ONLY
+async def test_keyrings_unreachable(runner):
+    """No keyctl/add_key/request_key and no /proc/keys: the harness's session keyring and any
+    key a run could leave in its uid's user keyring for a later run are out of reach."""
+    first = await runner.run(["python3", "k.py", "add"], files={"k.py": KEYS}, timeout=10)
+    second = await runner.run(["python3", "k.py"], files={"k.py": KEYS}, timeout=10)
+    for r in (first, second):
+        lines = r.stdout.splitlines()
+        assert r.ok and len(lines) >= 4, r
+        for line in lines:
+            if line.startswith(("get", "add", "find")):
+                assert line.split()[-2:] == ["-1", "1"], r  # EPERM from the filter
+        assert lines[-1] == "proc 0 0" or lines[-1].startswith("proc unreadable"), r
