@@ -43,7 +43,10 @@ __all__ = [
     "BwrapUnavailableError",
     "Limits",
     "SANDBOX_DIR",
+    "UidLease",
     "check_bwrap",
+    "kill_uid",
+    "lease_uid",
     "run_bwrap",
 ]
 
@@ -166,7 +169,7 @@ _LOCK_DIR = Path(tempfile.gettempdir()) / "conductor-bench-bwrap-uids"
 
 
 @dataclass
-class _UidLease:
+class UidLease:
     uid: int
     fd: int | None = None
 
@@ -183,11 +186,11 @@ def _alloc_probe_uid() -> int:
 _next_slot = 0
 
 
-def _lease_uid() -> _UidLease:
+def lease_uid() -> UidLease:
     """A uid no other live sandbox (of any harness process on this machine) uses."""
     global _next_slot
     if not _is_root():
-        return _UidLease(uid=65534)  # inside a user namespace; rlimits count against the caller
+        return UidLease(uid=65534)  # inside a user namespace; rlimits count against the caller
     _LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
     for i in range(_UID_SLOTS):
         slot = (_next_slot + i) % _UID_SLOTS
@@ -198,7 +201,7 @@ def _lease_uid() -> _UidLease:
             os.close(fd)
             continue
         _next_slot = (slot + 1) % _UID_SLOTS
-        return _UidLease(uid=_UID_BASE + slot, fd=fd)
+        return UidLease(uid=_UID_BASE + slot, fd=fd)
     raise RuntimeError(f"all {_UID_SLOTS} sandbox uids are in use")
 
 
@@ -214,7 +217,7 @@ def _pids_of_uid(uid: int) -> list[int]:
     return pids
 
 
-def _kill_uid(uid: int, deadline_s: float = 2.0) -> None:
+def kill_uid(uid: int, deadline_s: float = 2.0) -> None:
     """SIGKILL every process running as the sandbox uid (root mode only)."""
     end = time.monotonic() + deadline_s
     while True:
@@ -560,19 +563,24 @@ async def run_bwrap(
     env: Mapping[str, str] | None = None,
     cwd: str = SANDBOX_DIR,
     extra_ro: Sequence[str] = (),
+    uid: int | None = None,
 ) -> ExecResult:
     """Run `command` in a fresh bwrap sandbox and return what it did.
 
     With `workdir` (a host directory) it is bind-mounted writable at /sandbox and
     `files` must be None (write them there first); without it /sandbox is a fresh
-    tmpfs holding `files`. `env` is added to the minimal environment.
+    tmpfs holding `files`. `env` is added to the minimal environment. `uid` (from
+    `lease_uid()`, held by the caller) runs the command as that uid, which must own
+    `workdir` (the host never re-owns it); without it a uid is leased for this run.
     """
     if not command:
         raise ValueError("empty command")
     if workdir is not None and files:
         raise ValueError("give files or workdir, not both")
+    if workdir is not None and uid is None and _is_root():
+        raise ValueError("a work dir needs the uid that owns it: pass uid=lease_uid().uid, held while it lives")
     check_bwrap()
-    lease = _lease_uid()
+    lease = UidLease(uid=uid) if uid is not None else lease_uid()
     fds: list[int] = []
     proc: asyncio.subprocess.Process | None = None
     try:
@@ -584,12 +592,6 @@ async def run_bwrap(
             data = content.encode() if isinstance(content, str) else content
             file_fds.append((_safe_rel(rel), _memfd(rel, data)))
             fds.append(file_fds[-1][1])
-        if workdir is not None and _is_root():
-            os.chown(workdir, lease.uid, lease.uid)
-            for root, dirs, names in os.walk(workdir):
-                for n in dirs + names:
-                    with contextlib.suppress(OSError):
-                        os.lchown(os.path.join(root, n), lease.uid, lease.uid)
         argv = _build_argv(
             command,
             limits,
@@ -658,8 +660,8 @@ async def run_bwrap(
             _kill(proc)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(proc.wait(), 10)
-        if _is_root():
-            await asyncio.to_thread(_kill_uid, lease.uid) if _pids_of_uid(lease.uid) else None
+        if _is_root() and uid is None:  # a caller's uid may have other commands running
+            await asyncio.to_thread(kill_uid, lease.uid) if _pids_of_uid(lease.uid) else None
         lease.release()
 
 

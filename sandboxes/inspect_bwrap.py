@@ -1,12 +1,14 @@
 """Inspect sandbox type `bwrap` (tasks: `sandbox="bwrap"`, users: `--sandbox bwrap`)
 and `InspectSandboxRunner`, the `CodeRunner` over `inspect_ai.util.sandbox()`.
 
-Each sample gets a host work dir (created in sample_init, removed in sample_cleanup
-or, for leftovers, task_cleanup); every exec() is a fresh bwrap sandbox (see
-sandboxes/bwrap.py) with that dir mounted writable at /sandbox as its cwd, the
-caller's `env` on top of a minimal environment (never the harness's), and Inspect's
+Each sample gets one sandbox uid for its whole life and a work dir it owns (created in
+sample_init, removed in sample_cleanup or, for leftovers, task_cleanup); when the harness
+is root the work dir is a tmpfs capped in bytes and inodes. Every exec() is a fresh bwrap
+sandbox (see sandboxes/bwrap.py) with that dir mounted writable at /sandbox as its cwd,
+the caller's `env` on top of a minimal environment (never the harness's), and Inspect's
 `timeout` (TimeoutError when it expires) and output limit (OutputLimitExceededError).
-write_file/read_file are confined to the work dir. Processes do not survive an exec.
+write_file/read_file work through directory fds, never follow links and refuse
+non-regular files (sandboxes/workdir.py). Processes do not survive an exec.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from inspect_ai.util import (
 from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
 from pydantic import BaseModel
 
-from sandboxes.bwrap import SANDBOX_DIR, Limits, check_bwrap, run_bwrap
+from sandboxes import workdir
+from sandboxes.bwrap import SANDBOX_DIR, Limits, UidLease, check_bwrap, kill_uid, lease_uid, run_bwrap
 from sandboxes.runner import ExecResult
 
 __all__ = ["BwrapSandboxConfig", "BwrapSandboxEnvironment", "InspectSandboxRunner"]
@@ -56,6 +59,10 @@ class BwrapSandboxConfig(BaseModel, frozen=True):
     open_files: int | None = None
     processes: int | None = None
     tmp_bytes: int | None = None
+    workdir_bytes: int | None = None
+    """Size of the work dir's tmpfs (root harness only)."""
+    workdir_inodes: int = 65536
+    """Files and directories the work dir's tmpfs can hold (root harness only)."""
     default_timeout: float = 3600.0
     """Wall limit of an exec() given no timeout (a sandbox never runs unbounded)."""
     max_concurrent_execs: int | None = None
@@ -77,7 +84,15 @@ def _config(config: SandboxEnvironmentConfigType | None) -> BwrapSandboxConfig:
 def _limits(cfg: BwrapSandboxConfig) -> Limits:
     overrides = {
         k: getattr(cfg, k)
-        for k in ("memory_bytes", "cpu_seconds", "file_size_bytes", "open_files", "processes", "tmp_bytes")
+        for k in (
+            "memory_bytes",
+            "cpu_seconds",
+            "file_size_bytes",
+            "open_files",
+            "processes",
+            "tmp_bytes",
+            "workdir_bytes",
+        )
         if getattr(cfg, k) is not None
     }
     return replace(Limits(), **overrides)
@@ -96,12 +111,31 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     _live_dirs: dict[str, set[str]] = {}  # task name -> work dirs not yet removed
 
-    def __init__(self, directory: str, cfg: BwrapSandboxConfig, task_name: str = "") -> None:
+    def __init__(
+        self, directory: str, cfg: BwrapSandboxConfig, task_name: str = "", lease: UidLease | None = None
+    ) -> None:
         super().__init__()
         self.directory = directory
         self.task_name = task_name
         self.cfg = cfg
         self.limits = _limits(cfg)
+        self.lease = lease or lease_uid()
+        self.uid = self.lease.uid
+
+    @classmethod
+    def create(cls, cfg: BwrapSandboxConfig, task_name: str = "") -> BwrapSandboxEnvironment:
+        """A fresh work dir owned by a freshly leased uid (a capped tmpfs when root)."""
+        lease = lease_uid()
+        directory = tempfile.mkdtemp(prefix=_DIR_PREFIX)
+        try:
+            if os.geteuid() == 0:
+                limits = _limits(cfg)
+                workdir.mount_tmpfs(directory, size=limits.workdir_bytes, inodes=cfg.workdir_inodes, uid=lease.uid)
+        except BaseException:
+            os.rmdir(directory)
+            lease.release()
+            raise
+        return cls(directory, cfg, task_name, lease)
 
     # ---- lifecycle
 
@@ -118,9 +152,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, str]
     ) -> dict[str, SandboxEnvironment]:
         check_bwrap()
-        directory = tempfile.mkdtemp(prefix=_DIR_PREFIX)
-        cls._live_dirs.setdefault(task_name, set()).add(directory)
-        return {"default": cls(directory, _config(config), task_name)}
+        env = cls.create(_config(config), task_name)
+        cls._live_dirs.setdefault(task_name, set()).add(env.directory)
+        return {"default": env}
 
     @classmethod
     async def sample_cleanup(
@@ -138,17 +172,20 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     async def task_cleanup(cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool) -> None:
         if cleanup:
             for d in cls._live_dirs.pop(task_name, set()):
-                shutil.rmtree(d, ignore_errors=True)
+                _remove_dir(d)
 
     @classmethod
     async def cli_cleanup(cls, id: str | None) -> None:
         base = Path(tempfile.gettempdir())
         for d in base.glob(f"{_DIR_PREFIX}{id or ''}*"):
-            shutil.rmtree(d, ignore_errors=True)
+            _remove_dir(str(d))
 
     def _remove(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if os.geteuid() == 0:
+            kill_uid(self.uid)
+        _remove_dir(self.directory)
         type(self)._live_dirs.get(self.task_name, set()).discard(self.directory)
+        self.lease.release()
 
     def default_polling_interval(self) -> float:
         return 0.2
@@ -188,6 +225,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 env=env,
                 cwd=inner_cwd,
                 extra_ro=self.cfg.extra_ro,
+                uid=self.uid,
             )
         if result.timed_out:
             raise TimeoutError(f"Command timed out after {timeout} seconds: {cmd!r}")
@@ -206,28 +244,21 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             p = Path(SANDBOX_DIR) / p
         return os.path.normpath(p.as_posix())
 
-    # ---- files (host side, confined to the work dir)
+    # ---- files (host side: directory fds, no links followed, regular files only)
 
-    def _host_path(self, file: str) -> Path:
+    def _rel(self, file: str) -> str:
         p = Path(file)
         if p.is_absolute():
             try:
                 p = p.relative_to(SANDBOX_DIR)
             except ValueError:
                 raise PermissionError(f"the bwrap sandbox only has files under {SANDBOX_DIR}: {file!r}") from None
-        root = Path(os.path.realpath(self.directory))
-        target = Path(os.path.realpath(root / p))  # resolves symlinks the sandbox may have planted
-        if target != root and root not in target.parents:
-            raise PermissionError(f"path escapes the sandbox work dir: {file!r}")
-        return target
+        return p.as_posix()
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
-        target = self._host_path(file)
-        if target.is_dir():
-            raise IsADirectoryError(file)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        owner = self.uid if os.geteuid() == 0 else None
+        fd = workdir.open_file(self.directory, self._rel(file), write=True, owner=owner)
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
 
@@ -238,17 +269,21 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
 
     async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        target = self._host_path(file)
-        if target.is_dir():
-            raise IsADirectoryError(file)
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = workdir.open_file(self.directory, self._rel(file), write=False)
         with os.fdopen(fd, "rb") as f:
             if os.fstat(f.fileno()).st_size > SandboxEnvironmentLimits.MAX_READ_FILE_SIZE:
                 raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None)
-            data = f.read()
+            data = f.read(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE + 1)
+        if len(data) > SandboxEnvironmentLimits.MAX_READ_FILE_SIZE:
+            raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None)
         if text:
             return data.decode("utf-8")  # newlines preserved (no universal-newline translation)
         return data
+
+
+def _remove_dir(directory: str) -> None:
+    workdir.unmount(directory)
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _concurrency(name: str, n: int) -> contextlib.AbstractAsyncContextManager[object]:

@@ -7,8 +7,10 @@ self-check's message rather than skip, so CI cannot silently lose the battery.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import resource
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -579,3 +581,161 @@ async def test_keyrings_unreachable(runner):
             if line.startswith(("get", "add", "find")):
                 assert line.split()[-2:] == ["-1", "1"], r  # EPERM from the filter
         assert lines[-1] == "proc 0 0" or lines[-1].startswith("proc unreadable"), r
+
+
+# ---------------------------------------------------------------- the Inspect sandbox's work dir
+
+
+@pytest.fixture
+async def sample_env():
+    """One sample of the Inspect `bwrap` sandbox (sample_init .. sample_cleanup), small caps."""
+    from sandboxes.inspect_bwrap import BwrapSandboxConfig, BwrapSandboxEnvironment
+
+    check_bwrap()
+    cfg = BwrapSandboxConfig(workdir_bytes=8 * MiB, workdir_inodes=1024, default_timeout=30)
+    envs = await BwrapSandboxEnvironment.sample_init("security-test", cfg, {})
+    try:
+        yield envs["default"]
+    finally:
+        await BwrapSandboxEnvironment.sample_cleanup("security-test", cfg, envs, False)
+
+
+def host_decoys(tmp_path: Path, n: int = 300) -> Path:
+    """A host dir of root-only files (owner, mode and content recorded for the asserts)."""
+    d = tmp_path / "host"
+    d.mkdir(mode=0o700)
+    for i in range(n):
+        f = d / f"f{i}"
+        f.write_text(f"HOST-SECRET-{i}")
+        f.chmod(0o600)
+    return d
+
+
+def untouched(d: Path, n: int = 300) -> bool:
+    me = os.getuid()
+    files = sorted(p.name for p in d.iterdir())
+    return files == sorted(f"f{i}" for i in range(n)) and all(
+        (d / f).lstat().st_uid == me and (d / f).lstat().st_mode & 0o777 == 0o600 for f in files
+    )
+
+
+# Inside the sandbox: `d` flips between a real directory (holding f0..f299, `secret`) and a
+# symlink to the host dir, atomically (renameat2 RENAME_EXCHANGE), for a bounded time.
+SWAPPER = """
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+os.chmod(".", 0o777)  # stays usable if the host re-owns the work dir to another uid
+os.mkdir("d")
+os.chmod("d", 0o777)
+for i in range(300):
+    open(f"d/f{i}", "w").write("sandbox")
+os.symlink(sys.argv[1], "dlink")
+open("started", "w").write("1")
+end, n = time.time() + float(sys.argv[2]), 0
+while time.time() < end and n < 50_000_000:
+    libc.syscall(316, -100, b"d", -100, b"dlink", 2)  # renameat2(.., RENAME_EXCHANGE)
+    n += 1
+print("swaps", n)
+"""
+
+
+async def start_swapper(env, host: Path, seconds: float):
+    await env.write_file("swap.py", SWAPPER)
+    task = asyncio.ensure_future(env.exec(["python3", "swap.py", str(host), str(seconds)], concurrency=False))
+    for _ in range(200):
+        try:
+            await env.read_file("started")
+            return task
+        except (FileNotFoundError, PermissionError):
+            await asyncio.sleep(0.02)
+    raise AssertionError(await task)
+
+
+async def test_exec_never_chowns_host_files_through_swapped_symlink(sample_env, tmp_path):
+    host = host_decoys(tmp_path)
+    swapper = await start_swapper(sample_env, host, 4)
+    for _ in range(15):  # each exec used to walk (and chown) the work dir as root
+        await sample_env.exec(["true"], concurrency=False)
+    r = await swapper
+    assert r.success and "swaps" in r.stdout, r
+    assert untouched(host)
+
+
+async def test_read_write_file_never_follow_swapped_symlink(sample_env, tmp_path):
+    host = host_decoys(tmp_path)
+    swapper = await start_swapper(sample_env, host, 4)
+    leaked, errors = [], 0
+    for i in range(400):
+        try:
+            data = await sample_env.read_file(f"d/f{i % 300}")
+            if "HOST" in data:
+                leaked.append(data)
+        except OSError:
+            errors += 1
+        with contextlib.suppress(OSError):
+            await sample_env.write_file(f"d/new{i}", "planted")
+        await asyncio.sleep(0)
+    r = await swapper
+    assert r.success, r
+    assert leaked == []
+    assert untouched(host)
+
+
+async def test_fifo_in_workdir_never_blocks_file_io(sample_env):
+    r = await sample_env.exec(["python3", "-c", "import os; os.mkfifo('pipe'); os.mkfifo('wpipe')"])
+    assert r.success, r
+    fifo = os.path.join(sample_env.directory, "pipe")
+
+    def attempt(coro_fn):
+        try:
+            asyncio.run(coro_fn())
+            return "done"
+        except OSError as e:
+            return type(e).__name__
+
+    outcomes = []
+    for fn in (lambda: sample_env.read_file("pipe"), lambda: sample_env.write_file("wpipe", "x")):
+        try:
+            outcomes.append(await asyncio.wait_for(asyncio.to_thread(attempt, fn), 5))
+        except TimeoutError:
+            for name in ("pipe", "wpipe"):  # release the stuck thread, then fail
+                with contextlib.suppress(OSError):
+                    os.close(os.open(os.path.join(sample_env.directory, name), os.O_RDWR | os.O_NONBLOCK))
+            outcomes.append("blocked")
+    assert outcomes[0] != "blocked" and outcomes[1] != "blocked", outcomes
+    assert outcomes == ["PermissionError", "PermissionError"], outcomes
+    assert os.path.exists(fifo)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the work dir is a capped tmpfs only when the harness is root")
+async def test_workdir_bytes_and_inodes_capped(sample_env, tmp_path):
+    r = await sample_env.exec(
+        [
+            "python3",
+            "-c",
+            textwrap.dedent(
+                """
+                import os
+                try:
+                    with open("big", "wb") as f:
+                        for _ in range(16):
+                            f.write(b"x" * 1024 * 1024)
+                    print("WROTE")
+                except OSError as e:
+                    print("BYTES", e.errno)
+                os.remove("big")
+                n = 0
+                try:
+                    for n in range(10_000):
+                        open(f"i{n}", "w").close()
+                    print("INODES-UNCAPPED")
+                except OSError as e:
+                    print("INODES", e.errno, n < 1100)
+                """
+            ),
+        ]
+    )
+    assert r.stdout.split("\n")[:2] == ["BYTES 28", "INODES 28 True"], r
+    assert os.stat(sample_env.directory).st_dev != os.stat(tempfile.gettempdir()).st_dev  # not the host disk
+    with pytest.raises(OSError):
+        await sample_env.write_file("more", b"y" * 9 * MiB)  # the host side hits the same cap
