@@ -376,7 +376,7 @@ def _build_argv(
                     a += ["--perms", "0777", "--dir", parent]
                     made_dirs.add(parent)
             a += ["--perms", "0666", "--file", str(fd), dest]
-    a += ["--chdir", cwd]
+    a += ["--remount-ro", "/", "--chdir", cwd]  # the root itself (mount points, /etc) is read-only
     # drop privileges, then limits, then the command
     cpu = limits.cpu_seconds if limits.cpu_seconds is not None else math.ceil(timeout) + 1
     if _is_root():

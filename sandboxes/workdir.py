@@ -33,9 +33,9 @@ def split(rel: str) -> list[str]:
     return parts
 
 
-def _no_links(fn, what: str):
+def _open_at(name: str, flags: int, dir_fd: int, what: str) -> int:
     try:
-        return fn()
+        return os.open(name, flags, 0o644, dir_fd=dir_fd)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise PermissionError(f"{what!r} is a symbolic link; the host never follows the sandbox's links") from None
@@ -52,7 +52,7 @@ def _open_dir(root: str, parts: list[str], *, create: bool, owner: int | None) -
                     made = True
                 except FileExistsError:
                     made = False
-            sub = _no_links(lambda: os.open(name, _DIR, dir_fd=fd), "/".join(parts[: i + 1]))
+            sub = _open_at(name, _DIR, fd, "/".join(parts[: i + 1]))
             os.close(fd)
             fd = sub
             if create and made and owner is not None:
@@ -75,7 +75,7 @@ def open_file(root: str, rel: str, *, write: bool, owner: int | None = None) -> 
     dfd = _open_dir(root, parts[:-1], create=write, owner=owner)
     try:
         flags = _FILE | (os.O_WRONLY | os.O_CREAT if write else os.O_RDONLY)
-        fd = _no_links(lambda: os.open(parts[-1], flags, 0o644, dir_fd=dfd), rel)
+        fd = _open_at(parts[-1], flags, dfd, rel)
     except OSError as e:
         if write and e.errno in (errno.EISDIR, errno.ENXIO):  # a directory; a FIFO nobody reads
             raise (IsADirectoryError(rel) if e.errno == errno.EISDIR else _not_regular(rel)) from None
