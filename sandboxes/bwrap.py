@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandboxes.cgroup import MemoryCgroup, join_argv, sweep
 from sandboxes.runner import ExecResult
 
 __all__ = [
@@ -65,7 +66,10 @@ class Limits:
     `processes` is RLIMIT_NPROC of the sandbox uid (threads count). `output_bytes`
     caps each of stdout and stderr; beyond it the sandbox is killed and the result
     marked `output_truncated`. `tmp_bytes` caps the tmpfs /tmp (and /dev/shm);
-    `workdir_bytes` caps the tmpfs working directory of `BwrapRunner`.
+    `workdir_bytes` caps the tmpfs working directory. `sandbox_memory_bytes` caps the
+    memory of all the sandbox's processes together, tmpfs pages included, where a
+    memory cgroup can be made (root; sandboxes/cgroup.py); elsewhere the bound is
+    `processes` x `memory_bytes`.
     """
 
     cpu_seconds: float | None = None
@@ -76,6 +80,7 @@ class Limits:
     tmp_bytes: int = 512 * _MiB
     workdir_bytes: int = 512 * _MiB
     output_bytes: int = 16 * _MiB
+    sandbox_memory_bytes: int = 4 * _GiB
 
 
 class BwrapUnavailableError(RuntimeError):
@@ -184,14 +189,29 @@ def _alloc_probe_uid() -> int:
 
 
 _next_slot = 0
+_swept = False
+
+
+def _uid_free(uid: int) -> bool:
+    fd = os.open(_LOCK_DIR / f"{uid - _UID_BASE}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def lease_uid() -> UidLease:
     """A uid no other live sandbox (of any harness process on this machine) uses."""
-    global _next_slot
+    global _next_slot, _swept
     if not _is_root():
         return UidLease(uid=65534)  # inside a user namespace; rlimits count against the caller
     _LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
+    if not _swept:  # once per harness process: what a killed one left behind
+        _swept = True
+        sweep(lambda uid: _UID_BASE <= uid < _UID_BASE + _UID_SLOTS and _uid_free(uid))
     for i in range(_UID_SLOTS):
         slot = (_next_slot + i) % _UID_SLOTS
         fd = os.open(_LOCK_DIR / f"{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -564,6 +584,7 @@ async def run_bwrap(
     cwd: str = SANDBOX_DIR,
     extra_ro: Sequence[str] = (),
     uid: int | None = None,
+    cgroup: MemoryCgroup | None = None,
 ) -> ExecResult:
     """Run `command` in a fresh bwrap sandbox and return what it did.
 
@@ -572,6 +593,8 @@ async def run_bwrap(
     tmpfs holding `files`. `env` is added to the minimal environment. `uid` (from
     `lease_uid()`, held by the caller) runs the command as that uid, which must own
     `workdir` (the host never re-owns it); without it a uid is leased for this run.
+    `cgroup` (held by the caller) holds the sandbox's processes; without it one capped at
+    `limits.sandbox_memory_bytes` is made for this run where possible.
     """
     if not command:
         raise ValueError("empty command")
@@ -583,7 +606,10 @@ async def run_bwrap(
     lease = UidLease(uid=uid) if uid is not None else lease_uid()
     fds: list[int] = []
     proc: asyncio.subprocess.Process | None = None
+    own_cgroup = None
     try:
+        if cgroup is None:
+            cgroup = own_cgroup = MemoryCgroup.create(limits.sandbox_memory_bytes, "run", lease.uid)
         seccomp_fd = _seccomp_fd()
         if seccomp_fd is not None:
             fds.append(seccomp_fd)
@@ -605,7 +631,7 @@ async def run_bwrap(
         )
         data = stdin.encode() if isinstance(stdin, str) else stdin
         proc = await asyncio.create_subprocess_exec(
-            *argv,
+            *join_argv(cgroup, argv),
             stdin=asyncio.subprocess.PIPE if data else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -662,6 +688,8 @@ async def run_bwrap(
                 await asyncio.wait_for(proc.wait(), 10)
         if _is_root() and uid is None:  # a caller's uid may have other commands running
             await asyncio.to_thread(kill_uid, lease.uid) if _pids_of_uid(lease.uid) else None
+        if own_cgroup is not None:
+            await asyncio.to_thread(own_cgroup.remove)
         lease.release()
 
 

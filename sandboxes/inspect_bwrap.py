@@ -39,6 +39,7 @@ from pydantic import BaseModel
 
 from sandboxes import workdir
 from sandboxes.bwrap import SANDBOX_DIR, Limits, UidLease, check_bwrap, kill_uid, lease_uid, run_bwrap
+from sandboxes.cgroup import MemoryCgroup
 from sandboxes.runner import ExecResult
 
 __all__ = ["BwrapSandboxConfig", "BwrapSandboxEnvironment", "InspectSandboxRunner"]
@@ -63,6 +64,8 @@ class BwrapSandboxConfig(BaseModel, frozen=True):
     """Size of the work dir's tmpfs (root harness only)."""
     workdir_inodes: int = 65536
     """Files and directories the work dir's tmpfs can hold (root harness only)."""
+    sandbox_memory_bytes: int | None = None
+    """Memory of all the sample's processes together (a memory cgroup; root harness only)."""
     default_timeout: float = 3600.0
     """Wall limit of an exec() given no timeout (a sandbox never runs unbounded)."""
     max_concurrent_execs: int | None = None
@@ -92,6 +95,7 @@ def _limits(cfg: BwrapSandboxConfig) -> Limits:
             "processes",
             "tmp_bytes",
             "workdir_bytes",
+            "sandbox_memory_bytes",
         )
         if getattr(cfg, k) is not None
     }
@@ -112,7 +116,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     _live_dirs: dict[str, set[str]] = {}  # task name -> work dirs not yet removed
 
     def __init__(
-        self, directory: str, cfg: BwrapSandboxConfig, task_name: str = "", lease: UidLease | None = None
+        self,
+        directory: str,
+        cfg: BwrapSandboxConfig,
+        task_name: str = "",
+        lease: UidLease | None = None,
+        cgroup: MemoryCgroup | None = None,
     ) -> None:
         super().__init__()
         self.directory = directory
@@ -121,21 +130,24 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         self.limits = _limits(cfg)
         self.lease = lease or lease_uid()
         self.uid = self.lease.uid
+        self.cgroup = cgroup
 
     @classmethod
     def create(cls, cfg: BwrapSandboxConfig, task_name: str = "") -> BwrapSandboxEnvironment:
-        """A fresh work dir owned by a freshly leased uid (a capped tmpfs when root)."""
+        """A fresh work dir owned by a freshly leased uid; when root, a capped tmpfs and a
+        memory cgroup for all the sample's processes."""
         lease = lease_uid()
         directory = tempfile.mkdtemp(prefix=_DIR_PREFIX)
+        limits = _limits(cfg)
         try:
             if os.geteuid() == 0:
-                limits = _limits(cfg)
                 workdir.mount_tmpfs(directory, size=limits.workdir_bytes, inodes=cfg.workdir_inodes, uid=lease.uid)
         except BaseException:
             os.rmdir(directory)
             lease.release()
             raise
-        return cls(directory, cfg, task_name, lease)
+        cgroup = MemoryCgroup.create(limits.sandbox_memory_bytes, "sample", lease.uid)
+        return cls(directory, cfg, task_name, lease, cgroup)
 
     # ---- lifecycle
 
@@ -183,6 +195,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     def _remove(self) -> None:
         if os.geteuid() == 0:
             kill_uid(self.uid)
+        if self.cgroup is not None:
+            self.cgroup.remove()
         _remove_dir(self.directory)
         type(self)._live_dirs.get(self.task_name, set()).discard(self.directory)
         self.lease.release()
@@ -226,6 +240,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 cwd=inner_cwd,
                 extra_ro=self.cfg.extra_ro,
                 uid=self.uid,
+                cgroup=self.cgroup,
             )
         if result.timed_out:
             raise TimeoutError(f"Command timed out after {timeout} seconds: {cmd!r}")

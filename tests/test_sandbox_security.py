@@ -741,3 +741,55 @@ async def test_workdir_bytes_and_inodes_capped(sample_env, tmp_path):
     assert os.stat(sample_env.directory).st_dev != os.stat(tempfile.gettempdir()).st_dev  # not the host disk
     with pytest.raises(OSError):
         await sample_env.write_file("more", b"y" * 9 * MiB)  # the host side hits the same cap
+
+
+# ---------------------------------------------------------------- memory of a sandbox as a whole
+
+HOLD = """
+import sys, time
+try:
+    b = bytearray({mib} * 1024 * 1024)  # touched: the pages are really held
+    for i in range(0, len(b), 4096):
+        b[i] = 1
+    time.sleep({hold})
+    print("HELD")
+except MemoryError:
+    print("MemoryError")
+"""
+
+ROOT_CGROUP = pytest.mark.skipif(
+    __import__("sandboxes.cgroup", fromlist=["_parent"])._parent() is None,
+    reason="no memory cgroup can be made here (not root, or no memory controller): the bound is "
+    "processes x RLIMIT_AS, as the README states",
+)
+
+
+@ROOT_CGROUP
+async def test_run_memory_capped_as_a_whole():
+    """Three processes of one run, each within RLIMIT_AS, cannot together exceed the run's cap."""
+    runner = BwrapRunner(Limits(memory_bytes=1024 * MiB, sandbox_memory_bytes=256 * MiB))
+    src = (
+        "import subprocess, sys\n"
+        f"ps = [subprocess.Popen([sys.executable, '-c', {HOLD.format(mib=150, hold=1.5)!r}]) for _ in range(3)]\n"
+        "print([p.wait() for p in ps])\n"
+    )
+    r = await runner.run(["python3", "-c", src], timeout=30)
+    assert r.stdout.count("HELD") < 3, r  # at least one was refused or OOM-killed
+
+
+@ROOT_CGROUP
+async def test_sample_memory_capped_across_concurrent_execs():
+    """Concurrent execs of one Inspect sample share one memory cap (not one per process)."""
+    from sandboxes.inspect_bwrap import BwrapSandboxConfig, BwrapSandboxEnvironment
+
+    cfg = BwrapSandboxConfig(memory_bytes=1024 * MiB, sandbox_memory_bytes=256 * MiB)
+    envs = await BwrapSandboxEnvironment.sample_init("mem-test", cfg, {})
+    env = envs["default"]
+    try:
+        runs = await asyncio.gather(
+            *(env.exec(["python3", "-c", HOLD.format(mib=150, hold=1.5)], concurrency=False) for _ in range(3))
+        )
+    finally:
+        await BwrapSandboxEnvironment.sample_cleanup("mem-test", cfg, envs, False)
+    assert sum("HELD" in r.stdout for r in runs) < 3, runs
+    assert env.cgroup is not None and not env.cgroup.path.exists()  # removed with the sample
