@@ -46,6 +46,7 @@ import re
 import secrets
 import textwrap
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sandboxes.runner import CodeRunner, ExecResult
@@ -68,6 +69,8 @@ VERDICT_MARK = "@@BCB_VERDICT@@"
 # values of `CodeCheckResult.details["status"]`
 PASS, FAIL, ERROR, TIMEOUT = "pass", "fail", "error", "timeout"
 ENVIRONMENT, SYNTAX_ERROR, NO_CODE, CRASH = "environment", "syntax_error", "no_code", "crash"
+TAMPERED = "tampered"  # the solution changed the test machinery (unittest, builtins, the driver)
+SANDBOX_SLACK = 3.0  # the sandbox's own limit is the driver's (timeout + 2) plus this
 
 
 # --------------------------------------------------------------------------- problem
@@ -322,223 +325,16 @@ def build_program(code: str, problem: BCBProblem, calibrate: bool = True) -> str
 
 # --------------------------------------------------------------------------- driver
 
-# The trusted driver that runs inside the sandbox. It reads the nonce from stdin
-# BEFORE any task code runs, mirrors the official `unsafe_execute`, and writes the
-# verdict through a duplicate of the original stdout, then leaves with os._exit
-# (threads or atexit hooks left by the code cannot hold the process).
-DRIVER_SOURCE = r'''"""conductor-bench: trusted BigCodeBench test driver (generated; do not edit)."""
-import builtins
-import contextlib
-import importlib.util
-import io
-import json
-import os
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-import traceback
-import types
-import unittest
-
-MARK = "@@BCB_VERDICT@@"
-SOLUTION, TESTS = "bcb_solution.py", "bcb_tests.py"
-
-
-class TimeoutException(Exception):
-    pass
-
-
-class _Sink(io.StringIO):
-    """Swallowed output: write-only (reading raises, as officially), size-capped."""
-
-    def write(self, s):
-        if self.tell() < 65536:
-            super().write(s[: 65536 - self.tell()])
-        return len(s)
-
-    def read(self, *a, **k):
-        raise IOError
-
-    def readline(self, *a, **k):
-        raise IOError
-
-    def readlines(self, *a, **k):
-        raise IOError
-
-    def readable(self, *a, **k):
-        return False
-
-
-class _RedirectStdin(contextlib._RedirectStream):
-    _stream = "stdin"
-
-
-@contextlib.contextmanager
-def _swallow_subprocess_output():
-    popen, run = subprocess.Popen, subprocess.run
-
-    def _default_pipes(kwargs):
-        if kwargs.get("capture_output"):
-            kwargs.pop("stdout", None)
-            kwargs.pop("stderr", None)
-        else:
-            kwargs.setdefault("stdout", subprocess.PIPE)
-            kwargs.setdefault("stderr", subprocess.PIPE)
-        return kwargs
-
-    subprocess.Popen = lambda *a, **k: popen(*a, **_default_pipes(k))
-    subprocess.run = lambda *a, **k: run(*a, **_default_pipes(k))
-    try:
-        yield
-    finally:
-        subprocess.Popen, subprocess.run = popen, run
-
-
-@contextlib.contextmanager
-def _swallow_io():
-    sink = _Sink()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _RedirectStdin(sink):
-        with _swallow_subprocess_output():
-            yield
-
-
-_ARMED = [False]
-
-
-def _on_alarm(signum, frame):
-    if _ARMED[0]:
-        raise TimeoutException("Timed out!")
-
-
-def _missing_module(exc):
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, ModuleNotFoundError):
-            return exc.name or str(exc)
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
-class _Result(unittest.TestResult):
-    def __init__(self):
-        super().__init__()
-        self.missing_module = None
-        self.timed_out = False
-
-    def _note(self, err):
-        if err is None:
-            return
-        if self.missing_module is None:
-            self.missing_module = _missing_module(err[1])
-        if isinstance(err[1], TimeoutException):
-            self.timed_out = True
-
-    def addError(self, test, err):
-        super().addError(test, err)
-        self._note(err)
-
-    def addSubTest(self, test, subtest, err):
-        super().addSubTest(test, subtest, err)
-        if err is not None and not issubclass(err[0], test.failureException):
-            self._note(err)
-
-
-def _short(text, limit=1500):
-    text = str(text)
-    return text if len(text) <= limit else "..." + text[-limit:]
-
-
-def main():
-    # bind what the verdict needs before task code can monkeypatch modules
-    out, write, exit_now, dumps, now = os.dup(1), os.write, os._exit, json.dumps, time.monotonic
-    nonce = sys.stdin.readline().strip()
-    limit = float(sys.argv[1])
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, SOLUTION), encoding="utf-8") as f:
-        code = f.read()
-    with open(os.path.join(here, TESTS), encoding="utf-8") as f:
-        tests = f.read()
-    verdict = {
-        "nonce": nonce, "stage": "load", "tests_run": 0, "failures": 0, "errors": 0,
-        "skipped": 0, "failing_tests": [], "first_failure": None, "missing_module": None,
-        "timed_out": False, "exception": None, "exception_type": None, "duration_s": None,
-    }
-    os.environ.update(TZ="UTC", OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="3",
-                      TF_ENABLE_ONEDNN_OPTS="0", MPLBACKEND="Agg")
-    time.tzset()
-    os.chdir(tempfile.mkdtemp(prefix="bcb-"))
-    builtins.exit = None
-    builtins.quit = None
-    if importlib.util.find_spec("matplotlib") is not None:
-        try:
-            import matplotlib.pyplot as plt
-
-            plt.close("all")
-        except Exception:
-            pass
-    signal.signal(signal.SIGALRM, _on_alarm)
-    module = types.ModuleType("__test__")
-    module.__dict__.update({
-        "__builtins__": builtins, "__file__": "__test__.py", "__package__": None,
-        "__doc__": None, "sys": sys, "os": os, "environ": os.environ,
-    })
-    result = _Result()
-    start = now()
-    try:
-        with _swallow_io():
-            exec(compile(code + "\n" + tests, "__test__.py", "exec"), module.__dict__)
-            sys.modules["__test__"] = module
-            suite = unittest.TestLoader().loadTestsFromTestCase(getattr(module, "TestCases"))
-            verdict["stage"] = "run"
-            _ARMED[0] = True
-            # the alarm repeats, so a test after a timed-out one is cut short too
-            signal.setitimer(signal.ITIMER_REAL, limit, 0.25)
-            try:
-                suite.run(result)
-            finally:
-                _ARMED[0] = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
-    except BaseException as exc:  # noqa: B036 - load errors, SystemExit... mean fail
-        _ARMED[0] = False
-        verdict["exception_type"] = type(exc).__name__
-        verdict["exception"] = _short(f"{type(exc).__name__}: {exc}", 800)
-        verdict["missing_module"] = _missing_module(exc)
-        verdict["timed_out"] = isinstance(exc, TimeoutException)
-        if isinstance(exc, SyntaxError):
-            verdict["exception"] = _short(
-                f"SyntaxError: {exc.msg} (line {exc.lineno}: {(exc.text or '').strip()})", 800
-            )
-    verdict["duration_s"] = round(now() - start, 3)
-    issues = result.failures + result.errors
-    verdict.update(
-        tests_run=result.testsRun, failures=len(result.failures), errors=len(result.errors),
-        skipped=len(result.skipped),
-        failing_tests=[t.id().split(".")[-1] for t, _ in issues][:20],
-        first_failure=(
-            _short(issues[0][0].id().split(".")[-1] + ": " + issues[0][1]) if issues else None
-        ),
-    )
-    if verdict["missing_module"] is None:
-        verdict["missing_module"] = result.missing_module
-    verdict["timed_out"] = verdict["timed_out"] or result.timed_out
-    try:
-        line = "\n" + MARK + dumps(verdict, default=str) + "\n"
-        write(out, line.encode("utf-8", "replace"))
-    finally:
-        exit_now(0)
-
-
-if __name__ == "__main__":
-    main()
-'''
+# The trusted driver that runs inside the sandbox (scorers/bcb_driver.py, with the
+# shared scorers/verdict_channel.py): a non-dumpable parent holding the nonce, the
+# tests in a child that reports each test through a pipe; see its docstring.
+_HERE = Path(__file__).parent
+DRIVER_FILES = {name: (_HERE / name).read_text(encoding="utf-8") for name in (DRIVER_FILE, "verdict_channel.py")}
 
 
 def driver_files(program: str, test: str) -> dict[str, str]:
     """The three files a run needs: our driver, the solution module, the task's tests."""
-    return {DRIVER_FILE: DRIVER_SOURCE, SOLUTION_FILE: program, TEST_FILE: test}
+    return {**DRIVER_FILES, SOLUTION_FILE: program, TEST_FILE: test}
 
 
 def driver_command(timeout: float, python: str = "python3") -> list[str]:
@@ -602,7 +398,7 @@ def verdict_to_result(
     if verdict is None:
         details.update(stderr_tail=run.stderr[-1500:], timed_out=run.timed_out)
         if run.timed_out:
-            return _result(False, program, f"time-out: no verdict within {timeout + 2:g} s", TIMEOUT, details)
+            return _result(False, program, f"time-out: no verdict within {timeout + 2 + SANDBOX_SLACK:g} s", TIMEOUT, details)
         m = re.search(r"ModuleNotFoundError: No module named '([^']+)'", run.stderr)
         if m:  # the process died before the driver could report (should not happen)
             details["missing_module"] = m.group(1)
@@ -612,8 +408,11 @@ def verdict_to_result(
         return _result(False, program, f"crash: no verdict from the test driver ({why}) {last}".rstrip(),
                        CRASH, details)  # fmt: skip
     for key in ("stage", "tests_run", "failures", "errors", "skipped", "failing_tests", "first_failure",
-                "missing_module", "timed_out", "exception", "exception_type", "duration_s"):  # fmt: skip
+                "missing_module", "timed_out", "exception", "exception_type", "duration_s", "integrity"):  # fmt: skip
         details[key] = verdict.get(key)
+    if verdict.get("integrity"):
+        shown = "; ".join(str(i) for i in verdict["integrity"][:5])
+        return _result(False, program, f"tampered: the answer changed the test machinery ({shown})", TAMPERED, details)
     failures, errors = verdict.get("failures") or 0, verdict.get("errors") or 0
     tests_run = verdict.get("tests_run") or 0
     if verdict.get("missing_module"):
@@ -621,6 +420,8 @@ def verdict_to_result(
                        ENVIRONMENT, details)  # fmt: skip
     if verdict.get("timed_out"):
         return _result(False, program, f"time-out: the tests ran past {timeout + 1:g} s", TIMEOUT, details)
+    if verdict.get("exception_type") == "Crash":  # the test process ended without its report
+        return _result(False, program, f"crash: {verdict.get('exception')}", CRASH, details)
     if verdict.get("exception"):  # the module did not load (or the run itself died)
         syntax = verdict.get("exception_type") in ("SyntaxError", "IndentationError", "TabError")
         return _result(False, program, f"{verdict.get('stage')} error: {verdict['exception']}",
@@ -651,7 +452,7 @@ async def check_bigcodebench(
         problem: the task.
         runner: where the code runs (bwrap or an Inspect sandbox); never this process.
         timeout: per-task limit in seconds (official default 240); the suite gets
-            timeout + 1, the whole process timeout + 2.
+            timeout + 1, the whole test process timeout + 2 (official).
         calibrate: prepend `code_prompt + "\\n    pass\\n"` (official leaderboard mode).
         raw_fallback: with no fenced block, take plain code that defines the entry point.
         python: the interpreter command inside the sandbox.
@@ -665,7 +466,7 @@ async def check_bigcodebench(
         driver_command(timeout, python),
         files=driver_files(program, problem.test),
         stdin=nonce + "\n",
-        timeout=timeout + 2,
+        timeout=timeout + 2 + SANDBOX_SLACK,
     )
     result = verdict_to_result(parse_verdict(run.stdout, nonce), run, problem, program, timeout)
     result.details["code_from"] = origin
