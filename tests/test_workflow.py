@@ -1,6 +1,7 @@
 """The workflow language: accepted forms, named rejections, and no code ever runs."""
 
 import ast
+import time
 import builtins
 
 import pytest
@@ -42,7 +43,7 @@ subtasks = ["Draft an answer.",
 access_list = [[], [0]]
 ```
 Done."""
-    result = parse_workflow(text, POOL)
+    result = parse_workflow(text, POOL, access="indices")
     assert result.workflow.model_ids == (0, 2)
     assert result.workflow.access == ((), (0,))
 
@@ -60,13 +61,13 @@ def test_worker_names_in_several_spellings(entry):
 
 def test_all_is_every_earlier_step_and_indices_are_deduplicated():
     text = lists("[0, 1, 2]", '["a", "b", "c"]', '["ALL", [0], [1, 0, 1]]')
-    workflow = parse_workflow(text, POOL).workflow
+    workflow = parse_workflow(text, POOL, access="indices").workflow
     assert [workflow.visible(i) for i in range(3)] == [(), (0,), (0, 1)]
 
 
 def test_tuples_are_accepted_as_lists():
     text = lists("(0, 1)", '("a", "b")', "((), (0,))")
-    assert parse_workflow(text, POOL).workflow.access == ((), (0,))
+    assert parse_workflow(text, POOL, access="indices").workflow.access == ((), (0,))
 
 
 @pytest.mark.parametrize(
@@ -97,7 +98,7 @@ def test_tuples_are_accepted_as_lists():
     ],
 )
 def test_rejections_are_named(text, reason):
-    result = parse_workflow(text, POOL)
+    result = parse_workflow(text, POOL, access="indices")
     assert not result.ok
     assert result.error.reason is reason
     assert result.reason == reason.value
@@ -237,3 +238,109 @@ def test_parser_uses_no_eval_or_exec():
 )
 def test_paper_reward(parsed, correct, reward):
     assert paper_reward(parsed, correct) == reward
+
+
+# ---------------------------------------------------------------- the paper's format
+
+FIGURE_2 = '''The question asks for a proof-style computation, so one model should solve it and a
+second, stronger model should check every step and give the final answer. I will restate the
+problem for the checker only through the history it sees.
+
+model_id = [3, 1]
+subtasks = ["Solve the problem step by step.", "Verify the solution above and state the final answer."]
+access_list = [[], ["all"]]
+'''
+
+
+def test_paper_figure_2_style_completion_parses():
+    result = parse_workflow(FIGURE_2, range(7))
+    assert result.ok, result.error
+    assert result.workflow.access == ((), "all")
+    assert result.workflow.visible(1) == (0,)
+    assert result.workflow.to_dict()["access_list"] == [[], ["all"]]
+
+
+@pytest.mark.parametrize("entry", ['["all"]', '"all"', '["ALL"]', '"All"', "('all',)", '[" all "]'])
+def test_all_in_every_spelling_means_every_earlier_step(entry):
+    result = parse_workflow(lists("[0, 1, 2]", '["a", "b", "c"]', f"[[], [], {entry}]"), POOL)
+    assert result.workflow.visible(2) == (0, 1)
+
+
+def test_binary_scheme_rejects_indices_by_name():
+    text = lists("[0, 1]", '["a", "b"]', "[[], [0]]")
+    result = parse_workflow(text, POOL)
+    assert result.reason == "indices_access"
+    assert "-S access=indices" in result.error.message
+    assert parse_workflow(text, POOL, access="indices").workflow.visible(1) == (0,)
+
+
+@pytest.mark.parametrize("entry", ['["all", 0]', '["some"]', '[["all"]]', "None"])
+def test_malformed_access_is_bad_access_in_both_schemes(entry):
+    text = lists("[0, 1]", '["a", "b"]', f"[[], {entry}]")
+    assert parse_workflow(text, POOL).reason == "bad_access"
+    assert parse_workflow(text, POOL, access="indices").reason == "bad_access"
+
+
+# ---------------------------------------------------------------- hardening (issue 13)
+
+
+@pytest.mark.parametrize(
+    "model_id", ["[0x" + "f" * 5000 + "]", "[" + "9" * 5000 + "]", "[1e999]", "[" + "9" * 4000 + "]"]
+)
+def test_huge_numbers_are_named_rejections(model_id):
+    result = parse_workflow(lists(model_id, '["a"]', "[[]]"), POOL)
+    assert not result.ok and result.reason in ("bad_model_id", "unknown_worker", "not_literal")
+    assert len(result.error.message) < 300
+
+
+def test_huge_number_in_access_is_a_named_rejection():
+    result = parse_workflow(lists("[0, 1]", '["a", "b"]', "[[], [0x" + "f" * 5000 + "]]"), POOL, access="indices")
+    assert result.reason == "access_not_earlier"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x" * MAX_COMPLETION_CHARS,
+        "model_id = [\n" * (MAX_COMPLETION_CHARS // 13),
+        ("model_id = [0]\n" + "(" * 100 + "\n") * (MAX_COMPLETION_CHARS // 116),
+        'model_id = ["' + "a" * (MAX_COMPLETION_CHARS - 20) + '"]',
+        ("subtasks = 1 +\n" * (MAX_COMPLETION_CHARS // 16)),
+        '"""\n' + lists("[0]", '["a"]', "[[]]") * (MAX_COMPLETION_CHARS // 60),
+    ],
+    ids=["prose", "open-brackets", "parens", "long-string", "broken-lines", "triple-quotes"],
+)
+def test_adversarial_completions_are_decided_in_bounded_time(text):
+    assert len(text) <= MAX_COMPLETION_CHARS
+    start = time.perf_counter()
+    result = parse_workflow(text, POOL)
+    elapsed = time.perf_counter() - start
+    assert result.ok != (result.error is not None)
+    assert elapsed < 1.0, f"{elapsed:.2f} s"
+
+
+def test_over_long_completion_is_rejected_at_once():
+    start = time.perf_counter()
+    result = parse_workflow("model_id = [0]\n" * 10_000, POOL)
+    assert result.reason == "too_long" and time.perf_counter() - start < 0.05
+
+
+def test_assignment_inside_a_string_literal_is_not_the_workflow():
+    hidden = 'note = """\n' + lists("[2]", '["hidden"]', "[[]]") + '"""\n'
+    assert parse_workflow(hidden, POOL).reason == "missing_list"
+    real_after = hidden + lists("[1]", '["real"]', "[[]]")
+    assert parse_workflow(real_after, POOL).workflow.subtasks == ("real",)
+    inside_value = 'model_id = [1]\nsubtasks = ["""real\n' + lists("[2]", '["x"]', "[[]]") + '"""]\naccess_list = [[]]\n'
+    assert parse_workflow(inside_value, POOL).workflow.model_ids == (1,)
+
+
+def test_indented_or_nested_assignments_do_not_count():
+    nested = "if True:\n    " + lists("[0]", '["a"]', "[[]]").replace("\n", "\n    ")
+    assert parse_workflow(nested, POOL).reason == "missing_list"
+    nested_def = "def f():\n" + "".join(f"    {line}\n" for line in lists("[0]", '["a"]', "[[]]").splitlines())
+    assert parse_workflow(nested_def, POOL).reason == "missing_list"
+
+
+def test_prose_after_the_lists_is_ignored():
+    text = lists("[0]", '["a"]', "[[]]") + "This plan is short because the task is easy.\n"
+    assert parse_workflow(text, POOL).ok
