@@ -1,71 +1,88 @@
-"""Multiple-choice letter check (pure: no Inspect import)."""
+"""Multiple-choice letter check (pure: no Inspect import).
+
+The answer (see scorers.extract.final_answer) must name exactly one option letter:
+`B`, `(B)`, `[B]`, `B.`, `B) because ...`, `**B**`, `$C$`, `$\\mathrm{C}$`, `\\text{(B)}`,
+`option D`, full-width `Ｂ`; lower case only alone (`b`, `(b)`). An answer naming a
+second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`) is a hedge and scores 0.
+Without any marker, the last "the answer is (X)" / "correct option is X" phrase counts.
+"""
 
 from __future__ import annotations
 
 import re
 
-from scorers.extract import CheckResult, find_boxed, last_answer_line, strip_markdown
+from scorers.extract import CheckResult, clip, final_answer, normalize_unicode, strip_markdown
+
+_WRAPPERS = re.compile(r"\\(?:text|mathrm|textbf|mathbf|textrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,80})\}")
+_MATH_DELIMS = re.compile(r"\\[()\[\]]|\$")
+_PREFIX = re.compile(r"^(?i:(?:the[ \t]{1,3})?(?:correct[ \t]{1,3})?(?:option|choice|answer)[ \t]{0,3}(?:is[ \t]{1,3})?:?[ \t]{0,3})")
+_LEAD = re.compile(r"([(\[{]?)[ \t]{0,3}([A-Za-z])[ \t]{0,3}([)\]}]?)(?![A-Za-z0-9])")
+# a second option right after the first: "or B", ", B", " B", "/B", "& (B)", "and C"
+_SECOND = re.compile(r"^[\s,/&;|+.:-]{0,10}(?:(?i:and/or|or|and|vs\.?|then|maybe|perhaps)[\s,]{1,5})?[(\[]?([A-Za-z])[)\]]?(?![A-Za-z0-9])")
 
 
-def _letter_at_start(content: str, letters: str) -> str | None:
-    """A letter leading the answer: B, (B), [B], B., B), B:, **B**, "b", B because..."""
-    s = strip_markdown(content)
-    s = re.sub(r"^\\(?:text|mathrm|textbf)\{(.*)\}$", r"\1", s).strip()  # \text{B}
-    s = re.sub(r"^(?:option|choice)\s+", "", s, flags=re.IGNORECASE)
-    m = re.match(r"^[(\[{]?\s*([A-Za-z])\s*[)\]}]?(?=$|[\s.,:;)!\]}*])", s)
-    if not m:
-        return None
-    letter = m.group(1)
-    if letter.upper() not in letters:
-        return None
-    if letter.islower():  # accept "b" / "(b)" / "b." only, not "a detailed reason"
-        rest = s[m.end() :].strip()
-        if rest and not re.match(r"^[.):\]*]", rest):
-            return None
-    return letter.upper()
+def _clean(content: str) -> str:
+    s = normalize_unicode(content)
+    for _ in range(3):  # \boxed{\text{B}}
+        s = _WRAPPERS.sub(r"\1", s)
+    s = _MATH_DELIMS.sub("", s)
+    s = strip_markdown(s.strip())
+    return _PREFIX.sub("", s).strip()
 
 
-def _letter_in_phrase(text: str, letters: str) -> str | None:
-    """Last "the answer is (B)" / "correct option is B" / \\boxed{B} in free text."""
-    pat = (
-        r"(?:answer|option|choice)\s+(?:is|would be|=)\s*:?\s*[*_(\[]*\s*"
-        rf"([{letters}{letters.lower()}])(?![A-Za-z])"
-    )
-    hits = re.findall(pat, text, flags=re.IGNORECASE)
-    if hits:
-        return hits[-1].upper()
-    boxed = find_boxed(text)
-    if boxed is not None:
-        return _letter_at_start(boxed, letters)
-    return None
+def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
+    """The one option letter an answer names, or (None, why not)."""
+    s = _clean(content)
+    if not s:
+        return None, "answer is empty"
+    m = _LEAD.match(s)
+    if not m or m.group(2).upper() not in letters:
+        return None, f"answer does not start with a choice letter {'/'.join(letters)}: {s[:60]!r}"
+    letter, rest = m.group(2), s[m.end() :]
+    if letter.islower() and rest.strip() and not re.match(r"^[ \t]{0,3}[.):\]*]", rest):
+        return None, f"lower-case {letter!r} starts a sentence, not a choice: {s[:60]!r}"
+    if letter.isupper() and not m.group(1) and not m.group(3) and rest.startswith("'"):
+        return None, f"not a choice letter: {s[:60]!r}"  # "A's ..."
+    second = _SECOND.match(rest)
+    if second and second.group(1).upper() in letters and (
+        second.group(1).isupper() or second.group(0).rstrip().endswith((")", "]"))
+    ):
+        return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
+    return letter.upper(), ""
+
+
+_PHRASE = re.compile(
+    r"(?i:answer|option|choice)[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}(?=[*_(\[$\\A-Za-z])"
+)
 
 
 def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str | None, str]:
     """Return (letter or None, how it was found / why not)."""
-    if not completion or not completion.strip():
-        return None, "empty output"
-    content = last_answer_line(completion)
-    if content is not None:
-        if not content:
-            return None, "ANSWER line is empty"
-        letter = _letter_at_start(content, letters)
-        if letter is None:
-            boxed = find_boxed(content)
-            if boxed is not None:
-                letter = _letter_at_start(boxed, letters)
-        if letter is None:
-            letter = _letter_in_phrase(content, letters)
-        if letter is None:
-            return None, f"ANSWER line has no choice letter {'/'.join(letters)}: {content[:60]!r}"
-        return letter, "from last ANSWER line"
-    letter = _letter_in_phrase(completion, letters)
-    if letter is not None:
-        return letter, "no ANSWER line; from 'the answer is X' phrase"
-    return None, "no ANSWER line and no 'the answer is X' phrase"
+    answer, how = final_answer(completion)
+    if answer is not None:
+        if not answer:
+            return None, f"{how}: answer is empty"
+        letter, why = letter_of(answer, letters)
+        return (letter, f"from {how}") if letter else (None, f"{how}: {why}")
+    if completion is None or how == "empty output":
+        return None, how
+    text = clip(completion)
+    last = None
+    for last in _PHRASE.finditer(text):
+        pass
+    if last is None:
+        return None, "no answer marker and no 'the answer is X' phrase"
+    line_end = text.find("\n", last.end(), last.end() + 200)
+    phrase = text[last.end() : line_end if line_end >= 0 else last.end() + 200]
+    phrase = phrase.split(". ")[0]
+    letter, why = letter_of(phrase, letters)
+    if letter is None:
+        return None, f"'the answer is' phrase: {why}"
+    return letter, "no answer marker; from 'the answer is X' phrase"
 
 
 def check_choice(completion: str | None, target: str, letters: str = "ABCD") -> CheckResult:
-    """Is the chosen letter the target letter?"""
+    """Is the one chosen letter the target letter?"""
     letter, how = extract_choice(completion, letters)
     gold = target.strip().upper()
     if letter is None:

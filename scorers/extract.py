@@ -1,13 +1,26 @@
 """Answer extraction shared by the checks (pure: no Inspect import).
 
-The prompts ask every model to end with a line `ANSWER: <answer>`; the last such
-line wins. `\\boxed{...}` (nested braces allowed) is the usual fallback for math.
+The final answer is the content of the LAST explicit marker in the output:
+- an `ANSWER:` line (upper case anywhere; `Answer:` / `Final answer:` at a line start),
+- `<answer>...</answer>` tags (an unclosed tag runs to the end of the text),
+- "the final answer is X" (Minerva style: `$X$`, or the text up to ". " / end of line),
+- `\\boxed{...}` / `\\fbox{...}` (nested braces allowed).
+A marker inside another marker's content (`ANSWER: \\boxed{5}`) does not compete with
+it: the outer content is read, then a marker inside it is unwrapped (see `final_answer`).
+
+Time is linear in the input: outputs are clipped to their last MAX_INPUT_CHARS
+characters (the answer is at the end), every regex uses bounded repetition where two
+quantifiers meet, and braces are matched in one pass.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+
+MAX_INPUT_CHARS = 16_000  # the checks read only the last 16k characters of an output
+MAX_ANSWER_CHARS = 600  # a longer "final answer" is not one (rejected by the checks)
 
 
 @dataclass(frozen=True)
@@ -23,19 +36,210 @@ class CheckResult:
         return 1.0 if self.correct else 0.0
 
 
-# "ANSWER:" (upper case) anywhere on a line; "Answer:", "**Final answer:**", "answer :"
-# only at the start of a line, so prose such as "check our answer: ..." is not a tag
+def clip(text: str) -> str:
+    """The last MAX_INPUT_CHARS characters of text."""
+    return text[-MAX_INPUT_CHARS:]
+
+
+# "ANSWER:" (upper case) anywhere; "Answer:", "**Final answer:**" only at a line start,
+# so prose such as "check our answer: ..." is not a tag
 _ANSWER_TAG = re.compile(
-    r"(?<![A-Za-z])ANSWER\s*[*_]*\s*:"
-    r"|^[ \t*_#>]*(?i:final\s+)?(?i:answer)\s*[*_]*\s*:",
+    r"(?<![A-Za-z])ANSWER[ \t*_]{0,8}:"
+    r"|^[ \t*_#>]{0,8}(?i:final[ \t]{1,3})?(?i:answer)[ \t*_]{0,8}:",
     re.MULTILINE,
 )
-_MARKDOWN_EDGES = re.compile(r"^[\s*_`#>]+|[\s*_`]+$")
+_FINAL_IS = re.compile(r"(?i:final[ \t]{1,3}answer[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be)[ \t:]{0,4})")
+_ANSWER_OPEN = re.compile(r"(?i:<answer>)")
+_ANSWER_CLOSE = re.compile(r"(?i:</answer>)")
+_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]{0,4}(\{)?")
 
 
 def strip_markdown(text: str) -> str:
     """Strip bold/italic/code markers and quote marks around a short answer."""
-    return _MARKDOWN_EDGES.sub("", text)
+    # two anchored passes, each linear (no backtracking across the whole string)
+    text = re.sub(r"^[\s*_`#>]+", "", text)
+    end = len(text)
+    while end and text[end - 1] in " \t\r\n*_`":
+        end -= 1
+    return text[:end]
+
+
+@dataclass(frozen=True)
+class Marker:
+    kind: str  # "answer_line" | "answer_tag" | "final_is" | "boxed"
+    start: int
+    cstart: int
+    cend: int
+
+
+_SPAN = MAX_ANSWER_CHARS + 1
+
+
+def _eol(text: str, pos: int) -> int:
+    """End of the line at pos, looking at most _SPAN characters ahead."""
+    limit = min(len(text), pos + _SPAN)
+    end = text.find("\n", pos, limit)
+    return limit if end < 0 else end
+
+
+def _line_content(text: str, pos: int) -> tuple[int, int]:
+    """Span of the rest of the line at pos; the next non-empty line if it is blank.
+
+    Spans stop MAX_ANSWER_CHARS + 1 after their start (longer answers are rejected).
+    """
+    end = _eol(text, pos)
+    if text[pos:end].strip(" \t*_`"):
+        return pos, end
+    nxt = end + 1
+    while nxt < len(text):
+        e = _eol(text, nxt)
+        if text[nxt:e].strip():
+            return nxt, e
+        nxt = e + 1
+    return pos, end
+
+
+def _final_is_content(text: str, pos: int) -> tuple[int, int]:
+    """`$X$` / `\\(X\\)` / `\\[X\\]` right after the phrase, else up to ". " or end of line."""
+    eol = _eol(text, pos)
+    for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if text.startswith(left, pos):
+            close = text.find(right, pos + len(left), pos + _SPAN)
+            if close >= 0:
+                return pos, close + len(right)
+    stop = text.find(". ", pos, eol)
+    return pos, (eol if stop < 0 else stop)
+
+
+def match_braces(text: str, start: int = 0) -> dict[int, int]:
+    """Map each `{` at or after start to its matching `}` (one linear pass; `\\{` skipped)."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    i, n = start, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
+            stack.append(i)
+        elif ch == "}" and stack:
+            pairs[stack.pop()] = i
+        i += 1
+    return pairs
+
+
+def _boxes(text: str) -> list[Marker]:
+    found = list(_BOX.finditer(text))
+    if not found:
+        return []
+    pairs = match_braces(text, found[0].start())
+    out = []
+    for m in found:
+        if m.group(1) is None:  # "\boxed 5"
+            tail = re.match(r"[^\s$]{1,200}", text[m.end() : m.end() + 200])
+            if tail:
+                out.append(Marker("boxed", m.start(), m.end(), m.end() + tail.end()))
+            continue
+        close = pairs.get(m.end() - 1)
+        if close is not None:
+            out.append(Marker("boxed", m.start(), m.end(), close))
+    return out
+
+
+def markers(text: str) -> list[Marker]:
+    """Every explicit answer marker in text, by start position."""
+    found: list[Marker] = []
+    for m in _ANSWER_TAG.finditer(text):
+        found.append(Marker("answer_line", m.start(), *_line_content(text, m.end())))
+    for m in _FINAL_IS.finditer(text):
+        found.append(Marker("final_is", m.start(), *_final_is_content(text, m.end())))
+    opens = list(_ANSWER_OPEN.finditer(text))
+    if opens:
+        closes = [c.start() for c in _ANSWER_CLOSE.finditer(text)]
+        j = 0
+        for m in opens:
+            while j < len(closes) and closes[j] < m.end():
+                j += 1
+            end = closes[j] if j < len(closes) else len(text)
+            found.append(Marker("answer_tag", m.start(), m.end(), end))
+    found.extend(_boxes(text))
+    found.sort(key=lambda mk: mk.start)
+    return found
+
+
+def last_marker(text: str) -> Marker | None:
+    """The last marker not nested in the content of an earlier one."""
+    outer: Marker | None = None
+    for mk in markers(text):
+        if outer is not None and outer.cstart <= mk.start < outer.cend:
+            continue
+        outer = mk
+    return outer
+
+
+_DECORATION = re.compile(r"[\s$.,;:*_`]{0,40}")
+_LEAD_IN = re.compile(
+    r"^(?i:(?:so|thus|therefore|hence)?,?[ \t]{0,3}(?:the[ \t]{1,3})?(?:final[ \t]{1,3})?"
+    r"(?:answer|result)[ \t]{1,3}(?:is|=|:)[ \t:]{0,3})"
+)
+
+
+def _unwrap(content: str, depth: int = 0) -> str:
+    """Read a marker's content: an inner marker is unwrapped, a lone box taken whole."""
+    content = strip_markdown(content.strip())
+    if depth < 2:
+        inner = last_marker(content)
+        if inner is not None and inner.kind != "boxed":
+            return _unwrap(content[inner.cstart : inner.cend], depth + 1)
+    boxes = _boxes(content)
+    if len(boxes) == 1:
+        b = boxes[0]
+        rest = content[: b.start] + content[b.cend + 1 :]
+        if _DECORATION.fullmatch(rest):
+            return content[b.cstart : b.cend].strip()
+    # boxes among other text ("x = \boxed{5}", "\boxed{A} or \boxed{B}"): drop the wrappers
+    for b in reversed(boxes):
+        content = content[: b.start] + content[b.cstart : b.cend] + content[b.cend + 1 :]
+    return _LEAD_IN.sub("", content.strip()).strip()
+
+
+def final_answer(text: str | None) -> tuple[str | None, str]:
+    """(answer, how found) from the last explicit marker; (None, why not) without one.
+
+    "" means the marker has no content. The answer keeps its words and separators:
+    judging hedges and lists is the checks' business.
+    """
+    if not text or not text.strip():
+        return None, "empty output"
+    text = clip(text)
+    mk = last_marker(text)
+    if mk is None:
+        return None, "no answer marker (ANSWER: line, <answer> tags, \\boxed{}, 'final answer is')"
+    how = {
+        "answer_line": "last ANSWER line",
+        "answer_tag": "last <answer> tags",
+        "final_is": "last 'final answer is'",
+        "boxed": "last \\boxed{}",
+    }[mk.kind]
+    raw = text[mk.cstart : mk.cend]
+    if mk.kind == "boxed":
+        return raw.strip(), how
+    answer = _unwrap(raw)
+    return answer, how
+
+
+def normalize_unicode(text: str) -> str:
+    """NFKC (full-width letters and digits), unicode minus, vulgar fractions as " a/b"."""
+    out = []
+    for ch in text:
+        if ord(ch) > 127 and unicodedata.decomposition(ch).startswith("<fraction>"):
+            num = unicodedata.normalize("NFKC", ch).replace("\u2044", "/")
+            out.append(" " + num)
+        else:
+            out.append(ch)
+    text = unicodedata.normalize("NFKC", "".join(out))
+    return text.replace("\u2212", "-").replace("\u2044", "/")
 
 
 def last_answer_line(text: str | None) -> str | None:
@@ -45,40 +249,23 @@ def last_answer_line(text: str | None) -> str | None:
     """
     if not text:
         return None
-    matches = list(_ANSWER_TAG.finditer(text))
-    if not matches:
+    text = clip(text)
+    last = None
+    for last in _ANSWER_TAG.finditer(text):
+        pass
+    if last is None:
         return None
-    rest = text[matches[-1].end() :]
-    lines = rest.split("\n")
-    content = strip_markdown(lines[0])
-    if not content:  # "ANSWER:\n\nB"
-        following = [ln for ln in lines[1:] if ln.strip()]
-        content = strip_markdown(following[0]) if following else ""
-    return content.strip()
+    start, end = _line_content(text, last.end())
+    return strip_markdown(text[start:end]).strip()
 
 
 def find_boxed(text: str | None, last: bool = True) -> str | None:
     """Content of the last (or first) `\\boxed{...}` / `\\fbox{...}`, braces balanced."""
     if not text:
         return None
-    found: list[str] = []
-    for m in re.finditer(r"\\(?:boxed|fbox)\s*(\{)?", text):
-        if m.group(1) is None:  # "\boxed 5"
-            tail = re.match(r"\s*([^\s$]+)", text[m.end() :])
-            if tail:
-                found.append(tail.group(1))
-            continue
-        depth, start = 1, m.end()
-        i = start
-        while i < len(text) and depth:
-            ch = text[i]
-            if ch == "\\":  # skip escaped char such as \{ or \}
-                i += 2
-                continue
-            depth += {"{": 1, "}": -1}.get(ch, 0)
-            i += 1
-        if depth == 0:
-            found.append(text[start : i - 1])
+    found = _boxes(clip(text) if last else text[: MAX_INPUT_CHARS])
     if not found:
         return None
-    return found[-1] if last else found[0]
+    b = found[-1] if last else found[0]
+    src = clip(text) if last else text[:MAX_INPUT_CHARS]
+    return src[b.cstart : b.cend]

@@ -1,11 +1,17 @@
 """Math answer equivalence for MATH500-style answers (pure: no Inspect import).
 
-1. Extract: last `ANSWER:` line (a `\\boxed{}` in it is unwrapped), else the last
-   `\\boxed{...}` in the text (nested braces allowed).
-2. Normalise both sides (spaces, `\\left`/`\\right`, `\\dfrac`, text units, degrees,
-   dollar signs, percent, trailing period, thousands commas, "x =" prefixes).
-3. Equal strings -> correct. Otherwise symbolic equivalence with math-verify
-   (parse + verify): fractions vs decimals, intervals, tuples, sets, sqrt, pi.
+1. Extract the final answer: the last explicit marker (scorers.extract.final_answer:
+   `ANSWER:` line, `<answer>` tags, "the final answer is", `\\boxed{}`).
+2. Refuse what a careful grader refuses, before any comparison: an answer longer than
+   MAX_ANSWER_CHARS; words the reference lacks other than units, percent, degrees and
+   function names (`2 \\text{ million}`, `between 5 and 10`); more values than the
+   reference has (`8 or 9`, `6 \\text{ and } 8`, `1, 2` for a single value).
+3. Compare with math-verify (parse + verify: fractions vs decimals, intervals, tuples,
+   sets, sqrt, pi, units), after reading `x = 2` / `2 = x` as 2 (when the reference is
+   not an equation), `1.5e3` as `1.5\\times10^{3}`, `0.\\overline{3}` as 1/3, and
+   "x = 2 or x = 3" as the list "2, 3"; then fall back to comparing normalised strings
+   (`normalize_math_answer`: spacing, `\\left`/`\\right`, `\\dfrac`, `$`, degrees,
+   thousands commas; words are kept).
 
 math-verify's time limit uses SIGALRM, which only works in the main thread (off it,
 math-verify raises ValueError). So: in the main thread we call it in-process with
@@ -26,9 +32,10 @@ import select
 import subprocess
 import sys
 import threading
+from fractions import Fraction
 from pathlib import Path
 
-from scorers.extract import CheckResult, find_boxed, last_answer_line
+from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -37,69 +44,133 @@ DEFAULT_TIMEOUT = 5.0
 
 def extract_math_answer(completion: str | None) -> tuple[str | None, str]:
     """Return (raw answer string or None, how found / why not)."""
-    if not completion or not completion.strip():
-        return None, "empty output"
-    content = last_answer_line(completion)
-    if content is not None:
-        if not content:
-            return None, "ANSWER line is empty"
-        boxed = find_boxed(content)
-        return (boxed if boxed is not None else content), "from last ANSWER line"
-    boxed = find_boxed(completion)
-    if boxed is not None:
-        return boxed, "no ANSWER line; from last \\boxed{}"
-    return None, "no ANSWER line and no \\boxed{}"
+    answer, how = final_answer(completion)
+    if answer is None:
+        return None, how
+    if not answer:
+        return None, f"{how}: answer is empty"
+    return answer, f"from {how}"
 
 
 # -------------------------------------------------------------------- normalisation
 
-_UNIT_WORDS = (
-    r"(?:units?|square\s+units?|sq\.?\s*units?|cm|centimeters?|m|meters?|km|kilometers?|"
-    r"mm|in|inch(?:es)?|feet|foot|ft|yards?|miles?|degrees?|dollars?|cents?|hours?|"
-    r"minutes?|seconds?|days?|weeks?|years?|mph|pounds?|lbs?|ounces?|kg|g|grams?|"
-    r"liters?|ml|people|students?|ways|points?|cm\^2|m\^2|inches\^2)"
+_DELIMS = re.compile(r"\\[\[\]()]|\$")
+_SPACING = re.compile(r"\\(?:,|;|:|!|quad|qquad|displaystyle|textstyle)(?![A-Za-z])|\\ |~")
+_SIZERS = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])")
+_DEGREES = re.compile(r"\^[ \t]{0,3}\{?[ \t]{0,3}\\circ[ \t]{0,3}\}?|°")
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:(?:,|\{,\})\d{3})+(?![\d,])")
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+_VAR_EQ = re.compile(r"^[ \t]{0,3}[A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?[ \t]{0,3}=([^=]+)$")
+_EQ_VAR = re.compile(r"^([^=]+)=[ \t]{0,3}[A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?[ \t]{0,3}$")
+_SCI = re.compile(r"(\d(?:\.\d+)?)[eE]([-+]?\d{1,4})(?![\w.])")
+_REPEATING = re.compile(r"(?<![\d.])(-?)(\d{0,12})\.(\d{0,12})\\overline[ \t]{0,2}\{(\d{1,12})\}")
+_SEPARATOR_WORDS = re.compile(r"\\text\{[ \t]{0,3}(?i:or|and)[ \t]{0,3}\}|(?<![A-Za-z\\])(?i:or|and)(?![A-Za-z])")
+
+# words that may follow a number without changing its value (math-verify reads them)
+_UNITS = frozenset(
+    """unit units square sq cubic cm centimeter centimeters meter meters metre metres km
+    kilometer kilometers mm in inch inches ft feet foot yard yards mile miles degree degrees
+    dollar dollars cent cents hour hours hr hrs minute minutes min mins second seconds sec
+    day days week weeks month months year years mph pound pounds lb lbs ounce ounces oz kg
+    gram grams liter liters litre litres ml percent people students ways points radians rad
+    mathrm text mbox textbf textit operatorname""".split()
+)
+_FUNCS = frozenset(
+    "sin cos tan cot sec csc arcsin arccos arctan sinh cosh tanh log ln exp sqrt pi inf infty"
+    " gcd lcm max min det mod deg".split()
 )
 
 
-def _unwrap_text(s: str) -> str:
-    return re.sub(r"\\(?:text|textbf|textit|mathrm|mbox|operatorname)\s*\{([^{}]*)\}", r"\1", s)
-
-
 def normalize_math_answer(answer: str) -> str:
-    """Canonical string form of an answer, for the cheap exact comparison."""
-    s = answer.strip()
-    s = s.replace("\n", " ")
-    b = find_boxed(s)
-    if b is not None and s.startswith(("\\boxed", "\\fbox")):
-        s = b
-    s = s.replace("\\$", "").replace("$", "")
-    s = re.sub(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])", "", s)
-    s = re.sub(r"\\(?:displaystyle|textstyle)", "", s)
+    """Canonical string form of an answer for the string comparison (words are kept)."""
+    s = normalize_unicode(answer.strip()).replace("\n", " ")
+    s = s.replace("\\$", "").replace("\\%", "%")
+    s = _DELIMS.sub("", s)
+    s = _SIZERS.sub("", s)
+    s = _SPACING.sub(" ", s)
     s = re.sub(r"\\[dt]frac", r"\\frac", s)
-    s = re.sub(r"\\(?:,|;|:|!|quad|qquad)|\\ ", " ", s)
-    s = s.replace("−", "-").replace("\\le ", "\\leq ").replace("\\ge ", "\\geq ")
-    # degrees: 30^\circ, 30^{\circ}, 30°, 30 degrees
-    s = re.sub(r"\^\s*\{?\s*\\circ\s*\}?|°", "", s)
-    # units after a number: 5\text{ cm}, 5 \mbox{ inches}^2, 12 cm
-    s = re.sub(r"(\d)\s*\\(?:text|mbox|mathrm)\s*\{\s*[A-Za-z .]*\}(\^\{?\d\}?)?", r"\1", s)
-    s = re.sub(rf"(\d)\s+{_UNIT_WORDS}(\^\{{?\d\}}?)?\s*$", r"\1", s, flags=re.IGNORECASE)
-    s = _unwrap_text(s)
-    s = s.replace("\\%", "").replace("%", "")
+    s = _DEGREES.sub("", s)
+    s = re.sub(r"\\(?:text|textbf|textit|mathrm|mbox|operatorname)[ \t]{0,3}\{([^{}]{0,200})\}", r"\1", s)
+    s = s.replace("\\le ", "\\leq ").replace("\\ge ", "\\geq ")
     s = s.strip().rstrip(".").strip()
-    # "x = 5" -> "5" (a single variable on the left, no other '=')
-    m = re.fullmatch(r"[A-Za-z](?:_\{?\w+\}?)?\s*=\s*([^=]+)", s)
+    m = _VAR_EQ.match(s)
     if m:
         s = m.group(1).strip()
-    # thousands separators: 1,000,000 (but not tuples like 1,2)
-    if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", s.replace("{,}", ",").replace(" ", "")):
-        s = s.replace("{,}", "").replace(",", "")
+    s = _THOUSANDS.sub(lambda t: t.group(0).replace("{,}", "").replace(",", ""), s)
     s = re.sub(r"\\frac(\d)(\d)", r"\\frac{\1}{\2}", s)  # \frac12
-    s = re.sub(r"\\frac\{([^{}]*)\}(\d)", r"\\frac{\1}{\2}", s)
+    s = re.sub(r"\\frac\{([^{}]{0,100})\}(\d)", r"\\frac{\1}{\2}", s)
     s = re.sub(r"\\sqrt(\d+)", r"\\sqrt{\1}", s)
-    s = re.sub(r"\s+", "", s)
+    # drop spaces next to symbols, keep one between two word characters ("6 8" != "68")
+    s = re.sub(r"\s+", " ", s)
+    s = re.sub(r" (?=\W)|(?<=\W) ", "", s)
     if re.fullmatch(r"-?\d+\.\d*0+", s):  # 12.50 -> 12.5, 12.0 -> 12
         s = s.rstrip("0").rstrip(".")
     return s
+
+
+def _top_level_items(s: str) -> list[str]:
+    """Split on commas/semicolons outside brackets (intervals, tuples, sets stay whole)."""
+    items, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        if ch in ",;" and depth == 0:
+            items.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    items.append("".join(cur))
+    return [i.strip() for i in items if i.strip()]
+
+
+def _words(s: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(_COMMAND.sub(" ", s))}
+
+
+def _repeating(m: re.Match[str]) -> str:
+    sign, whole, fixed, rep = m.groups()
+    value = Fraction(int(whole or "0")) + Fraction(int(fixed or "0"), 10 ** len(fixed))
+    value += Fraction(int(rep), (10 ** len(rep) - 1) * 10 ** len(fixed))
+    return f"{sign}\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+
+def _for_math_verify(s: str, gold_is_equation: bool) -> str:
+    s = normalize_unicode(s)
+    s = _DELIMS.sub("", s).strip().rstrip(".").strip()
+    s = _SCI.sub(r"\1\\times10^{\2}", s)
+    s = _REPEATING.sub(_repeating, s)
+    s = _SEPARATOR_WORDS.sub(",", s)
+    items = _top_level_items(_THOUSANDS.sub(lambda t: t.group(0).replace("{,}", "").replace(",", ""), s))
+    if not gold_is_equation:
+        out = []
+        for item in items:
+            m = _VAR_EQ.match(item) or _EQ_VAR.match(item)
+            out.append(m.group(1).strip() if m else item)
+        items = out
+    return ", ".join(items)
+
+
+def refusal(pred: str, gold: str) -> str | None:
+    """Why a careful grader gives no credit before comparing, or None."""
+    if len(pred) > MAX_ANSWER_CHARS:
+        return f"answer longer than {MAX_ANSWER_CHARS} characters"
+    gold_words = _words(gold)
+    gold_letters = {c.lower() for c in _COMMAND.sub(" ", gold) if c.isalpha()}
+    extra = sorted(
+        w
+        for w in _words(_SEPARATOR_WORDS.sub(",", pred)) - gold_words - _UNITS - _FUNCS
+        if not (len(w) <= 4 and set(w) <= gold_letters)
+    )
+    if extra:
+        return f"answer has words the reference lacks: {', '.join(extra[:5])}"
+    n_pred = len(_top_level_items(_for_math_verify(pred, True)))
+    n_gold = len(_top_level_items(_for_math_verify(gold, True)))
+    if n_pred > n_gold:
+        return f"answer gives {n_pred} values where the reference has {n_gold} (a hedge scores 0)"
+    return None
 
 
 # ----------------------------------------------------------------- math-verify bridge
@@ -206,15 +277,17 @@ def check_math(
     raw, how = extract_math_answer(completion)
     if raw is None:
         return CheckResult(False, None, how)
-    pred = normalize_math_answer(raw)
-    gold = normalize_math_answer(str(target))
-    if not pred:
-        return CheckResult(False, raw, f"answer is empty after normalisation ({how})")
-    if pred == gold or pred.lower() == gold.lower():
-        return CheckResult(True, raw, f"equal after normalisation ({how})")
-    same = symbolic_equal(gold, pred, timeout)
-    if same is None:
-        return CheckResult(False, raw, f"math-verify timed out after {timeout:g}s ({how})")
+    gold_raw = str(target)
+    why = refusal(raw, gold_raw)
+    if why is not None:
+        return CheckResult(False, raw, f"{why} ({how})")
+    is_eq = "=" in gold_raw
+    same = symbolic_equal(_for_math_verify(gold_raw, is_eq), _for_math_verify(raw, is_eq), timeout)
     if same:
         return CheckResult(True, raw, f"equivalent by math-verify ({how})")
+    pred, gold = normalize_math_answer(raw), normalize_math_answer(gold_raw)
+    if pred and (pred == gold or pred.lower() == gold.lower()):
+        return CheckResult(True, raw, f"equal after normalisation ({how})")
+    if same is None:
+        return CheckResult(False, raw, f"math-verify timed out after {timeout:g}s ({how})")
     return CheckResult(False, raw, f"{pred!r} not equivalent to {gold!r} ({how})")

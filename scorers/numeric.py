@@ -1,7 +1,14 @@
 """Numeric answer check for GSM8K / AIME (pure: no Inspect import).
 
-The last number on the last `ANSWER:` line is compared exactly (as a fraction), so
-"1,000" == "1000", "$18.00" == "18", "12.0" == "12", "45%" == "45", "070" == "70".
+The answer (scorers.extract.final_answer; a GSM8K `#### X` line when there is no
+marker) must state one number, compared exactly as a fraction:
+- read: `1,000`, `1 000`, `$18.00`, `45%` (= 45), `070`, `-7`/`−7`, `3/4`, `\\frac{3}{4}`,
+  `1 1/2` (= 3/2), `1½`, `1.2345e3`, `3.0e-2`, `1.5 \\times 10^{3}`, full-width digits;
+- scale words multiply: `1.5 million` = 1500000 (so it never equals a target of 1.5);
+- `x = 26` and `2025 - 1999 = 26` read the part after the last `=`;
+- several different numbers count only when the last follows a conclusion word
+  (`5 apples and 3 pears, so 8`); otherwise (`1, 2, 3`, `5 - 3`, `5-10`) it is no answer;
+- hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `±`.
 """
 
 from __future__ import annotations
@@ -9,50 +16,90 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from scorers.extract import CheckResult, find_boxed, last_answer_line
+from scorers.extract import MAX_ANSWER_CHARS, CheckResult, clip, final_answer, normalize_unicode
 
-# 1,234,567.5 | 1234.5 | .5 | 3/4 ; sign handled separately
 _NUMBER = re.compile(
-    r"(?<![\w.])([-−]?)\s*\$?\s*"
-    r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
-    r"(?:\s*/\s*(\d+)(?![\d.]))?"
+    r"(?<![\w.])(?P<sign>[-+]?)(?:"
+    r"(?P<whole>\d{1,9})[ \t](?P<mn>\d{1,9})[ \t]{0,2}/[ \t]{0,2}(?P<md>\d{1,9})(?![\d.])"
+    r"|(?P<int>\d{1,3}(?:,\d{3})+(?!\d)|\d{1,3}(?: \d{3})+(?![\d/])|\d+)(?P<frac>\.\d+)?"
+    r"(?:[eE](?P<exp>[-+]?\d{1,4}))?"
+    r"(?:[ \t]{0,2}/[ \t]{0,2}(?P<den>\d+(?:\.\d+)?))?"
+    r"|\.(?P<dec>\d+))"
+    r"(?:[ \t]{0,3}(?P<scale>(?i:thousand|million|billion|trillion))\b)?"
 )
+_SCALE = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_TIMES_TEN = re.compile(
+    r"[ \t]{0,3}(?:\\times|\\cdot|×|\*|x)[ \t]{0,3}10[ \t]{0,2}\^[ \t]{0,2}\{?[ \t]{0,2}([-+]?\d{1,4})[ \t]{0,2}\}?"
+)
+_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,200})\}")
+_FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,40})\}[ \t]{0,3}\{([^{}]{1,40})\}")
+_HEDGE = re.compile(r"(?i:\b(?:or|between|either|and/or)\b)|±|\+/-|\\pm(?![A-Za-z])")
+_CONCLUDE = re.compile(
+    r"(?i:\b(?:so|thus|therefore|hence|total|totals|is|are|was|equals?|gives|makes|get|gets)\b)|=|⇒|\\Rightarrow"
+)
+_GSM8K = re.compile(r"####[ \t]{0,8}([^\n]{0,200})")
 
 
 def _clean(text: str) -> str:
+    text = normalize_unicode(text)
     text = text.replace("\\$", "$").replace("\\%", "%").replace("\\!", "").replace("{,}", ",")
-    text = re.sub(r"\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}", r"\1", text)
-    text = re.sub(r"\\[dt]?frac\{([^{}]+)\}\{([^{}]+)\}", r"\1/\2", text)
-    return text
+    text = re.sub(r"\\[,;: ]|~", " ", text)
+    text = re.sub(r"\\(?:left|right)(?![A-Za-z])", "", text)
+    for _ in range(2):
+        text = _WRAP.sub(r"\1", text)
+    text = _FRAC.sub(r"\1/\2", text)
+    return _TIMES_TEN.sub(r"e\1", text)
+
+
+def _value(m: re.Match[str]) -> Fraction | None:
+    try:
+        if m.group("whole") is not None:
+            if int(m.group("md")) == 0:
+                return None
+            value = int(m.group("whole")) + Fraction(int(m.group("mn")), int(m.group("md")))
+        elif m.group("dec") is not None:
+            value = Fraction("0." + m.group("dec"))
+        else:
+            value = Fraction(m.group("int").replace(",", "").replace(" ", "") + (m.group("frac") or ""))
+            if m.group("exp"):
+                value *= Fraction(10) ** int(m.group("exp"))
+            if m.group("den") is not None:
+                den = Fraction(m.group("den"))
+                if den == 0:
+                    return None
+                value /= den
+    except (ValueError, ZeroDivisionError):
+        return None
+    if m.group("scale"):
+        value *= _SCALE[m.group("scale").lower()]
+    return -value if m.group("sign") == "-" else value
+
+
+def read_number(text: str) -> tuple[Fraction | None, str]:
+    """The one number an answer states, or (None, why not). See the module doc."""
+    s = _clean(text)
+    if len(s) > MAX_ANSWER_CHARS:
+        return None, f"answer longer than {MAX_ANSWER_CHARS} characters"
+    if _HEDGE.search(s):
+        return None, f"answer hedges between values (scores 0): {s[:60]!r}"
+    if "=" in s:
+        s = s[s.rindex("=") + 1 :]
+    found = [(m, _value(m)) for m in _NUMBER.finditer(s)]
+    found = [(m, v) for m, v in found if v is not None]
+    if not found:
+        return None, f"no number in the answer: {s[:60]!r}"
+    last_m, last_v = found[-1]
+    distinct = {v for _, v in found}
+    if len(distinct) > 1:
+        prev_end = found[-2][0].end()
+        if not _CONCLUDE.search(s[prev_end : last_m.start()]):
+            return None, f"answer states several numbers, not one: {s[:60]!r}"
+    return last_v, ""
 
 
 def parse_number(text: str) -> Fraction | None:
     """Exact value of a number string ("1,000", "$18.00", "-3", "3/4"); None if not one."""
-    m = _NUMBER.search(_clean(text.strip()))
-    return _to_fraction(m) if m else None
-
-
-def _to_fraction(m: re.Match[str]) -> Fraction | None:
-    sign, num, den = m.group(1), m.group(2).replace(",", ""), m.group(3)
-    try:
-        value = Fraction(num)
-        if den is not None:
-            if int(den) == 0:
-                return None
-            value /= int(den)
-    except (ValueError, ZeroDivisionError):
-        return None
-    return -value if sign else value
-
-
-def last_number(text: str) -> tuple[str, Fraction] | None:
-    """The last number in text, as (matched text, value)."""
-    matches = list(_NUMBER.finditer(_clean(text)))
-    for m in reversed(matches):
-        value = _to_fraction(m)
-        if value is not None:
-            return m.group(0).strip(), value
-    return None
+    return read_number(text)[0]
 
 
 def _format(value: Fraction) -> str:
@@ -62,29 +109,26 @@ def _format(value: Fraction) -> str:
 
 
 def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None, str]:
-    """Return (matched text, value, how found / why not)."""
-    if not completion or not completion.strip():
-        return None, None, "empty output"
-    content = last_answer_line(completion)
-    where = "last ANSWER line"
-    if content is None:
-        content = find_boxed(completion)
-        where = "no ANSWER line; last \\boxed{}"
-    if content is None:
-        m = re.findall(r"####\s*([^\n]+)", completion)
-        content, where = (m[-1], "no ANSWER line; '####' line") if m else (None, where)
-    if content is None:
-        return None, None, "no ANSWER line (nor \\boxed{} or '####')"
-    if not content.strip():
-        return None, None, "ANSWER line is empty"
-    found = last_number(content)
-    if found is None:
-        return None, None, f"no number in {where}: {content[:60]!r}"
-    return found[0], found[1], f"from {where}"
+    """Return (answer text, value, how found / why not)."""
+    answer, how = final_answer(completion)
+    if answer is None and how != "empty output" and completion:
+        last = None
+        for last in _GSM8K.finditer(clip(completion)):
+            pass
+        if last is not None:
+            answer, how = last.group(1).strip(), "no marker; last '####' line"
+    if answer is None:
+        return None, None, how
+    if not answer.strip():
+        return None, None, f"{how}: answer is empty"
+    value, why = read_number(answer)
+    if value is None:
+        return answer, None, f"{how}: {why}"
+    return answer, value, f"from {how}"
 
 
 def check_numeric(completion: str | None, target: str) -> CheckResult:
-    """Exact numeric equality between the last number answered and the target."""
+    """Exact numeric equality between the one number answered and the target."""
     gold = parse_number(str(target))
     if gold is None:
         return CheckResult(False, None, f"target is not a number: {target!r}")

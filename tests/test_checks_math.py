@@ -59,6 +59,24 @@ CASES = [
     ("ANSWER: 7\nWait, no.\nANSWER: 4", "7", False),
     ("\\boxed{9} but ANSWER: 8", "8", True),  # the ANSWER line beats \boxed
     ("Check our answer: 4 works.\nSo \\boxed{5}", "5", True),  # prose "answer:" is no tag
+    # false equivalences and hedges (issue 8)
+    ("ANSWER: 6 \\text{ and } 8", "68", False),
+    ("ANSWER: 1 \\text{ or } 2", "12", False),
+    ("ANSWER: 2 \\text{ million}", "2", False),
+    ("ANSWER: 8 or 9", "8", False),
+    ("ANSWER: between 5 and 10", "5", False),
+    ("ANSWER: 1, 2", "2", False),
+    ("ANSWER: \\boxed{2} or \\boxed{3}", "2", False),
+    # answers with words, equations, notation
+    ("ANSWER: 28 percent", "28", True),
+    ("ANSWER: x = 2 or x = 3", "2, 3", True),
+    ("ANSWER: 2=x", "2", True),
+    ("ANSWER: 1.5e3", "1500", True),
+    ("ANSWER: 0.\\overline{3}", "\\frac{1}{3}", True),
+    ("ANSWER: \\[\\frac{1}{2}\\]", "\\frac12", True),
+    ("Final Answer: The final answer is $\\frac{3}{4}$. I hope it is correct.", "\\frac34", True),
+    ("<answer>\\sqrt{2}</answer>", "\\sqrt2", True),
+    ("\\boxed{5}\nActually the final answer is 6.", "6", True),
     # failures
     ("", "1", False),
     ("I cannot solve it.", "1", False),
@@ -99,7 +117,8 @@ def test_find_boxed_nested(text, boxed):
         ("\\left( 3, \\dfrac{\\pi}{2} \\right)", "(3,\\frac{\\pi}{2})"),
         ("$1,000,000$.", "1000000"),
         ("90^\\circ", "90"),
-        ("5\\text{ cm}", "5"),
+        ("5\\text{ cm}", "5 cm"),  # words are kept, never deleted to force a match
+        ("6 \\text{ and } 8", "6 and 8"),
         ("\\frac12", "\\frac{1}{2}"),
         ("12.50", "12.5"),
         ("y = 2x + 1", "2x+1"),
@@ -112,7 +131,7 @@ def test_normalize(raw, normal):
 
 def test_reasons_name_the_extraction():
     assert extract_math_answer("") == (None, "empty output")
-    assert extract_math_answer("ANSWER:")[1] == "ANSWER line is empty"
+    assert extract_math_answer("ANSWER:")[1] == "last ANSWER line: answer is empty"
     res = check_math("so \\boxed{2}", "3")
     assert res.extracted == "2" and "\\boxed" in res.reason and not res.correct
 

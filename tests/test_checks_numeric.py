@@ -34,7 +34,18 @@ CASES = [
     ("ANSWER: \\frac{3}{4}", "0.75", True),
     ("ANSWER: 0.5", "1/2", True),
     ("ANSWER: 5 apples and 3 pears, so 8", "8", True),  # last number wins
-    ("ANSWER: 1, 2, 3", "3", True),  # not a thousands separator
+    ("ANSWER: 1, 2, 3", "3", False),  # a list of candidates is no answer
+    ("ANSWER: 8 or 9", "8", False),  # hedge
+    ("ANSWER: between 5 and 10", "5", False),
+    ("ANSWER: 5 - 3", "-3", False),  # an expression, not -3
+    ("ANSWER: 1.2345e3", "1234.5", True),
+    ("ANSWER: 3.0e-2", "0.03", True),
+    ("ANSWER: 1 000", "1000", True),
+    ("ANSWER: 1 1/2", "1.5", True),
+    ("ANSWER: 1½", "1.5", True),
+    ("ANSWER: 1.5 million", "1500000", True),
+    ("ANSWER: 1.5 million", "1.5", False),  # scale words multiply
+    ("<answer>42</answer>", "42", True),
     ("ANSWER: 4\nHmm, recheck.\nANSWER: 5", "5", True),
     ("ANSWER: 5\nHmm, recheck.\nANSWER: 4", "5", False),
     ("ANSWER: 2025 - 1999 = 26", "26", True),
@@ -62,7 +73,7 @@ def test_at_least_30_cases():
 
 
 def test_extraction_details():
-    assert extract_numeric("ANSWER: $1,000.50 total")[:2] == ("$1,000.50", Fraction(2001, 2))
+    assert extract_numeric("ANSWER: $1,000.50 total")[:2] == ("$1,000.50 total", Fraction(2001, 2))
     assert extract_numeric("") == (None, None, "empty output")
     text, value, reason = extract_numeric("ANSWER: none")
     assert value is None and "no number" in reason
