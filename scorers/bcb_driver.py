@@ -224,7 +224,7 @@ def reliability_guard():
 
 # --------------------------------------------------------------------------- integrity
 
-WATCHED = ("builtins", "unittest", "unittest.case", "unittest.result", "unittest.suite", "unittest.loader",
+WATCHED = ("unittest", "unittest.case", "unittest.result", "unittest.suite", "unittest.loader",
            "unittest.runner", "unittest.util", "unittest.signals", "contextlib",
            "numpy.testing", "numpy.testing._private.utils", "pandas.testing", "pandas._testing")  # fmt: skip
 
@@ -247,7 +247,7 @@ def _fingerprint(obj, depth=0):
         return (id(fn), id(fn.__code__), id(fn.__defaults__), id(fn.__kwdefaults__), cells)
     if isinstance(obj, type) and depth == 0:  # methods only: unittest keeps state on classes
         members = [(k, v) for k, v in vars(obj).items() if callable(v) or isinstance(v, _DESCRIPTORS)]
-        return (id(obj), tuple(sorted((k, _fingerprint(v, 1)) for k, v in members)))
+        return (id(obj), tuple((k, _fingerprint(v, 1)) for k, v in members))
     if isinstance(obj, _DESCRIPTORS):
         return (id(obj), _fingerprint(getattr(obj, "__func__", getattr(obj, "fget", None)), 1))
     return id(obj)
@@ -262,6 +262,7 @@ def snapshot(namespaces):
             k: _fingerprint(v)
             for k, v in list(members.items())
             if k not in ("__dict__", "__weakref__")
+            and not isinstance(v, types.ModuleType)  # submodules are watched by their own name
             and (not isinstance(space, type) or callable(v) or isinstance(v, _DESCRIPTORS))
         }
     return shot
@@ -272,11 +273,20 @@ def changes(before, namespaces):
     found = []
     for label, members in before.items():
         now = after.get(label, {})
-        names = set(members) if label == "builtins" else set(members) | set(now)  # new builtins are harmless
-        for name in sorted(names):
-            if members.get(name) != now.get(name):
+        for name in sorted(set(members) | set(now)):
+            old, new = members.get(name), now.get(name)
+            if old == new:
+                continue
+            if _is_class_print(old) and _is_class_print(new) and old[0] == new[0]:
+                a, b = dict(old[1]), dict(new[1])
+                found += [f"{label}.{name}.{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+            else:
                 found.append(f"{label}.{name}")
-    return found
+    return list(dict.fromkeys(found))
+
+
+def _is_class_print(value):
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], tuple)
 
 
 def hooks():
@@ -410,8 +420,13 @@ def _child(limit, report_fd):
         reliability_guard()
         before = snapshot(watched)
 
+        saved_builtins = builtins.__dict__.copy()
+
         def check():
-            return changes(before, watched) + hooks()
+            # identity only (no builtin function is called) until builtins are known intact
+            current, missing = builtins.__dict__, object()
+            changed = [f"builtins.{k}" for k, v in saved_builtins.items() if current.get(k, missing) is not v]
+            return changed or changes(before, watched) + hooks()
 
         watched["driver.closures"] = {"send": send, "check": check}
         before.update(snapshot({"driver.closures": watched["driver.closures"]}))
@@ -502,7 +517,7 @@ def judge(messages, expected, returncode, timed_out):
     loaded = [m for m in messages if m.get("event") == "loaded"]
     reports = [m for m in messages if m.get("event") == "test"]
     for m in messages:
-        problems += [str(t) for t in m.get("tampered") or []]
+        problems += [str(t) for t in m.get("tampered") or [] if str(t) not in problems]
     if any(m.get("event") == "garbage" for m in messages):
         problems.append("unreadable report")
     if len(done) != 1 or len(loaded) > 1 or messages[-1:] != done[:1]:

@@ -182,7 +182,10 @@ class Candidate:
             if len(self._buffer) > MAX_MESSAGE:
                 raise _ChildGone("the candidate's reply is too large")
         line, self._buffer = self._buffer.split(b"\n", 1)
-        message = json.loads(line)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
         if not isinstance(message, dict):
             raise _ChildGone("malformed reply")
         return message
