@@ -65,7 +65,8 @@ class BwrapSandboxConfig(BaseModel, frozen=True):
     workdir_inodes: int = 65536
     """Files and directories the work dir's tmpfs can hold (root harness only)."""
     sandbox_memory_bytes: int | None = None
-    """Memory of all the sample's processes together (a memory cgroup; root harness only)."""
+    """Memory of all the sample's processes together, tmpfs pages included (a memory cgroup,
+    root harness only; default: memory_bytes). Without one the bound is processes x memory_bytes."""
     default_timeout: float = 3600.0
     """Wall limit of an exec() given no timeout (a sandbox never runs unbounded)."""
     max_concurrent_execs: int | None = None
@@ -146,7 +147,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             os.rmdir(directory)
             lease.release()
             raise
-        cgroup = MemoryCgroup.create(limits.sandbox_memory_bytes, "sample", lease.uid)
+        cap = limits.sandbox_memory_bytes or limits.memory_bytes
+        cgroup = MemoryCgroup.create(cap, "sample", lease.uid)
         return cls(directory, cfg, task_name, lease, cgroup)
 
     # ---- lifecycle
