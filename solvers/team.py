@@ -3,6 +3,9 @@
 Workers: `--model-role workers=a,b,c` if given, else the pool file (`-S pool=...`, default
 `local`). Conductor: `--model-role conductor=...`, else the eval model (`--model`), else the
 pool's conductor. Every resolved model is an Inspect `Model`, so any provider works.
+A pool entry's `task_overrides` apply when the running sample's task has that name (read
+from Inspect's active sample). A conductor whose budget nobody set gets the paper's 1024
+tokens (`CONDUCTOR_MAX_TOKENS`); `-S max_tokens`, `--max-tokens` or the pool override it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from solvers.grammar import Constraint
 from workers.pools import DEFAULT_POOL, ModelSpec, PoolSpec, Price, known_prices, load_pool
 
 GRAMMAR_PROVIDERS = ("local/",)  # providers that accept a llama.cpp grammar in extra_body
+CONDUCTOR_MAX_TOKENS = 1024  # the paper's conductor completion budget
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,9 @@ def resolve_workers(
     if role is not None and pool is None:
         models = role if isinstance(role, list) else [role]
         return [_role_worker(m, overrides) for m in models]
-    return [_spec_worker(spec, overrides, answer_constraint) for spec in load_pool(pool or DEFAULT_POOL).workers]
+    task = current_task_name()
+    specs = load_pool(pool or DEFAULT_POOL).workers
+    return [_spec_worker(spec, overrides, answer_constraint, task) for spec in specs]
 
 
 def resolve_conductor(
@@ -58,12 +64,16 @@ def resolve_conductor(
         model = None if str(active).startswith("none/") else active
     if model is not None:
         name = str(model)
+        if overrides.max_tokens is None and model.config.max_tokens is None:
+            overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
         model = _with_config(model, overrides)
         use_grammar = name.startswith(GRAMMAR_PROVIDERS) if grammar is None else grammar
         return Conductor(model, name, known_prices().get(name), use_grammar)
     spec = _pool_conductor(load_pool(pool or DEFAULT_POOL))
+    if overrides.max_tokens is None and "max_tokens" not in spec.config:
+        overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
     return Conductor(
-        _spec_model(spec, overrides),
+        _spec_model(spec, overrides, current_task_name()),
         spec.model,
         spec.price,
         spec.grammar if grammar is None else grammar,
@@ -93,9 +103,19 @@ def _role_worker(model: Model, overrides: GenerateConfig) -> Worker:
     return Worker(_with_config(model, overrides), name, price=known_prices().get(name))
 
 
-def _spec_worker(spec: ModelSpec, overrides: GenerateConfig, answer_constraint: Constraint | None) -> Worker:
+def current_task_name() -> str | None:
+    """Name of the task whose sample is running (None outside a sample)."""
+    from inspect_ai.log._samples import sample_active  # no public accessor for the task name
+
+    active = sample_active()
+    return active.task if active is not None else None
+
+
+def _spec_worker(
+    spec: ModelSpec, overrides: GenerateConfig, answer_constraint: Constraint | None, task: str | None
+) -> Worker:
     return Worker(
-        _spec_model(spec, overrides),
+        _spec_model(spec, overrides, task),
         spec.model,
         spec.description,
         spec.price,
@@ -103,8 +123,8 @@ def _spec_worker(spec: ModelSpec, overrides: GenerateConfig, answer_constraint: 
     )
 
 
-def _spec_model(spec: ModelSpec, overrides: GenerateConfig) -> Model:
-    config = GenerateConfig(**spec.config).merge(overrides)
+def _spec_model(spec: ModelSpec, overrides: GenerateConfig, task: str | None = None) -> Model:
+    config = GenerateConfig(**spec.config_for(task)).merge(overrides)
     return get_model(spec.model, config=config, **spec.model_args)
 
 

@@ -2,13 +2,19 @@
 
 A pool is a YAML file (see workers/pools/*.yaml): a conductor entry and a list of workers,
 each an Inspect model name with its generate config, an optional description shown to the
-conductor, per-million-token prices in USD, and whether the provider accepts llama.cpp
-grammars. `load_pool` takes a bundled pool's name or a path to the user's own file.
-Pure Python: no Inspect import.
+conductor, per-million-token prices in USD, whether the provider accepts llama.cpp
+grammars, and per-task config overrides (`task_overrides: {bigcodebench: {...}}`).
+`load_pool` takes a bundled pool's name or a path to the user's own file and validates it
+whole before use (types, ranges, unknown keys, generate-config keys against Inspect's
+`GenerateConfig`): a bad file fails with one message naming the file, the entry, the
+field and the fix. Inspect is imported only to validate `config` blocks.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -18,6 +24,11 @@ import yaml
 
 POOLS_DIR = Path(__file__).parent / "pools"
 DEFAULT_POOL = "local"
+FORMAT_HINT = "see workers/pools/local.yaml for the format"
+
+POOL_KEYS = ("name", "description", "conductor", "workers")
+ENTRY_KEYS = ("model", "description", "config", "model_args", "price", "grammar", "task_overrides")
+PRICE_KEYS = ("input", "output")
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,17 @@ class ModelSpec:
     model_args: dict[str, Any] = field(default_factory=dict)
     price: Price | None = None
     grammar: bool = False
+    task_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def config_for(self, task: str | None) -> dict[str, Any]:
+        """The generate config for a task: `config` updated by the task's override, if any.
+
+        A task matches by its name or by the last part of a registry name (`pkg/bigcodebench`).
+        """
+        if not task or not self.task_overrides:
+            return dict(self.config)
+        key = task if task in self.task_overrides else task.rsplit("/", 1)[-1]
+        return {**self.config, **self.task_overrides.get(key, {})}
 
 
 @dataclass(frozen=True)
@@ -69,43 +91,150 @@ def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
     if not path.is_file():
         raise PoolError(
             f"no pool file {path}; use a bundled pool ({', '.join(bundled_pools())}) "
-            "or the path to your own pool YAML (format: workers/pools/local.yaml)"
+            f"or the path to your own pool YAML ({FORMAT_HINT})"
         )
     try:
         data = yaml.safe_load(path.read_text())
-        return _pool(data, default_name=path.stem)
-    except (yaml.YAMLError, KeyError, TypeError, ValueError) as error:
-        raise PoolError(f"pool file {path} is malformed: {error}") from error
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise PoolError(f"pool file {path} is not valid YAML: {error}") from error
+    try:
+        return parse_pool(data, default_name=path.stem)
+    except _Invalid as error:
+        raise PoolError(f"pool file {path}: {error}") from None
 
 
-def _pool(data: dict, default_name: str) -> PoolSpec:
-    workers = tuple(_model(w) for w in data["workers"])
-    if not workers:
-        raise ValueError("a pool needs at least one worker")
+class _Invalid(ValueError):
+    """One problem in a pool's data, located by `where` (e.g. `workers[2].price.input`)."""
+
+    def __init__(self, where: str, problem: str, fix: str) -> None:
+        super().__init__(f"{where}: {problem}; fix: {fix}")
+
+
+def parse_pool(data: Any, default_name: str) -> PoolSpec:
+    """A validated PoolSpec from the YAML data of a pool file."""
+    if not isinstance(data, Mapping):
+        raise _Invalid("top level", f"expected a mapping, got {_kind(data)}", f"start the file with `workers:` ({FORMAT_HINT})")
+    _check_keys(data, POOL_KEYS, "top level")
+    workers = data.get("workers")
+    if not isinstance(workers, list) or not workers:
+        raise _Invalid("workers", f"expected a non-empty list of models, got {_kind(workers)}",
+                       "list at least one worker, e.g. `workers: [openai/gpt-5]`")  # fmt: skip
     conductor = data.get("conductor")
     return PoolSpec(
-        name=data.get("name", default_name),
-        description=data.get("description", ""),
-        workers=workers,
-        conductor=_model(conductor) if conductor else None,
+        name=_text(data, "name", "top level") or default_name,
+        description=_text(data, "description", "top level"),
+        workers=tuple(_model(w, f"workers[{i}]") for i, w in enumerate(workers)),
+        conductor=_model(conductor, "conductor") if conductor is not None else None,
     )
 
 
-def _model(entry: dict | str) -> ModelSpec:
+def _model(entry: Any, where: str) -> ModelSpec:
     if isinstance(entry, str):
         entry = {"model": entry}
-    unknown = set(entry) - {"model", "description", "config", "model_args", "price", "grammar"}
-    if unknown:
-        raise ValueError(f"unknown keys {sorted(unknown)} in pool entry for {entry.get('model')}")
-    price = entry.get("price")
+    if not isinstance(entry, Mapping):
+        raise _Invalid(where, f"expected a model name or a mapping, got {_kind(entry)}",
+                       "write `- provider/model` or `- {model: provider/model, ...}`")  # fmt: skip
+    model = entry.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise _Invalid(f"{where}.model", f"expected an Inspect model name, got {_kind(model)}",
+                       "give `model: provider/name`, e.g. `openai/gpt-5`")  # fmt: skip
+    where = f"{where} ({model})"
+    _check_keys(entry, ENTRY_KEYS, where)
+    grammar = entry.get("grammar", False)
+    if not isinstance(grammar, bool):
+        raise _Invalid(f"{where}.grammar", f"expected true or false, got {_kind(grammar)}",
+                       "write `grammar: true` or `grammar: false` without quotes")  # fmt: skip
+    model_args = entry.get("model_args") or {}
+    if not isinstance(model_args, Mapping):
+        raise _Invalid(f"{where}.model_args", f"expected a mapping, got {_kind(model_args)}",
+                       "write `model_args: {base_url: ...}`")  # fmt: skip
     return ModelSpec(
-        model=entry["model"],
-        description=entry.get("description", ""),
-        config=dict(entry.get("config") or {}),
-        model_args=dict(entry.get("model_args") or {}),
-        price=Price(float(price["input"]), float(price["output"])) if price else None,
-        grammar=bool(entry.get("grammar", False)),
+        model=model,
+        description=_text(entry, "description", where),
+        config=generate_config(entry.get("config"), f"{where}.config"),
+        model_args=dict(model_args),
+        price=_price(entry.get("price"), f"{where}.price"),
+        grammar=grammar,
+        task_overrides=_task_overrides(entry.get("task_overrides"), f"{where}.task_overrides"),
     )
+
+
+def _price(value: Any, where: str) -> Price | None:
+    if value is None:
+        return None
+    fix = "write `price: {input: 1.25, output: 10.0}` (USD per million tokens, >= 0)"
+    if not isinstance(value, Mapping):
+        raise _Invalid(where, f"expected a mapping, got {_kind(value)}", fix)
+    _check_keys(value, PRICE_KEYS, where)
+    amounts = []
+    for key in PRICE_KEYS:
+        amount = value.get(key)
+        if isinstance(amount, bool) or not isinstance(amount, int | float):
+            raise _Invalid(f"{where}.{key}", f"expected a number, got {_kind(amount)}", fix)
+        if not math.isfinite(amount) or amount < 0:
+            raise _Invalid(f"{where}.{key}", f"must be a finite number >= 0, got {amount}", fix)
+        amounts.append(float(amount))
+    return Price(*amounts)
+
+
+def _task_overrides(value: Any, where: str) -> dict[str, dict[str, Any]]:
+    if value is None:
+        return {}
+    fix = "write `task_overrides: {bigcodebench: {reasoning_effort: medium}}` (task name -> config)"
+    if not isinstance(value, Mapping):
+        raise _Invalid(where, f"expected a mapping, got {_kind(value)}", fix)
+    overrides = {}
+    for task, config in value.items():
+        if not isinstance(task, str) or not task:
+            raise _Invalid(where, f"task names must be strings, got {_kind(task)}", fix)
+        if not isinstance(config, Mapping) or not config:
+            raise _Invalid(f"{where}.{task}", f"expected a non-empty config mapping, got {_kind(config)}", fix)
+        overrides[task] = generate_config(config, f"{where}.{task}")
+    return overrides
+
+
+def generate_config(value: Any, where: str) -> dict[str, Any]:
+    """A pool `config` block checked against Inspect's GenerateConfig (names and types)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _Invalid(where, f"expected a mapping of generate options, got {_kind(value)}",
+                       "write e.g. `config: {max_tokens: 4096, temperature: 0.2}`")  # fmt: skip
+    from inspect_ai.model import GenerateConfig
+    from pydantic import ValidationError
+
+    _check_keys(value, tuple(GenerateConfig.model_fields), where, "Inspect GenerateConfig field")
+    try:
+        GenerateConfig.model_validate(dict(value))
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise _Invalid(f"{where}.{key}", f"{first['msg']} (got {first.get('input')!r})",
+                       "use the type Inspect's GenerateConfig documents for this option") from None  # fmt: skip
+    return dict(value)
+
+
+def _text(data: Mapping, key: str, where: str) -> str:
+    value = data.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Invalid(f"{where}.{key}", f"expected text, got {_kind(value)}", f'quote it: `{key}: "..."`')
+    return value
+
+
+def _check_keys(data: Mapping, allowed: tuple[str, ...], where: str, what: str = "key") -> None:
+    for key in data:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f"did you mean `{close[0]}`?" if close else f"allowed: {', '.join(allowed)}"
+            raise _Invalid(f"{where}.{key}", f"unknown {what}", hint)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return f"{type(value).__name__} {value!r}"[:80]
 
 
 @cache
