@@ -4,14 +4,17 @@
 each call gets a fresh, size-capped tmpfs working directory (/sandbox) holding
 `files`, an empty network namespace (loopback only), its own pid namespace, an
 empty environment (nothing of the harness's, /proc/1/environ included), a
-read-only view of the system and of the Python installation, a size-capped
-tmpfs /tmp, an unprivileged uid (a fresh one per concurrent run when the
-harness is root) and rlimits (CPU, address space, file size, open files,
-processes). Output is capped; on timeout or overflow the sandbox's whole pid
-namespace is killed, orphans included.
+read-only root with a read-only view of the system and of the Python
+installation, a size-capped tmpfs /tmp, an unprivileged uid (a fresh one per
+concurrent run when the harness is root), rlimits (CPU, address space, file
+size, open files, processes), optionally a memory cgroup for the whole run, and
+a seccomp filter (x86_64: native syscalls only, no new user namespaces, no
+keyrings, no io_uring; /proc/keys hidden). Output is capped; on timeout or
+overflow the sandbox's whole pid namespace is killed, orphans included.
 
 `run_bwrap(...)` is the shared machinery: the Inspect sandbox type
-(sandboxes/inspect_bwrap.py) calls it with a persistent host work dir instead.
+(sandboxes/inspect_bwrap.py) calls it with a persistent work dir, the uid that
+owns it and the sample's memory cgroup instead.
 
 Requires bubblewrap (`apt-get install -y bubblewrap`) and, when not root,
 unprivileged user namespaces. There is no unsandboxed fallback: `check_bwrap()`
