@@ -1,10 +1,10 @@
 """Memory caps for a whole sandbox (every process of it, tmpfs pages included).
 
 RLIMIT_AS bounds one process; a memory cgroup bounds them all together. A cgroup is
-made as a child of the harness's own memory cgroup (cgroup v1 `memory` controller, or
-cgroup v2 with `memory` in the parent's subtree_control), which needs root. Where none
-can be made, `MemoryCgroup.create` returns None and the bound is the stated one:
-processes x RLIMIT_AS (README's security list). Cgroups are named by the sandbox uid
+made as a child of the harness's own memory cgroup (cgroup v1 `memory` controller) or,
+on cgroup v2, of its nearest ancestor that enables `memory` for its children; this
+needs root. Where none can be made, `MemoryCgroup.create` returns None and the bound
+is the stated one: processes x RLIMIT_AS (README's security list). Cgroups are named by the sandbox uid
 they serve, so the empty ones a killed harness left behind can be swept once the uid
 is free. No Inspect import here.
 """
@@ -44,11 +44,15 @@ def _parent() -> tuple[Path, str] | None:
     v1, v2 = _own_paths()
     if v1 is not None and (_ROOT / "memory" / "memory.limit_in_bytes").exists():
         return _ROOT / "memory" / v1.lstrip("/"), "memory.limit_in_bytes"
-    if v2 is not None:
+    if v2 is not None and (_ROOT / "cgroup.controllers").exists():
         parent = _ROOT / v2.lstrip("/")
-        with contextlib.suppress(OSError):
-            if "memory" in (parent / "cgroup.subtree_control").read_text().split():
-                return parent, "memory.max"
+        while True:  # the nearest ancestor that hands `memory` to its children
+            with contextlib.suppress(OSError):
+                if "memory" in (parent / "cgroup.subtree_control").read_text().split():
+                    return parent, "memory.max"
+            if parent == _ROOT:
+                return None
+            parent = parent.parent
     return None
 
 
