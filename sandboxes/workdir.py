@@ -77,8 +77,10 @@ def open_file(root: str, rel: str, *, write: bool, owner: int | None = None) -> 
         flags = _FILE | (os.O_WRONLY | os.O_CREAT if write else os.O_RDONLY)
         fd = _open_at(parts[-1], flags, dfd, rel)
     except OSError as e:
-        if write and e.errno in (errno.EISDIR, errno.ENXIO):  # a directory; a FIFO nobody reads
-            raise (IsADirectoryError(rel) if e.errno == errno.EISDIR else _not_regular(rel)) from None
+        if e.errno == errno.ENXIO:  # a socket, or a FIFO nobody reads (for writing)
+            raise _not_regular(rel) from None
+        if e.errno == errno.EISDIR:
+            raise IsADirectoryError(rel) from None
         raise
     finally:
         os.close(dfd)

@@ -683,9 +683,13 @@ async def test_read_write_file_never_follow_swapped_symlink(sample_env, tmp_path
     assert untouched(host)
 
 
-async def test_fifo_in_workdir_never_blocks_file_io(sample_env):
-    r = await sample_env.exec(["python3", "-c", "import os; os.mkfifo('pipe'); os.mkfifo('wpipe')"])
+async def test_fifo_and_socket_refused_without_blocking(sample_env):
+    make = "import os, socket; os.mkfifo('pipe'); os.mkfifo('wpipe'); socket.socket(socket.AF_UNIX).bind('sock')"
+    r = await sample_env.exec(["python3", "-c", make])
     assert r.success, r
+    for io in (lambda: sample_env.read_file("sock"), lambda: sample_env.write_file("sock", "x")):
+        with pytest.raises(PermissionError, match="not a regular file"):
+            await asyncio.wait_for(io(), 5)
     fifo = os.path.join(sample_env.directory, "pipe")
 
     def attempt(coro_fn):
