@@ -92,8 +92,7 @@ def sample_subset(n: int, k: int | None, seed: int, key: str) -> list[int]:
 def _pool_conductor(pool: PoolSpec) -> ModelSpec:
     if pool.conductor is None:
         raise ValueError(
-            f"pool '{pool.name}' names no conductor; pass --model-role conductor=<model> "
-            "or --model <model>"
+            f"pool '{pool.name}' names no conductor; pass --model-role conductor=<model> or --model <model>"
         )
     return pool.conductor
 

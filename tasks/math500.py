@@ -2,11 +2,25 @@
 
 Hendrycks et al., arXiv:2103.03874; Lightman et al., arXiv:2305.20050.
 
-    inspect eval tasks/math500.py -T level=5 --limit 20
+    inspect eval tasks/math500.py                      # the 100-item test split (default)
+    inspect eval tasks/math500.py -T split=all         # the standard 500
+    inspect eval tasks/math500.py -T split=train -T level=5 --limit 20
+
+Splits. The Conductor paper trained on 300 MATH500 items and reported its MATH500 numbers
+on 100 held-out test items, but did not publish which. This project fixes its own seeded
+300/100/100 train/validation/test split (validation serves trained baselines' model
+selection): items are ranked by sha256(SPLIT_SALT + unique_id), the first 3/5 are train,
+the next 1/5 validation, the rest test. The ranking depends only on the ids, so it is the
+same on every platform and Python version; on the 500 items it gives exactly 300/100/100.
+It is this project's split, not the paper's: numbers on it are comparable to the paper's
+only in expectation. The bundled data defaults to `split=test`; a user file
+(`-T data_file=`) is taken whole unless a split is named.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 from inspect_ai import Task, task
@@ -17,6 +31,9 @@ from scorers.inspect_scorers import math_equivalence
 from tasks.catalog import MATH500
 from tasks.common import build_dataset
 from tasks.prompts import math_prompt
+
+SPLITS = ("train", "validation", "test", "all")
+SPLIT_SALT = "conductor-bench/math500-split/v1:"
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
@@ -30,12 +47,30 @@ def record_to_sample(record: dict[str, Any]) -> Sample:
             "question": question,
             "subject": record.get("subject", ""),
             "level": str(record.get("level", "")),
+            "unique_id": record.get("unique_id"),
         },
     )
 
 
+def assign_splits(keys: Iterable[str]) -> dict[str, str]:
+    """key -> "train" | "validation" | "test": a hash ranking cut 3/5, 1/5, rest."""
+    ranked = sorted(set(keys), key=lambda k: hashlib.sha256((SPLIT_SALT + k).encode()).hexdigest())
+    n_train, n_validation = len(ranked) * 3 // 5, len(ranked) // 5
+    return {
+        key: "train" if i < n_train else "validation" if i < n_train + n_validation else "test"
+        for i, key in enumerate(ranked)
+    }
+
+
+def split_key(sample: Sample) -> str:
+    """What the split hashes: the MATH unique_id, else the problem text."""
+    md = sample.metadata or {}
+    return str(md.get("unique_id") or md.get("question", ""))
+
+
 @task
 def math500(
+    split: str | None = None,
     level: str | None = None,
     subject: str | None = None,
     data_file: str | None = None,
@@ -46,6 +81,9 @@ def math500(
     """MATH-500.
 
     Args:
+        split: "test" (100, the default for the bundled data), "train" (300), "validation"
+            (100) or "all" (500): this project's seeded split (see the module docstring).
+            A user `data_file` is taken whole unless a split is named.
         level: keep only these levels, comma separated ("4,5").
         subject: keep only these subjects ("algebra,precalculus").
         data_file: a local jsonl/json/csv file in the MATH-500 format.
@@ -53,6 +91,9 @@ def math500(
         shuffle: shuffle sample order (with `seed`).
         seed: shuffle seed.
     """
+    chosen = split or ("all" if data_file else "test")
+    if chosen not in SPLITS:
+        raise ValueError(f"math500: unknown split {split!r}; use one of {', '.join(SPLITS)}")
     dataset = build_dataset(
         "math500",
         MATH500,
@@ -62,6 +103,9 @@ def math500(
         shuffle=shuffle,
         seed=seed,
     )
+    if chosen != "all":
+        splits = assign_splits(split_key(s) for s in dataset)
+        dataset = dataset.filter(lambda s: splits[split_key(s)] == chosen)
     if level is not None or subject is not None:
         dataset = dataset.filter(_matches(level, subject))
     return Task(dataset=dataset, solver=generate(), scorer=math_equivalence())

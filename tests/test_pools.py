@@ -123,22 +123,41 @@ WORKER = "workers:\n  - model: openai/gpt-5\n"
         ("workers:\n  - {description: x}\n", r"workers\[0\]\.model", "provider/name"),
         ("workers:\n  - 7\n", r"workers\[0\]", "provider/model"),
         (WORKER + "    price: {input: -1, output: 2}\n", r"workers\[0\] \(openai/gpt-5\)\.price\.input", ">= 0"),
-        (WORKER + "    price: {input: 1, output: '2'}\n", r"price\.output: expected a number, got str", "USD per million"),
+        (
+            WORKER + "    price: {input: 1, output: '2'}\n",
+            r"price\.output: expected a number, got str",
+            "USD per million",
+        ),
         (WORKER + "    price: {input: .nan, output: 2}\n", r"price\.input: must be a finite", ">= 0"),
         (WORKER + "    price: {input: 1}\n", r"price\.output: expected a number, got nothing", "USD"),
-        (WORKER + "    price: {input: 1, output: 2, cached: 0}\n", r"price\.cached: unknown key", "allowed: input, output"),
+        (
+            WORKER + "    price: {input: 1, output: 2, cached: 0}\n",
+            r"price\.cached: unknown key",
+            "allowed: input, output",
+        ),
         (WORKER + "    price: 3\n", r"\.price: expected a mapping", "USD"),
         (WORKER + '    grammar: "false"\n', r"\.grammar: expected true or false, got str 'false'", "without quotes"),
         (WORKER + "    grammar: 1\n", r"\.grammar: expected true or false", "without quotes"),
         (WORKER + "    description: 5\n", r"\.description: expected text", "quote it"),
-        (WORKER + "    config: {max_token: 10}\n", r"\.config\.max_token: unknown Inspect GenerateConfig field", "did you mean `max_tokens`"),
+        (
+            WORKER + "    config: {max_token: 10}\n",
+            r"\.config\.max_token: unknown Inspect GenerateConfig field",
+            "did you mean `max_tokens`",
+        ),
         (WORKER + "    config: {temperature: hot}\n", r"\.config\.temperature: .*'hot'", "GenerateConfig documents"),
         (WORKER + "    config: {reasoning_effort: extreme}\n", r"\.config\.reasoning_effort", "GenerateConfig"),
         (WORKER + "    config: [1]\n", r"\.config: expected a mapping", "max_tokens: 4096"),
         (WORKER + "    model_args: 3\n", r"\.model_args: expected a mapping", "base_url"),
-        (WORKER + "    task_overrides: {bigcodebench: {reasoning_efort: medium}}\n",
-         r"task_overrides\.bigcodebench\.reasoning_efort: unknown", "did you mean `reasoning_effort`"),
-        (WORKER + "    task_overrides: {bigcodebench: medium}\n", r"task_overrides\.bigcodebench: expected a non-empty", "task name -> config"),
+        (
+            WORKER + "    task_overrides: {bigcodebench: {reasoning_efort: medium}}\n",
+            r"task_overrides\.bigcodebench\.reasoning_efort: unknown",
+            "did you mean `reasoning_effort`",
+        ),
+        (
+            WORKER + "    task_overrides: {bigcodebench: medium}\n",
+            r"task_overrides\.bigcodebench: expected a non-empty",
+            "task name -> config",
+        ),
         (WORKER + "    task_overrides: [bigcodebench]\n", r"task_overrides: expected a mapping", "task name -> config"),
         ("workers: [a]\nconductor: {model: b, grammar: 'yes'}\n", r"conductor \(b\)\.grammar", "without quotes"),
         ("workers: [a]\nname: [x]\n", r"top level\.name: expected text", "quote it"),
@@ -191,7 +210,9 @@ def record_configs(pool: str, conductor_max_tokens: int | None = None):
     return solve
 
 
-def run_configs(pool: str, task_name: str, model: str = "mockllm/model", conductor_max_tokens: int | None = None) -> dict:
+def run_configs(
+    pool: str, task_name: str, model: str = "mockllm/model", conductor_max_tokens: int | None = None
+) -> dict:
     solver = record_configs(pool, conductor_max_tokens)
     task = Task(dataset=[Sample(input="q", target="a")], solver=solver, name=task_name)
     [log] = eval(task, model=model, display="none", log_dir=None)

@@ -113,7 +113,9 @@ class _Invalid(ValueError):
 def parse_pool(data: Any, default_name: str) -> PoolSpec:
     """A validated PoolSpec from the YAML data of a pool file."""
     if not isinstance(data, Mapping):
-        raise _Invalid("top level", f"expected a mapping, got {_kind(data)}", f"start the file with `workers:` ({FORMAT_HINT})")
+        raise _Invalid(
+            "top level", f"expected a mapping, got {_kind(data)}", f"start the file with `workers:` ({FORMAT_HINT})"
+        )
     _check_keys(data, POOL_KEYS, "top level")
     workers = data.get("workers")
     if not isinstance(workers, list) or not workers:
