@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from inspect_ai.log import transcript
-from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, ModelOutput
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+)
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
@@ -23,6 +30,7 @@ from solvers import prompts
 from solvers.executor import (
     ErrorPolicy,
     RoundRecord,
+    Turn,
     Worker,
     constrained_config,
     execute_workflow,
@@ -30,20 +38,30 @@ from solvers.executor import (
     output_usage,
 )
 from solvers.grammar import Constraint, answer_constraint, workflow_constraint
+from solvers.few_shot import FEW_SHOT_SETS, set_access
+from solvers.prompts import QUESTION_MODES, QuestionMode
 from solvers.team import Conductor, resolve_conductor, resolve_workers, sample_subset
-from solvers.workflow import DEFAULT_MAX_STEPS, parse_workflow
+from solvers.workflow import ACCESS_SCHEMES, DEFAULT_MAX_STEPS, AccessScheme, parse_workflow
 
 # grammar bounds for constrained (local) models; their exact worst case sets max_tokens
 SUBTASK_CHARS = 160
 REASONING_CHARS = 160
 ANSWER_TEXT_CHARS = 200
+CONDUCTOR_MAX_TOKENS = 1024  # the paper's conductor budget (used when nothing else sets one)
 
 
 @dataclass(frozen=True)
 class Settings:
+    """Solver options (validated by `check_settings`); the defaults are the paper's method."""
+
     max_steps: int = DEFAULT_MAX_STEPS
     max_depth: int = 0
-    few_shot: bool = True
+    max_recursions: int = 1
+    few_shot: str = "ood"
+    access: AccessScheme = "binary"
+    question: QuestionMode = "first"
+    format_retries: int = 0
+    reasoning_chars: int = REASONING_CHARS
     on_error: ErrorPolicy = "continue"
     step_timeout: float | None = None
     concurrent: bool = True
@@ -54,13 +72,18 @@ def conductor(
     pool: str | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     max_depth: int = 0,
+    max_recursions: int = 1,
     pool_size: int | None = None,
     seed: int = 0,
     temperature: float | None = None,
     max_tokens: int | None = None,
     worker_temperature: float | None = None,
     worker_max_tokens: int | None = None,
-    few_shot: bool = True,
+    few_shot: str | bool = "ood",
+    access: str = "binary",
+    question: str = "first",
+    format_retries: int = 0,
+    reasoning_chars: int = REASONING_CHARS,
     grammar: bool | None = None,
     on_error: ErrorPolicy = "continue",
     step_timeout: float | None = None,
@@ -72,21 +95,41 @@ def conductor(
         pool: bundled pool name or pool YAML path (default: `--model-role workers`, else `local`).
         max_steps: most steps a workflow may have (the paper uses 5).
         max_depth: recursion depth; with 1 or more the conductor is offered as a worker.
+        max_recursions: recursive conductor calls per sample after the root call (the paper's bound).
         pool_size: offer a seeded random k-of-n subset of the pool to each sample.
         seed: seed of that subset.
         temperature: conductor sampling temperature.
-        max_tokens: conductor generation budget.
+        max_tokens: conductor generation budget (default: the pool's, else 1024 as the paper).
         worker_temperature: worker sampling temperature (overrides the pool's).
         worker_max_tokens: worker generation budget (overrides the pool's).
-        few_shot: include the four out-of-domain example workflows in the prompt.
+        few_shot: example set: ood (default), in_distribution, mixed, legacy or none
+            (true means ood, false none).
+        access: "binary" (["all"] or [], the paper's) or "indices" (also lists of earlier steps).
+        question: "first" (only the first step gets the question, the paper's) or "every".
+        format_retries: resample the conductor this many times when its output does not parse.
+        reasoning_chars: length of the free-reasoning field the llama.cpp grammar allows.
         grammar: force a valid workflow with a llama.cpp grammar (default: when supported).
         on_error: "continue" past a failed step, or "fail" the sample.
         step_timeout: seconds before a worker call counts as failed.
         concurrent: run independent steps concurrently (False: in list order, as the paper).
     """
-    if on_error not in ("continue", "fail"):
-        raise ValueError(f'on_error must be "continue" or "fail", got {on_error!r}')
-    settings = Settings(max_steps, max_depth, few_shot, on_error, step_timeout, concurrent)
+    settings = check_settings(
+        Settings(
+            max_steps=max_steps,
+            max_depth=max_depth,
+            max_recursions=max_recursions,
+            few_shot=few_shot_name(few_shot),
+            access=access,  # type: ignore[arg-type]
+            question=question,  # type: ignore[arg-type]
+            format_retries=format_retries,
+            reasoning_chars=reasoning_chars,
+            on_error=on_error,
+            step_timeout=step_timeout,
+            concurrent=concurrent,
+        )
+    )
+    check_generation(pool_size=pool_size, max_tokens=max_tokens, worker_max_tokens=worker_max_tokens,
+                     temperature=temperature, worker_temperature=worker_temperature)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         lead = resolve_conductor(pool, temperature, max_tokens, grammar)
@@ -99,48 +142,136 @@ def conductor(
     return solve
 
 
+def few_shot_name(value: str | bool) -> str:
+    """The few-shot set of a `few_shot` option (true: ood, false: none, as before)."""
+    if isinstance(value, bool):
+        return "ood" if value else "none"
+    return str(value).strip().lower()
+
+
+def check_settings(settings: Settings) -> Settings:
+    """Reject nonsensical options at start, with the option and the fix named."""
+    s = settings
+    need_option(is_int(s.max_steps) and s.max_steps >= 1, "max_steps", s.max_steps, "an integer >= 1 (the paper uses 5)")
+    need_option(is_int(s.max_depth) and s.max_depth >= 0, "max_depth", s.max_depth, "an integer >= 0 (0: no recursion)")
+    need_option(is_int(s.max_recursions) and s.max_recursions >= 0, "max_recursions", s.max_recursions,
+          "an integer >= 0 (recursive calls per sample after the root call)")
+    need_option(s.few_shot in FEW_SHOT_SETS, "few_shot", s.few_shot, " | ".join(FEW_SHOT_SETS) + " (or true/false)")
+    need_option(s.access in ACCESS_SCHEMES, "access", s.access, "binary | indices")
+    need_option(s.question in QUESTION_MODES, "question", s.question, "first | every")
+    need_option(is_int(s.format_retries) and s.format_retries >= 0, "format_retries", s.format_retries,
+          "an integer >= 0")
+    need_option(is_int(s.reasoning_chars) and s.reasoning_chars >= 0, "reasoning_chars", s.reasoning_chars,
+          "an integer >= 0 (0: no reasoning field in the grammar)")
+    need_option(s.on_error in ("continue", "fail"), "on_error", s.on_error, "continue | fail")
+    need_option(s.step_timeout is None or (_is_number(s.step_timeout) and s.step_timeout > 0), "step_timeout",
+          s.step_timeout, "a number of seconds > 0 (leave it unset for no timeout)")
+    need_option(isinstance(s.concurrent, bool), "concurrent", s.concurrent, "true | false")
+    needs = set_access(s.few_shot)
+    need_option(needs is None or needs == s.access, "few_shot", s.few_shot,
+          f"a set that fits -S access={s.access} (the {s.few_shot} examples need -S access={needs})")
+    return settings
+
+
+def check_generation(**options: float | int | None) -> None:
+    """Generation options: token budgets and pool_size >= 1, temperatures >= 0 (or unset)."""
+    for name, value in options.items():
+        if value is None:
+            continue
+        if name.endswith("temperature"):
+            need_option(_is_number(value) and value >= 0, name, value, "a number >= 0")
+        else:
+            need_option(is_int(value) and value >= 1, name, value, "an integer >= 1")
+
+
+def need_option(ok: bool, option: str, value: object, expected: str) -> None:
+    """Raise the start-up error for a solver option that is not `expected`."""
+    if not ok:
+        raise ValueError(f"invalid solver option -S {option}={value!r}: expected {expected}")
+
+
+def is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclass
+class _Budget:
+    """Recursive conductor calls left for one sample."""
+
+    left: int
+
+
 async def conduct(
     question: str,
     lead: Conductor,
     workers: Sequence[Worker],
     settings: Settings,
     depth: int = 0,
-    previous: list[tuple[int, str, str]] | None = None,
+    budget: _Budget | None = None,
+    conversation: list[ChatMessage] | None = None,
+    previous: Turn | None = None,
 ) -> RoundRecord:
-    """One conductor round: write a workflow, validate it, run it (recursing if asked)."""
+    """One conductor round: write a workflow (resampled on a format failure up to
+    `format_retries` times), validate it, run it. A nested round (depth > 0) continues the
+    conductor's `conversation`; `previous` is the turn of the step before the call."""
+    budget = budget if budget is not None else _Budget(settings.max_recursions)
     offers_self = depth < settings.max_depth
     offered = len(workers) + offers_self
-    system = prompts.conductor_system(
-        [w.description for w in workers],
-        settings.max_steps,
-        self_id=len(workers) if offers_self else None,
-        few_shot=settings.few_shot,
-    )
-    user = question if previous is None else prompts.recursion_round(question, previous)
+    if conversation is None:
+        prompt = prompts.conductor_prompt(
+            question,
+            [w.description for w in workers],
+            settings.max_steps,
+            self_id=len(workers) if offers_self else None,
+            few_shot=settings.few_shot,
+            access=settings.access,
+            question_mode=settings.question,
+        )
+        conversation = [ChatMessageUser(content=prompt)]
+    nested = previous is not None or depth > 0
     record = RoundRecord(depth=depth, conductor=lead.name)
+    if depth:
+        record.conversation = [{"role": m.role, "content": m.text} for m in conversation[1:]]
     async with span(f"conductor round {depth}", type="conductor_round"):
         constraint = (
             workflow_constraint(
                 offered,
                 settings.max_steps,
                 max_subtask_chars=SUBTASK_CHARS,
-                max_reasoning_chars=REASONING_CHARS,
-                allow_empty=previous is not None,
+                max_reasoning_chars=settings.reasoning_chars,
+                allow_empty=nested,
+                access=settings.access,
             )
             if lead.grammar
             else None
         )
-        start = time.perf_counter()
-        output = await lead.model.generate(
-            [ChatMessageSystem(content=system), ChatMessageUser(content=user)],
-            config=constrained_config(lead.model, constraint),
-        )
-        record.latency = time.perf_counter() - start
-        record.completion = output.completion
-        record.usage = output_usage(output, lead.price)
-        parsed = parse_workflow(
-            output.completion, range(offered), settings.max_steps, allow_empty=previous is not None
-        )
+        config = conductor_config(lead.model, constraint)
+        for _ in range(1 + settings.format_retries):
+            start = time.perf_counter()
+            output = await lead.model.generate(conversation, config=config)
+            latency = time.perf_counter() - start
+            usage = output_usage(output, lead.price)
+            parsed = parse_workflow(output.completion, range(offered), settings.max_steps, nested, settings.access)
+            record.attempts.append(
+                {
+                    "completion": output.completion,
+                    "rejection": parsed.reason,
+                    "rejection_message": parsed.error.message if parsed.error else None,
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "cost": usage.cost,
+                    "latency": latency,
+                }
+            )
+            record.usage.add(usage)
+            record.latency += latency
+            record.completion = output.completion
+            if parsed.ok:
+                break
         if not parsed.ok:
             record.rejection = parsed.reason
             record.rejection_message = parsed.error.message if parsed.error else None
@@ -148,11 +279,26 @@ async def conduct(
         workflow = parsed.workflow
         record.workflow = workflow.to_dict()
         if workflow.keeps_answer:
-            record.answer = previous[-1][2] if previous else None
+            record.answer = previous[1] if previous else None
             return record
+        completion = record.completion
 
-        async def recurse(seen: list[tuple[int, str, str]]) -> RoundRecord:
-            return await conduct(question, lead, workers, settings, depth + 1, seen)
+        async def recurse(before: Turn | None) -> RoundRecord:
+            if budget.left <= 0:
+                return RoundRecord(
+                    depth=depth + 1,
+                    conductor=None,
+                    rejection="recursion_budget",
+                    rejection_message=f"-S max_recursions={settings.max_recursions} recursive calls already made",
+                )
+            budget.left -= 1
+            can_recurse = depth + 1 < settings.max_depth
+            tail = [
+                ChatMessageAssistant(content=completion),
+                ChatMessageUser(content=prompts.recursion_turn(before[1] if before else None, settings.max_steps,
+                                                               can_recurse, len(workers))),
+            ]
+            return await conduct(question, lead, workers, settings, depth + 1, budget, [*conversation, *tail], before)
 
         record.steps = await execute_workflow(
             workflow,
@@ -162,9 +308,20 @@ async def conduct(
             step_timeout=settings.step_timeout,
             recurse=recurse if offers_self else None,
             concurrent=settings.concurrent,
+            question_mode=settings.question,
+            prior=previous,
         )
         record.answer = final_answer(record.steps)
     return record
+
+
+def conductor_config(model: Model, constraint: Constraint | None) -> GenerateConfig:
+    """The conductor's per-call config: the grammar if any, and the paper's 1024-token budget
+    when neither the model's config nor the grammar sets one."""
+    config = constrained_config(model, constraint)
+    if config.max_tokens is None and model.config.max_tokens is None:
+        config = config.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
+    return config
 
 
 def sample_answer_constraint(state: TaskState) -> Constraint | None:
@@ -192,15 +349,26 @@ def finish_sample(
 
 
 def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int]) -> dict:
-    """Sample metadata: headline numbers for reports, then the full round tree."""
+    """Sample metadata: headline numbers for reports (worker and conductor cost and calls
+    apart, as the paper counts them; a cost is None when a price is unknown), then the
+    full round tree."""
+    workers_used, conducting = record.worker_usage(), record.conductor_usage()
     total = record.total_usage()
+    rounds = list(_rounds(record))
     return {
         "parsed": record.rejection is None,
         "rejection": record.rejection,
         "steps": len(record.steps),
+        "agent_calls": record.agent_calls(),
+        "conductor_calls": record.conductor_calls(),
         "calls": record.calls(),
+        "format_retries": sum(max(0, len(r.attempts) - 1) for r in rounds),
+        "recursions": len(rounds) - 1,
+        "fallbacks": sum(1 for r in rounds for s in r.steps if s.fallback),
         "input_tokens": total.input_tokens,
         "output_tokens": total.output_tokens,
+        "worker_cost_usd": workers_used.cost,
+        "conductor_cost_usd": conducting.cost,
         "cost_usd": total.cost,
         "conductor": record.conductor,
         "workers": [w.name for w in workers],
@@ -209,14 +377,29 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int]) -
     }
 
 
+def _rounds(record: RoundRecord):
+    """This round and every nested round, depth first."""
+    yield record
+    for step in record.steps:
+        if step.round:
+            yield from _rounds(step.round)
+
+
 def workflow_markdown(record: RoundRecord) -> str:
-    """A readable table of a round (and its nested rounds) for the transcript."""
+    """A readable account of a round (and its nested rounds) for the transcript."""
+    lines = []
+    for turn in record.conversation:
+        shown = turn["content"] if turn["role"] == "user" else turn["content"][:1500]
+        lines.append(f"*{turn['role']} turn continuing the conductor's conversation:*\n```\n{shown[:3000]}\n```")
+    for number, attempt in enumerate(record.attempts[:-1]):
+        lines.append(f"Round {record.depth} attempt {number} rejected ({attempt['rejection']}); resampled.")
     if record.rejection:
-        return (
+        return "\n\n".join([
+            *lines,
             f"**Round {record.depth}: workflow rejected** ({record.rejection}): "
-            f"{record.rejection_message}\n\n```\n{record.completion[:2000]}\n```"
-        )
-    lines = [
+            f"{record.rejection_message}\n\n```\n{record.completion[:2000]}\n```",
+        ])
+    lines += [
         f"**Round {record.depth}** ({record.conductor}): {len(record.steps)} step(s)",
         "",
         "| step | worker | sees | subtask | tokens in/out | latency s | error |",
@@ -225,9 +408,10 @@ def workflow_markdown(record: RoundRecord) -> str:
     nested = []
     for s in record.steps:
         subtask = s.subtask.replace("|", "\\|").replace("\n", " ")[:120]
+        note = s.error or (f"fallback: {s.fallback}" if s.fallback else "")
         lines.append(
             f"| {s.index} | Model {s.worker} ({s.model}) | {s.visible} | {subtask} | "
-            f"{s.usage.input_tokens}/{s.usage.output_tokens} | {s.latency:.2f} | {s.error or ''} |"
+            f"{s.usage.input_tokens}/{s.usage.output_tokens} | {s.latency:.2f} | {note} |"
         )
         if s.round:
             nested.append(workflow_markdown(s.round))

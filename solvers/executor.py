@@ -1,11 +1,18 @@
 """Run a validated workflow on Inspect models as a DAG.
 
 A step waits only for the steps it can see, so independent steps run concurrently; the
-last step's response is the answer. A worker error or timeout becomes a recorded failed
-step (policy "continue": later steps go on without it; "fail": the sample fails with a
+last step's response is the answer. What a step is shown (`question_mode`): "first" (the
+paper's) gives the first step the question and its subtask, and every later step the
+(subtask, response) turns of the steps it sees (step 0's turn with the question in it),
+then its own subtask; "every" (the project's earlier behaviour) puts the question in the
+first turn of every step's conversation (see `solvers.prompts.step_turns`).
+
+A worker error or timeout becomes a recorded failed step (policy "continue": later steps go on without it; "fail": the sample fails with a
 `WorkerError`), never a crashed eval. Every step is recorded with its worker, subtask,
 visible steps, output, tokens, cost, latency and error, and runs in its own transcript span.
-Steps naming the conductor itself are delegated to `recurse` (a nested round).
+Steps naming the conductor itself are delegated to `recurse` (a nested round, which gets
+the response of the step before it); a nested round without an answer falls back to that
+response and the step records the fallback.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from inspect_ai.model import (
 from inspect_ai.util import LimitExceededError, span
 
 from solvers.grammar import Constraint
-from solvers.prompts import step_turns
+from solvers.prompts import QuestionMode, step_turns
 from solvers.workflow import Workflow
 from workers.pools import Price
 
@@ -71,6 +78,7 @@ class StepRecord:
     latency: float = 0.0
     error: str | None = None
     round: RoundRecord | None = None  # set when the step was a nested conductor round
+    fallback: str | None = None  # why a conductor step kept the previous response
 
     @property
     def ok(self) -> bool:
@@ -79,7 +87,9 @@ class StepRecord:
 
 @dataclass
 class RoundRecord:
-    """One conductor round: its completion, the parsed workflow and the executed steps."""
+    """One conductor round: its attempts (a format retry adds one), the parsed workflow and
+    the executed steps. `conversation` holds, for a nested round, the turns that continue
+    the conductor's conversation (its earlier completion, then the recursion turn)."""
 
     depth: int
     conductor: str | None  # None: no conductor call (a baseline's fixed workflow)
@@ -89,19 +99,44 @@ class RoundRecord:
     rejection_message: str | None = None
     steps: list[StepRecord] = field(default_factory=list)
     answer: str | None = None
-    usage: Usage = field(default_factory=Usage)  # the conductor's own generation
+    usage: Usage = field(default_factory=Usage)  # the conductor's own generations, all attempts
     latency: float = 0.0
+    attempts: list[dict] = field(default_factory=list)  # every conductor generation of this round
+    conversation: list[dict] = field(default_factory=list)
+
+    def worker_usage(self) -> Usage:
+        """Every worker step, nested rounds included."""
+        total = Usage()
+        for step in self.steps:
+            total.add(step.round.worker_usage() if step.round else step.usage)
+        return total
+
+    def conductor_usage(self) -> Usage:
+        """Every conductor generation, nested rounds and format retries included."""
+        total = Usage(self.usage.input_tokens, self.usage.output_tokens, self.usage.cost)
+        for step in self.steps:
+            if step.round:
+                total.add(step.round.conductor_usage())
+        return total
 
     def total_usage(self) -> Usage:
         """Conductor plus every step, nested rounds included."""
-        total = Usage(self.usage.input_tokens, self.usage.output_tokens, self.usage.cost)
-        for step in self.steps:
-            total.add(step.round.total_usage() if step.round else step.usage)
+        total = self.conductor_usage()
+        total.add(self.worker_usage())
         return total
 
+    def agent_calls(self) -> int:
+        """Worker calls (the paper's agent calls), nested rounds included."""
+        return sum(s.round.agent_calls() if s.round else 1 for s in self.steps)
+
+    def conductor_calls(self) -> int:
+        """Conductor generations, nested rounds and format retries included."""
+        own = len(self.attempts) if self.attempts else int(self.conductor is not None)
+        return own + sum(s.round.conductor_calls() for s in self.steps if s.round)
+
     def calls(self) -> int:
-        """Model calls made by this round (conductor and workers, nested rounds included)."""
-        return (self.conductor is not None) + sum(s.round.calls() if s.round else 1 for s in self.steps)
+        """All model calls: conductor and workers."""
+        return self.agent_calls() + self.conductor_calls()
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -111,7 +146,8 @@ class WorkerError(RuntimeError):
     """A workflow step failed and the error policy is "fail"."""
 
 
-Recurse = Callable[[list[tuple[int, str, str]]], Awaitable[RoundRecord]]
+Turn = tuple[str, str, bool]  # (subtask, response, whether its prompt carried the question)
+Recurse = Callable[[Turn | None], Awaitable[RoundRecord]]
 
 
 async def execute_workflow(
@@ -123,13 +159,16 @@ async def execute_workflow(
     step_timeout: float | None = None,
     recurse: Recurse | None = None,
     concurrent: bool = True,
+    question_mode: QuestionMode = "first",
+    prior: Turn | None = None,
 ) -> list[StepRecord]:
     """Run every step as soon as the steps it sees are done; return the step records.
 
     `concurrent=False` runs the steps one after another in list order, as the paper does
-    (same results, higher latency).
-    Worker ids equal to `len(workers)` are the conductor itself: such a step calls
-    `recurse` with the (worker, subtask, response) of the steps it sees.
+    (same results, higher latency). `prior` (a recursive round) is the previous final
+    message, also shown to the steps whose access is "all".
+    Worker ids equal to `len(workers)` are the conductor itself: such a step waits for the
+    step before it and calls `recurse` with that step's turn.
     """
     records = [
         StepRecord(i, w, _worker_name(w, workers), workflow.subtasks[i], list(workflow.visible(i)))
@@ -138,22 +177,32 @@ async def execute_workflow(
     tasks: list[asyncio.Task[None]] = []
     last = len(workflow) - 1
 
+    def turn(j: int) -> Turn:
+        return (records[j].subtask, records[j].output, j == 0)
+
     async def run(i: int) -> None:
         record = records[i]
-        waits_for = record.visible if concurrent or i == 0 else [*record.visible, i - 1]
-        await asyncio.gather(*(tasks[j] for j in waits_for))
+        recursive = record.worker == len(workers)
+        waits_for = set(record.visible)
+        if i and (recursive or not concurrent):
+            waits_for.add(i - 1)
+        await asyncio.gather(*(tasks[j] for j in sorted(waits_for)))
         failed = [j for j in record.visible if not records[j].ok]
         if failed and on_error == "fail":
             record.error = f"skipped: it sees failed step(s) {failed}"
             return
-        seen = [records[j] for j in record.visible if records[j].ok]
         async with span(f"step {i}: Model {record.worker}", type="workflow_step"):
-            if record.worker == len(workers):
-                await _run_recursion(record, seen, recurse)
-            else:
-                worker = workers[record.worker]
-                constraint = worker.answer_constraint if i == last else None
-                await _run_step(record, question, seen, worker, constraint, step_timeout)
+            if recursive:
+                previous = turn(i - 1) if i and records[i - 1].ok else (prior if i == 0 else None)
+                await _run_recursion(record, previous, recurse)
+                return
+            seen = [turn(j) for j in record.visible if records[j].ok]
+            if prior is not None and workflow.sees_all(i):
+                seen.insert(0, prior)
+            messages = step_messages(question, seen, record.subtask, i == 0, question_mode)
+            worker = workers[record.worker]
+            constraint = worker.answer_constraint if i == last else None
+            await run_step(record, messages, worker, constraint, step_timeout)
 
     for i in range(len(workflow)):
         tasks.append(asyncio.create_task(run(i)))
@@ -163,15 +212,14 @@ async def execute_workflow(
     return records
 
 
-async def _run_step(
+async def run_step(
     record: StepRecord,
-    question: str,
-    seen: Sequence[StepRecord],
+    messages: list[ChatMessage],
     worker: Worker,
     constraint: Constraint | None,
     step_timeout: float | None,
 ) -> None:
-    messages = step_messages(question, [(s.subtask, s.output) for s in seen], record.subtask)
+    """Call one worker and record its output, usage, latency and any error."""
     config = constrained_config(worker.model, constraint)
     start = time.perf_counter()
     try:
@@ -190,25 +238,41 @@ async def _run_step(
     record.latency = time.perf_counter() - start
 
 
-async def _run_recursion(record: StepRecord, seen: Sequence[StepRecord], recurse: Recurse | None) -> None:
+async def _run_recursion(record: StepRecord, previous: Turn | None, recurse: Recurse | None) -> None:
+    """A conductor step: a nested round; without an answer it keeps the previous response."""
     if recurse is None:
         record.error = "the conductor was named as a worker but recursion is disabled"
         return
     start = time.perf_counter()
-    nested = await recurse([(s.worker, s.subtask, s.output) for s in seen])
+    nested = await recurse(previous)
     record.round = nested
     record.latency = time.perf_counter() - start
-    if nested.answer is None:
-        record.error = f"nested round gave no answer ({nested.rejection or 'its steps failed'})"
-    else:
+    if nested.answer is not None:
         record.output = nested.answer
+        return
+    why = nested.rejection or "its last step failed"
+    if previous is None:
+        record.error = f"nested round gave no answer ({why}) and there is no previous response to keep"
+        return
+    record.output = previous[1]
+    record.fallback = f"nested round gave no answer ({why}); the previous response is kept"
 
 
-def step_messages(question: str, seen: Sequence[tuple[str, str]], subtask: str) -> list[ChatMessage]:
-    """The chat messages a step's worker receives."""
+def step_messages(
+    question: str,
+    seen: Sequence[Turn],
+    subtask: str,
+    first: bool = True,
+    question_mode: QuestionMode = "first",
+) -> list[ChatMessage]:
+    """The chat messages a step's worker receives (`first`: it is its round's first step)."""
+    if question_mode == "every":
+        # the earlier behaviour: the first turn of the conversation carries the question
+        seen = [(s, r, k == 0) for k, (s, r, _) in enumerate(seen)]
+        first = not seen
     return [
         ChatMessageUser(content=text) if role == "user" else ChatMessageAssistant(content=text)
-        for role, text in step_turns(question, seen, subtask)
+        for role, text in step_turns(question, seen, subtask, first)
     ]
 
 

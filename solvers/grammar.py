@@ -4,14 +4,16 @@ Pure Python, no Inspect import. Pass a grammar to a llama.cpp-backed model with
 ``GenerateConfig(extra_body={"grammar": workflow_grammar(3)})`` (the `local`
 provider, or `openai-api` pointed at a llama.cpp server).
 
-* `workflow_grammar(n_workers, max_steps)` admits exactly one optional short line
-  of reasoning, then the three Conductor lists (equal length 1..max_steps, worker
-  ids in range, access entries that only name strictly earlier steps)::
+* `workflow_grammar(n_workers, max_steps)` admits an optional bounded reasoning
+  field (one line, `max_reasoning_chars`), then the three Conductor lists in the
+  paper's format (equal length 1..max_steps, worker ids in range, access entries
+  ``["all"]`` or ``[]``; with ``access="indices"`` also lists of strictly earlier
+  steps)::
 
       Ask a solver, then a checker.
       model_id = [2, 0]
       subtasks = ["Solve the problem.", "Check the solution above."]
-      access_list = [[], "all"]
+      access_list = [[], ["all"]]
 
 * `answer_grammar(choices)` admits free text (bounded) then a last line
   ``ANSWER: X``, X one of `choices` when given.
@@ -84,12 +86,14 @@ def workflow_grammar(
     max_subtask_chars: int = 300,
     max_reasoning_chars: int = 200,
     allow_empty: bool = False,
+    access: str = "binary",
 ) -> str:
     """GBNF admitting only a valid workflow for a pool of `n_workers` (ids 0..n-1).
 
     One alternative per step count k = 1..max_steps keeps the three lists the same
-    length. Access entry of step i: ``"all"``, ``[]`` or a strictly increasing list
-    of indices in 0..i-1 (step 0: only ``"all"`` or ``[]``). Subtasks are
+    length. Access entry of step i: ``["all"]`` or ``[]``; with ``access="indices"``
+    also ``"all"`` or a strictly increasing list of indices in 0..i-1 (step 0: only
+    the all-or-nothing forms). Subtasks are
     double-quoted, one line, 1..max_subtask_chars characters starting with a letter
     (escapes \\" \\\\ \\n \\t). Set max_tokens to at least
     `workflow_max_chars(...)` (same arguments) so that output can always finish.
@@ -104,6 +108,8 @@ def workflow_grammar(
         raise ValueError("max_subtask_chars must be >= 1")
     if max_reasoning_chars < 0:
         raise ValueError("max_reasoning_chars must be >= 0")
+    if access not in ("binary", "indices"):
+        raise ValueError('access must be "binary" or "indices"')
 
     rules: list[str] = []
     if max_reasoning_chars > 0:
@@ -133,7 +139,11 @@ def workflow_grammar(
 
     # access entries: accI for step I; inc{I}-{J} = strictly increasing list of
     # indices < I starting with J
-    rules.append('accall ::= "\\"all\\"" | "[]"')
+    if access == "binary":
+        rules.append('accall ::= "[\\"all\\"]" | "[]"')
+        rules += [f"acc{i} ::= accall" for i in range(max_steps)]
+        return "\n".join(rules) + "\n"
+    rules.append('accall ::= "[\\"all\\"]" | "\\"all\\"" | "[]"')
     for i in range(max_steps):
         if i == 0:
             rules.append("acc0 ::= accall")
@@ -156,6 +166,7 @@ def workflow_max_chars(
     max_subtask_chars: int = 300,
     max_reasoning_chars: int = 200,
     allow_empty: bool = False,  # accepted so the same arguments fit both; no effect
+    access: str = "binary",
 ) -> int:
     """Upper bound on the length (characters, hence tokens) of a workflow that
     `workflow_grammar` admits with the same arguments (an escape counts 2 chars)."""
@@ -167,7 +178,8 @@ def workflow_max_chars(
     accs = len("access_list = []") + sep
     for i in range(k):
         longest_list = 2 + sum(len(str(j)) for j in range(i)) + 2 * max(0, i - 1)
-        accs += max(len('"all"'), longest_list if i else 2)
+        indices = longest_list if i and access == "indices" else 2
+        accs += max(len('["all"]'), indices)
     reasoning = max_reasoning_chars + 1 if max_reasoning_chars else 0
     return reasoning + ids + subs + accs
 

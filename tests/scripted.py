@@ -1,4 +1,5 @@
-"""Scripted Inspect models for logic tests: a reply function, an optional delay, real usage."""
+"""Scripted Inspect models for logic tests: a reply function, an optional delay, real usage;
+every call's messages and generate config are kept (`model.calls`, `model.configs`)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ def output(text: str, tokens_in: int = 10, tokens_out: int = 5) -> ModelOutput:
 def scripted(reply: Reply | str, delay: float = 0.0, fail: Exception | None = None) -> Model:
     """A mockllm model whose every call sleeps `delay`, then raises `fail` or replies."""
     calls: list[list[ChatMessage]] = []
+    configs: list = []
 
     async def respond(messages, tools, tool_choice, config) -> ModelOutput:
         calls.append(messages)
+        configs.append(config)
         await asyncio.sleep(delay)
         if fail is not None:
             raise fail
@@ -31,6 +34,7 @@ def scripted(reply: Reply | str, delay: float = 0.0, fail: Exception | None = No
 
     model = get_model("mockllm/model", custom_outputs=respond, memoize=False)
     model.calls = calls  # type: ignore[attr-defined]
+    model.configs = configs  # type: ignore[attr-defined]
     return model
 
 

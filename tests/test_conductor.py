@@ -28,7 +28,7 @@ async def test_round_runs_the_written_workflow():
     assert record.workflow == {
         "model_id": [0, 1],
         "subtasks": ["Compute it.", "Give the final number."],
-        "access_list": [[], "all"],
+        "access_list": [[], ["all"]],
     }
     assert [s.model for s in record.steps] == ["w0", "w1"]
     assert record.answer == "42"
@@ -39,10 +39,12 @@ async def test_round_runs_the_written_workflow():
 async def test_prompt_lists_workers_by_ordinal_name_only():
     conductor_model = scripted(TWO_STEPS)
     await conduct(QUESTION, Conductor(conductor_model, "c", None, False), workers(), Settings())
-    system = conductor_model.calls[0][0].text
-    assert "Model 0: first" in system and "Model 1: second" in system
-    assert "w0" not in system and "w1" not in system
-    assert "Example 4" in system  # the few-shot workflows
+    [message] = conductor_model.calls[0]  # one user message, as the paper's prompt
+    prompt = message.text
+    assert message.role == "user"
+    assert "Model 0: first" in prompt and "Model 1: second" in prompt
+    assert "w0" not in prompt and "w1" not in prompt
+    assert "Example 4" in prompt  # the few-shot workflows
 
 
 async def test_malformed_workflow_is_a_named_rejection_and_nothing_runs():
@@ -54,13 +56,17 @@ async def test_malformed_workflow_is_a_named_rejection_and_nothing_runs():
     assert all(w.model.calls == [] for w in pool)
 
 
-def recursive_conductor(nested_reply: str):
-    """Depth 0 asks itself (Model 2) to review step 0; the nested round replies `nested_reply`."""
+def is_recursion_turn(messages) -> bool:
+    return len(messages) > 1 and "Your workflow has run" in user_texts(messages)[-1]
+
+
+def recursive_conductor(nested_reply: str, root: str | None = None):
+    """The root round asks itself (Model 2) after step 0; the nested round replies `nested_reply`."""
 
     def reply(messages):
-        if "Previous workflow" in user_texts(messages)[0]:
+        if is_recursion_turn(messages):
             return nested_reply
-        return 'model_id = [0, 2]\nsubtasks = ["Compute it.", "Review."]\naccess_list = [[], "all"]'
+        return root or 'model_id = [0, 2]\nsubtasks = ["Compute it.", "Review."]\naccess_list = [[], ["all"]]'
 
     return lead(reply)
 
@@ -71,26 +77,85 @@ async def test_recursion_keeps_the_answer_with_three_empty_lists():
     assert nested is not None and nested.depth == 1
     assert nested.workflow == {"model_id": [], "subtasks": [], "access_list": []}
     assert record.answer == "41"  # step 0's answer kept by the reviewer
-    assert record.calls() == 3  # conductor, worker 0, nested conductor
+    assert record.calls() == 3 and record.agent_calls() == 1 and record.conductor_calls() == 2
 
 
-async def test_recursion_can_write_a_new_workflow():
-    redo = 'model_id = [1]\nsubtasks = ["Recompute carefully."]\naccess_list = [[]]'
-    record = await conduct(QUESTION, recursive_conductor(redo), workers(), Settings(max_depth=1))
+async def test_recursion_continues_the_conductors_own_conversation():
+    conductor = recursive_conductor(KEEP)
+    record = await conduct(QUESTION, conductor, workers(), Settings(max_depth=1))
+    root_call, nested_call = conductor.model.calls
+    assert [m.role for m in nested_call] == ["user", "assistant", "user"]
+    assert nested_call[0].text == root_call[0].text  # the same first prompt
+    assert nested_call[1].text == record.completion  # its own earlier completion
+    assert "<response>\n41\n</response>" in nested_call[2].text  # the step before it
+    assert "three empty lists" in nested_call[2].text
     nested = record.steps[1].round
-    assert [s.model for s in nested.steps] == ["w1"]
-    assert record.answer == "42"
-    assert record.total_usage().output_tokens == 5 * 4
+    assert [t["role"] for t in nested.conversation] == ["assistant", "user"]
+    assert "41" in nested.conversation[1]["content"]
+
+
+async def test_recursion_can_write_a_new_workflow_whose_all_steps_see_the_previous_answer():
+    redo = 'model_id = [1, 0]\nsubtasks = ["Recompute carefully.", "Final."]\naccess_list = [[], ["all"]]'
+    pool = [Worker(scripted("41"), "w0", "first"), Worker(scripted("42"), "w1", "second")]
+    record = await conduct(QUESTION, recursive_conductor(redo), pool, Settings(max_depth=1))
+    nested = record.steps[1].round
+    assert [s.model for s in nested.steps] == ["w1", "w0"]
+    assert record.answer == "41"
+    # nested step 0 ([]) sees its round's question only; nested step 1 (["all"]) also sees
+    # the previous final message (root step 0's turn) before the new step 0
+    nested_first, nested_last = pool[1].model.calls[0], pool[0].model.calls[-1]
+    assert [m.role for m in nested_first] == ["user"] and QUESTION in nested_first[0].text
+    assert [m.text for m in nested_last if m.role == "assistant"] == ["41", "42"]
+    assert record.total_usage().output_tokens == 5 * 5
+
+
+async def test_failed_nested_round_falls_back_to_the_previous_response():
+    # at depth 1 of max_depth 1 the conductor is no longer offered: naming it is rejected
+    again = 'model_id = [2]\nsubtasks = ["Review again."]\naccess_list = [["all"]]'
+    record = await conduct(QUESTION, recursive_conductor(again), workers(), Settings(max_depth=1))
+    step = record.steps[1]
+    assert step.round.rejection == "unknown_worker"
+    assert step.ok and step.output == "41" and "unknown_worker" in step.fallback
+    assert record.answer == "41"  # a correct answer is never turned into none
+
+
+def test_failed_nested_round_is_shown_in_the_log():
+    root = 'model_id = [1, 2]\nsubtasks = ["Compute it.", "Review."]\naccess_list = [[], ["all"]]'
+
+    def reply(messages):
+        return "I cannot decide." if is_recursion_turn(messages) else root
+
+    log = run_eval(reply, solver=conductor(max_depth=1))
+    sample = log.samples[0]
+    meta = sample.metadata["conductor"]
+    assert sample.scores["includes"].value == "C"  # "The answer is 42" survives the failed review
+    assert meta["recursions"] == 1 and meta["fallbacks"] == 1
+    step = meta["round"]["steps"][1]
+    assert step["round"]["rejection"] == "missing_list" and "previous response is kept" in step["fallback"]
+    assert [t["role"] for t in step["round"]["conversation"]] == ["assistant", "user"]
+    infos = [e for e in sample.events if e.event == "info" and e.source == "conductor"]
+    text = sample.attachments.get(infos[0].data.removeprefix("attachment://"), infos[0].data)
+    assert "continuing the conductor's conversation" in text and "fallback:" in text
+
+
+async def test_max_recursions_bounds_recursive_calls_per_sample():
+    root = 'model_id = [0, 2, 2]\nsubtasks = ["Compute it.", "Review.", "Review again."]\naccess_list = [[], [], []]'
+    conductor = recursive_conductor(KEEP, root=root)
+    record = await conduct(QUESTION, conductor, workers(), Settings(max_depth=1, max_recursions=1))
+    assert len(conductor.model.calls) == 2  # the root and one recursive call
+    assert record.steps[1].round.workflow is not None
+    assert record.steps[2].round.rejection == "recursion_budget"
+    assert record.steps[2].fallback and record.answer == "41"
+    assert record.conductor_calls() == 2
 
 
 async def test_recursion_depth_is_bounded():
-    # at depth 1 of max_depth 1 the conductor is no longer offered: naming it is rejected
-    again = 'model_id = [2]\nsubtasks = ["Review again."]\naccess_list = ["all"]'
-    record = await conduct(QUESTION, recursive_conductor(again), workers(), Settings(max_depth=1))
-    nested = record.steps[1].round
-    assert nested.rejection == "unknown_worker"
-    assert record.answer is None
-    assert "nested round gave no answer" in record.steps[1].error
+    again = 'model_id = [2]\nsubtasks = ["Review again."]\naccess_list = [["all"]]'
+    conductor = recursive_conductor(again)
+    record = await conduct(QUESTION, conductor, workers(), Settings(max_depth=1, max_recursions=5))
+    assert len(conductor.model.calls) == 2
+    assert "cannot be called again" in user_texts(conductor.model.calls[1])[-1]
+    assert record.steps[1].round.rejection == "unknown_worker"
 
 
 async def test_conductor_is_not_offered_without_recursion():

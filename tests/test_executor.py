@@ -31,8 +31,10 @@ def pool(*models, price=None):
     return [Worker(m, f"w{i}", price=price) for i, m in enumerate(models)]
 
 
-def test_step_messages_are_question_then_seen_turns_then_subtask():
-    messages = step_messages(QUESTION, [("Draft.", "42"), ("Check.", "ok")], "Answer.")
+def test_every_mode_step_messages_are_question_then_seen_turns_then_subtask():
+    # the earlier behaviour (-S question=every): the first turn carries the question
+    seen = [("Draft.", "42", False), ("Check.", "ok", False)]
+    messages = step_messages(QUESTION, seen, "Answer.", first=False, question_mode="every")
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant", "user"]
     assert QUESTION in messages[0].text and "Draft." in messages[0].text
     assert messages[1].text == "42"
@@ -40,10 +42,46 @@ def test_step_messages_are_question_then_seen_turns_then_subtask():
     assert messages[-1].text.endswith("Answer.")
 
 
-def test_no_access_sees_question_and_own_subtask_only():
-    messages = step_messages(QUESTION, [], "Solve.")
+def test_every_mode_no_access_sees_question_and_own_subtask_only():
+    messages = step_messages(QUESTION, [], "Solve.", first=False, question_mode="every")
     assert len(messages) == 1
     assert QUESTION in messages[0].text and "Solve." in messages[0].text
+
+
+def test_first_mode_only_the_first_step_gets_the_question():
+    first = step_messages(QUESTION, [], "Solve.", first=True)
+    assert [m.role for m in first] == ["user"] and QUESTION in first[0].text and "Solve." in first[0].text
+    later_alone = step_messages(QUESTION, [], "Solve 6 x 7.", first=False)
+    assert [m.text for m in later_alone] == ["Your subtask: Solve 6 x 7."]
+    # a later step that sees step 0 gets step 0's turn as it was sent (with the question)
+    sees_first = step_messages(QUESTION, [("Draft.", "42", True), ("Check.", "ok", False)], "Answer.", first=False)
+    assert [m.role for m in sees_first] == ["user", "assistant", "user", "assistant", "user"]
+    assert QUESTION in sees_first[0].text and "Draft." in sees_first[0].text
+    assert QUESTION not in sees_first[2].text and QUESTION not in sees_first[4].text
+    # one that sees only step 1 never sees the question
+    sees_second = step_messages(QUESTION, [("Check.", "ok", False)], "Answer.", first=False)
+    assert all(QUESTION not in m.text for m in sees_second)
+
+
+async def test_first_mode_later_step_without_access_does_not_see_the_question():
+    model = scripted("ok")
+    workflow = Workflow((0, 0, 0), ("A", "B", "C"), ((), (), "all"))
+    await execute_workflow(workflow, QUESTION, pool(model))
+    by_subtask = {user_texts(m)[-1][-1]: m for m in model.calls}
+    assert QUESTION in by_subtask["A"][0].text
+    assert all(QUESTION not in m.text for m in by_subtask["B"])
+    assert [m.role for m in by_subtask["C"]] == ["user", "assistant", "user", "assistant", "user"]
+    assert QUESTION in by_subtask["C"][0].text  # through step 0's turn
+
+
+async def test_prior_turn_is_shown_to_all_steps_only():
+    model = scripted(echo_seen)
+    workflow = Workflow((0, 0), ("A", "B"), ((), "all"))
+    prior = ("Earlier subtask.", "earlier final answer", False)
+    records = await execute_workflow(workflow, QUESTION, pool(model), prior=prior)
+    assert "Earlier subtask." not in records[0].output
+    assert "Earlier subtask." in records[1].output
+    assert any(m.text == "earlier final answer" for m in model.calls[-1])
 
 
 async def test_each_step_sees_exactly_what_access_allows():
@@ -59,10 +97,10 @@ async def test_each_step_sees_exactly_what_access_allows():
     assert final_answer(records) == records[-1].output
 
 
-async def test_question_is_always_visible():
+async def test_every_mode_question_is_always_visible():
     model = scripted("ok")
-    workflow = Workflow((0, 0), ("A", "B"), ((), "all"))
-    await execute_workflow(workflow, QUESTION, pool(model))
+    workflow = Workflow((0, 0), ("A", "B"), ((), ()))
+    await execute_workflow(workflow, QUESTION, pool(model), question_mode="every")
     assert all(QUESTION in messages[0].text for messages in model.calls)
 
 
@@ -135,6 +173,23 @@ async def test_timeout_becomes_a_failed_step_with_the_fix():
     assert time.perf_counter() - start < 1.5
     assert "timed out after 0.1 s" in records[0].error and "step_timeout" in records[0].error
     assert records[1].ok
+
+
+async def test_conductor_step_gets_the_previous_response_and_falls_back_to_it():
+    from solvers.executor import RoundRecord
+
+    received = []
+
+    async def failed_round(previous):
+        received.append(previous)
+        return RoundRecord(depth=1, conductor="c", rejection="unequal_lengths")
+
+    workflow = Workflow((0, 1), ("A", "review"), ((), ()))
+    records = await execute_workflow(workflow, QUESTION, pool(scripted("41")), recurse=failed_round)
+    assert received == [("A", "41", True)]  # the step before it, although its access is []
+    assert records[1].ok and records[1].output == "41"
+    assert "unequal_lengths" in records[1].fallback and "previous response is kept" in records[1].fallback
+    assert final_answer(records) == "41"
 
 
 async def test_conductor_step_without_recursion_is_a_failed_step():

@@ -49,7 +49,7 @@ def parse_workflow(text: str, n_workers: int, max_steps: int) -> tuple[list, lis
     assert all(isinstance(w, int) and 0 <= w < n_workers for w in model_id)
     assert all(isinstance(s, str) and s and "\n" not in s for s in subtasks)
     for i, entry in enumerate(access):
-        if entry != "all":
+        if entry not in ("all", ["all"]):
             assert isinstance(entry, list)
             assert all(isinstance(j, int) and 0 <= j < i for j in entry)
             assert entry == sorted(set(entry))
@@ -88,8 +88,17 @@ def test_workflow_grammar_steps_have_matching_lengths():
         assert [r for r in refs if r.startswith("acc")] == [f"acc{i}" for i in range(k)]
 
 
-def test_access_rules_only_reference_earlier_steps():
+def test_binary_access_admits_only_all_or_nothing():
     g = workflow_grammar(2, 5)
+    assert re.search(r'^accall ::= "\[\\"all\\"\]" \| "\[\]"$', g, re.M), g
+    assert all(re.search(rf"^acc{i} ::= accall$", g, re.M) for i in range(5))
+    assert "inc" not in g
+    longest = "model_id = [0]\nsubtasks = [\"x\"]\naccess_list = [[\"all\"]]"
+    assert workflow_max_chars(2, 1, max_subtask_chars=1, max_reasoning_chars=0) == len(longest)
+
+
+def test_access_rules_only_reference_earlier_steps():
+    g = workflow_grammar(2, 5, access="indices")
     assert re.search(r"^acc0 ::= accall$", g, re.M)
     for i in range(1, 5):
         for j in range(i):
@@ -143,10 +152,10 @@ def test_max_chars_bounds_the_longest_workflow():
         + "]\nsubtasks = ["
         + ", ".join(['"x' + "\\n" * (sub - 1) + '"'] * k)
         + "]\naccess_list = ["
-        + ", ".join(max('"all"', str(list(range(i))), key=len) for i in range(k))
+        + ", ".join(max('["all"]', str(list(range(i))), key=len) for i in range(k))
         + "]"
     )
-    bound = workflow_max_chars(n, k, max_subtask_chars=sub, max_reasoning_chars=rea)
+    bound = workflow_max_chars(n, k, max_subtask_chars=sub, max_reasoning_chars=rea, access="indices")
     assert bound == len(longest)
     parse_workflow(longest.replace("\\n", "\\t"), n_workers=n, max_steps=k)
     assert answer_max_chars(["A", "B"], max_text_chars=10) == 11 + len("ANSWER: ") + 1
