@@ -34,10 +34,10 @@ FAN_IN = Workflow((0, 1, 2, 3, 4), tuple("ABCDE"), ((), (), (), (), "all"))
 
 async def plain_calls(workers: list[Worker]) -> None:
     """The same five generations, issued back to back without the executor."""
-    seen: list[tuple[str, str]] = []
+    seen: list[tuple[str, str, bool]] = []
     for i, worker in enumerate(workers):
-        output = await worker.model.generate(step_messages(QUESTION, seen, CHAIN.subtasks[i]))
-        seen.append((CHAIN.subtasks[i], output.completion))
+        output = await worker.model.generate(step_messages(QUESTION, seen, CHAIN.subtasks[i], i == 0))
+        seen.append((CHAIN.subtasks[i], output.completion, i == 0))
 
 
 async def timed(make, repeats: int) -> list[float]:

@@ -78,7 +78,7 @@ ACCESS = {
     ),
 }
 
-RECURSION_NOTE = """\
+RECURSION_NOTE = """
 Model {self_id} is you, the conductor. A step that names Model {self_id} shows you the \
 response of the step before it; you can then keep that response or write more steps to improve it.
 """

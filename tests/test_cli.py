@@ -52,3 +52,15 @@ def test_cli_main_job_on_the_local_pool(tmp_path):
     assert sample.metadata["data_source"].startswith("file:")
     steps = [e for e in sample.events if e.event == "span_begin" and e.type == "workflow_step"]
     assert len(steps) == meta["steps"]
+
+
+@pytest.mark.parametrize("option", ["max_steps=0", "step_timeout=-1", "access=some"])
+def test_cli_nonsensical_solver_option_fails_at_start_with_the_fix(tmp_path, option):
+    env = {**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "logs"), "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    command = [str(INSPECT), "eval", "tasks/gpqa.py", "-T", f"data_file={FIXTURE}", "--display", "plain",
+               "--solver", "conductor", "-S", option, "--model", "mockllm/model", "--limit", "1"]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-2000:]
+    assert f"invalid solver option -S {option.split('=')[0]}=" in output and "expected" in output
+    assert not (tmp_path / "logs").exists() or not list_eval_logs(str(tmp_path / "logs"))

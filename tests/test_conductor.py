@@ -1,13 +1,20 @@
 """The conductor solver with scripted models: rounds, recursion, rejections, logs."""
 
+import asyncio
+import re
+
+import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import includes
 from scripted import scripted, user_texts
 
-from solvers.conductor import Settings, conduct, conductor
+from solvers.conductor import Settings, conduct, conductor, few_shot_name
 from solvers.executor import Worker
+from solvers.few_shot import load_examples
 from solvers.team import Conductor, sample_subset
+from solvers.workflow import parse_workflow
+from workers.pools import Price
 
 QUESTION = "What is 6 x 7? Reply with the number."
 TWO_STEPS = 'Plan.\nmodel_id = [0, 1]\nsubtasks = ["Compute it.", "Give the final number."]\naccess_list = [[], "all"]'
@@ -245,3 +252,172 @@ def test_answer_grammar_follows_the_sample_format():
     assert letters.max_tokens >= len("ANSWER: A")
     assert "ANSWER: " in sample_answer_constraint(state({})).grammar
     assert sample_answer_constraint(state({"answer_format": "code"})) is None
+
+
+# ---------------------------------------------------------------- the paper's method by default
+
+FIGURE_2 = """The problem needs a careful derivation. The strongest math model should solve it, and a
+second model should check the work and state the final answer.
+
+model_id = [1, 0]
+subtasks = ["Solve the problem step by step.", "Verify the solution above and give the final number."]
+access_list = [[], ["all"]]"""
+
+
+async def test_paper_figure_2_style_completion_parses_and_runs():
+    pool = workers()
+    record = await conduct(QUESTION, lead(FIGURE_2), pool, Settings())
+    assert record.rejection is None and record.workflow["access_list"] == [[], ["all"]]
+    assert record.answer == "41"
+    [checker_call] = pool[0].model.calls
+    assert [m.role for m in checker_call] == ["user", "assistant", "user"]
+    assert checker_call[1].text == "42"
+
+
+async def test_prompt_follows_the_papers_order_and_allows_free_reasoning():
+    model = scripted(TWO_STEPS)
+    await conduct(QUESTION, Conductor(model, "c", None, False), workers(), Settings(max_depth=1))
+    prompt = model.calls[0][0].text
+    marks = ["conductor", "at most 5 steps", "subtask", "The first step receives the user question",
+             "last step goes back to the user", "model_id:", "subtasks:", "access_list:", '["all"]',
+             "For instance:", "Example 1.", "QUESTION:\n" + QUESTION, "MODELS:\nModel 0: first",
+             "Model 2: yourself"]
+    positions = [prompt.find(mark) for mark in marks]
+    assert -1 not in positions, [m for m, p in zip(marks, positions, strict=True) if p < 0]
+    assert positions == sorted(positions)
+    assert "at most a line" not in prompt and "as freely" in prompt
+    assert "[0, 2]" not in prompt  # the binary scheme does not mention index lists
+
+
+@pytest.mark.parametrize("few_shot", ["ood", "in_distribution", "mixed", "legacy"])
+@pytest.mark.parametrize("pool_size", [1, 2, 7])
+async def test_few_shot_examples_are_valid_workflows_for_the_pool_in_use(few_shot, pool_size):
+    access = "indices" if few_shot == "legacy" else "binary"
+    model = scripted(TWO_STEPS)
+    pool = [Worker(scripted("x"), f"w{i}") for i in range(pool_size)]
+    await conduct(QUESTION, Conductor(model, "c", None, False), pool, Settings(few_shot=few_shot, access=access))
+    prompt = model.calls[0][0].text
+    examples = prompt.split("For instance:")[1].split("QUESTION:")[0].split("Example ")[1:]
+    assert len(examples) == 4
+    for example in examples:
+        result = parse_workflow(example, range(pool_size), access=access)
+        assert result.ok, (example, result.error)
+    if pool_size == 7 and few_shot == "ood":  # ids span the whole pool
+        ids = {i for e in examples for i in parse_workflow(e, range(7)).workflow.model_ids}
+        assert ids == set(range(7))
+
+
+async def test_no_few_shot_and_sets_differ():
+    prompts_seen = {}
+    for few_shot in ("ood", "in_distribution", "mixed", "none"):
+        model = scripted(TWO_STEPS)
+        await conduct(QUESTION, Conductor(model, "c", None, False), workers(), Settings(few_shot=few_shot))
+        prompts_seen[few_shot] = model.calls[0][0].text
+    assert "Example 1." not in prompts_seen["none"]
+    assert "Countdown" not in prompts_seen["ood"]  # no dataset names leak into the prompt
+    assert "141" in prompts_seen["ood"] and "141" not in prompts_seen["in_distribution"]
+    assert "182" in prompts_seen["mixed"] and "3x^2" in prompts_seen["mixed"]
+
+
+def test_few_shot_data_files_state_their_provenance():
+    for name in ("ood", "in_distribution", "legacy"):
+        for example in load_examples(name):
+            assert example.provenance and example.reasoning and example.question
+    assert {e.id for e in load_examples("mixed")} <= {e.id for e in load_examples("ood") + load_examples("in_distribution")}
+
+
+async def test_format_retries_resample_and_every_attempt_counts():
+    replies = iter(["no lists here", "model_id = [0]\nsubtasks = ['a', 'b']\naccess_list = [[]]", TWO_STEPS])
+    record = await conduct(QUESTION, lead(lambda m: next(replies)), workers(), Settings(format_retries=2))
+    assert record.rejection is None and record.answer == "42"
+    assert [a["rejection"] for a in record.attempts] == ["missing_list", "unequal_lengths", None]
+    assert record.conductor_calls() == 3 and record.agent_calls() == 2
+    assert record.usage.output_tokens == 15  # three conductor generations of 5 tokens
+    once = await conduct(QUESTION, lead("no lists here"), workers(), Settings())
+    assert once.rejection == "missing_list" and len(once.attempts) == 1
+
+
+async def test_conductor_budget_defaults_to_1024_tokens():
+    model = scripted(TWO_STEPS)
+    await conduct(QUESTION, Conductor(model, "c", None, False), workers(), Settings())
+    assert model.configs[0].max_tokens == 1024
+
+
+def test_worker_and_conductor_cost_and_calls_are_apart():
+    from solvers.conductor import summary
+
+    priced = [Worker(scripted("41"), "w0", price=Price(input=1.0, output=1.0)), Worker(scripted("42"), "w1",
+                                                                                      price=Price(input=1.0, output=1.0))]
+    record = asyncio.run(conduct(QUESTION, lead(TWO_STEPS), priced, Settings()))
+    meta = summary(record, priced, [0, 1])
+    assert meta["conductor_cost_usd"] is None  # an unknown conductor price (a local checkpoint)
+    assert meta["worker_cost_usd"] == pytest.approx(record.worker_usage().input_tokens / 1e6 + 10 / 1e6)
+    assert meta["cost_usd"] is None
+    assert meta["agent_calls"] == 2 and meta["conductor_calls"] == 1 and meta["calls"] == 3
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"max_steps": 0}, "max_steps=0"),
+        ({"max_steps": -1}, "max_steps=-1"),
+        ({"step_timeout": 0}, "step_timeout=0"),
+        ({"step_timeout": -1}, "step_timeout=-1"),
+        ({"max_depth": -1}, "max_depth=-1"),
+        ({"max_recursions": -2}, "max_recursions=-2"),
+        ({"format_retries": -1}, "format_retries=-1"),
+        ({"few_shot": "bogus"}, "few_shot='bogus'"),
+        ({"few_shot": "legacy"}, "access=indices"),
+        ({"access": "some"}, "access='some'"),
+        ({"question": "never"}, "question='never'"),
+        ({"reasoning_chars": -5}, "reasoning_chars=-5"),
+        ({"on_error": "ignore"}, "on_error='ignore'"),
+        ({"pool_size": 0}, "pool_size=0"),
+        ({"max_tokens": 0}, "max_tokens=0"),
+        ({"worker_temperature": -1}, "worker_temperature=-1"),
+    ],
+)
+def test_nonsensical_options_fail_at_start_naming_the_option(options, named):
+    with pytest.raises(ValueError, match=re.escape(named)) as error:
+        conductor(**options)
+    assert "expected" in str(error.value)
+
+
+def test_single_worker_rejects_bad_options_at_start():
+    from solvers.baselines import single_worker
+
+    with pytest.raises(ValueError, match="worker=-1"):
+        single_worker(worker=-1)
+    with pytest.raises(ValueError, match="step_timeout=0"):
+        single_worker(step_timeout=0)
+
+
+def test_few_shot_true_false_keep_their_meaning():
+    assert few_shot_name(True) == "ood" and few_shot_name(False) == "none" and few_shot_name("OOD") == "ood"
+
+
+async def test_earlier_behaviour_with_indices_every_and_no_examples():
+    old = 'Plan.\nmodel_id = [0, 1, 0]\nsubtasks = ["A", "B", "C"]\naccess_list = [[], [], [0, 1]]'
+    model = scripted(old)
+    pool = [Worker(scripted("41"), "w0"), Worker(scripted("42"), "w1")]
+    settings = Settings(access="indices", question="every", few_shot="none")
+    record = await conduct(QUESTION, Conductor(model, "c", None, False), pool, settings)
+    assert record.rejection is None and record.steps[2].visible == [0, 1]
+    assert "Example" not in model.calls[0][0].text and "[0, 2]" in model.calls[0][0].text
+    # every step's conversation starts with the question, as before
+    for call in [*pool[0].model.calls, *pool[1].model.calls]:
+        assert call[0].text.startswith(QUESTION)
+    # the default (binary) scheme names the index list as its rejection
+    assert (await conduct(QUESTION, lead(old), pool, Settings())).rejection == "indices_access"
+
+
+def test_single_worker_sends_the_benchmark_prompt_alone():
+    from solvers.baselines import single_worker
+
+    alone = scripted("42")
+    log = run_eval("unused", solver=single_worker(worker=0), workers=[alone])
+    assert log.status == "success", log.error
+    [call] = alone.calls
+    assert [m.text for m in call] == [QUESTION]
+    meta = log.samples[0].metadata["conductor"]
+    assert meta["agent_calls"] == 1 and meta["conductor_calls"] == 0
