@@ -37,8 +37,8 @@ from solvers.executor import (
     final_answer,
     output_usage,
 )
-from solvers.grammar import Constraint, answer_constraint, workflow_constraint
 from solvers.few_shot import FEW_SHOT_SETS, set_access
+from solvers.grammar import Constraint, answer_constraint, workflow_constraint
 from solvers.prompts import QUESTION_MODES, QuestionMode
 from solvers.team import Conductor, resolve_conductor, resolve_workers, sample_subset
 from solvers.workflow import ACCESS_SCHEMES, DEFAULT_MAX_STEPS, AccessScheme, parse_workflow
@@ -128,8 +128,13 @@ def conductor(
             concurrent=concurrent,
         )
     )
-    check_generation(pool_size=pool_size, max_tokens=max_tokens, worker_max_tokens=worker_max_tokens,
-                     temperature=temperature, worker_temperature=worker_temperature)
+    check_generation(
+        pool_size=pool_size,
+        max_tokens=max_tokens,
+        worker_max_tokens=worker_max_tokens,
+        temperature=temperature,
+        worker_temperature=worker_temperature,
+    )
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         lead = resolve_conductor(pool, temperature, max_tokens, grammar)
@@ -152,24 +157,43 @@ def few_shot_name(value: str | bool) -> str:
 def check_settings(settings: Settings) -> Settings:
     """Reject nonsensical options at start, with the option and the fix named."""
     s = settings
-    need_option(is_int(s.max_steps) and s.max_steps >= 1, "max_steps", s.max_steps, "an integer >= 1 (the paper uses 5)")
+    need_option(
+        is_int(s.max_steps) and s.max_steps >= 1, "max_steps", s.max_steps, "an integer >= 1 (the paper uses 5)"
+    )
     need_option(is_int(s.max_depth) and s.max_depth >= 0, "max_depth", s.max_depth, "an integer >= 0 (0: no recursion)")
-    need_option(is_int(s.max_recursions) and s.max_recursions >= 0, "max_recursions", s.max_recursions,
-          "an integer >= 0 (recursive calls per sample after the root call)")
+    need_option(
+        is_int(s.max_recursions) and s.max_recursions >= 0,
+        "max_recursions",
+        s.max_recursions,
+        "an integer >= 0 (recursive calls per sample after the root call)",
+    )
     need_option(s.few_shot in FEW_SHOT_SETS, "few_shot", s.few_shot, " | ".join(FEW_SHOT_SETS) + " (or true/false)")
     need_option(s.access in ACCESS_SCHEMES, "access", s.access, "binary | indices")
     need_option(s.question in QUESTION_MODES, "question", s.question, "first | every")
-    need_option(is_int(s.format_retries) and s.format_retries >= 0, "format_retries", s.format_retries,
-          "an integer >= 0")
-    need_option(is_int(s.reasoning_chars) and s.reasoning_chars >= 0, "reasoning_chars", s.reasoning_chars,
-          "an integer >= 0 (0: no reasoning field in the grammar)")
+    need_option(
+        is_int(s.format_retries) and s.format_retries >= 0, "format_retries", s.format_retries, "an integer >= 0"
+    )
+    need_option(
+        is_int(s.reasoning_chars) and s.reasoning_chars >= 0,
+        "reasoning_chars",
+        s.reasoning_chars,
+        "an integer >= 0 (0: no reasoning field in the grammar)",
+    )
     need_option(s.on_error in ("continue", "fail"), "on_error", s.on_error, "continue | fail")
-    need_option(s.step_timeout is None or (_is_number(s.step_timeout) and s.step_timeout > 0), "step_timeout",
-          s.step_timeout, "a number of seconds > 0 (leave it unset for no timeout)")
+    need_option(
+        s.step_timeout is None or (_is_number(s.step_timeout) and s.step_timeout > 0),
+        "step_timeout",
+        s.step_timeout,
+        "a number of seconds > 0 (leave it unset for no timeout)",
+    )
     need_option(isinstance(s.concurrent, bool), "concurrent", s.concurrent, "true | false")
     needs = set_access(s.few_shot)
-    need_option(needs is None or needs == s.access, "few_shot", s.few_shot,
-          f"a set that fits -S access={s.access} (the {s.few_shot} examples need -S access={needs})")
+    need_option(
+        needs is None or needs == s.access,
+        "few_shot",
+        s.few_shot,
+        f"a set that fits -S access={s.access} (the {s.few_shot} examples need -S access={needs})",
+    )
     return settings
 
 
@@ -295,8 +319,11 @@ async def conduct(
             can_recurse = depth + 1 < settings.max_depth
             tail = [
                 ChatMessageAssistant(content=completion),
-                ChatMessageUser(content=prompts.recursion_turn(before[1] if before else None, settings.max_steps,
-                                                               can_recurse, len(workers))),
+                ChatMessageUser(
+                    content=prompts.recursion_turn(
+                        before[1] if before else None, settings.max_steps, can_recurse, len(workers)
+                    )
+                ),
             ]
             return await conduct(question, lead, workers, settings, depth + 1, budget, [*conversation, *tail], before)
 
@@ -335,9 +362,7 @@ def sample_answer_constraint(state: TaskState) -> Constraint | None:
     return answer_constraint(letters, max_text_chars=ANSWER_TEXT_CHARS)
 
 
-def finish_sample(
-    state: TaskState, record: RoundRecord, workers: Sequence[Worker], chosen: list[int]
-) -> TaskState:
+def finish_sample(state: TaskState, record: RoundRecord, workers: Sequence[Worker], chosen: list[int]) -> TaskState:
     """Store the round in the sample (metadata, transcript) and make its answer the output."""
     state.metadata["conductor"] = summary(record, workers, chosen)
     transcript().info(workflow_markdown(record), source="conductor")
@@ -394,11 +419,13 @@ def workflow_markdown(record: RoundRecord) -> str:
     for number, attempt in enumerate(record.attempts[:-1]):
         lines.append(f"Round {record.depth} attempt {number} rejected ({attempt['rejection']}); resampled.")
     if record.rejection:
-        return "\n\n".join([
-            *lines,
-            f"**Round {record.depth}: workflow rejected** ({record.rejection}): "
-            f"{record.rejection_message}\n\n```\n{record.completion[:2000]}\n```",
-        ])
+        return "\n\n".join(
+            [
+                *lines,
+                f"**Round {record.depth}: workflow rejected** ({record.rejection}): "
+                f"{record.rejection_message}\n\n```\n{record.completion[:2000]}\n```",
+            ]
+        )
     lines += [
         f"**Round {record.depth}** ({record.conductor}): {len(record.steps)} step(s)",
         "",

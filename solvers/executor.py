@@ -7,9 +7,10 @@ paper's) gives the first step the question and its subtask, and every later step
 then its own subtask; "every" (the project's earlier behaviour) puts the question in the
 first turn of every step's conversation (see `solvers.prompts.step_turns`).
 
-A worker error or timeout becomes a recorded failed step (policy "continue": later steps go on without it; "fail": the sample fails with a
-`WorkerError`), never a crashed eval. Every step is recorded with its worker, subtask,
-visible steps, output, tokens, cost, latency and error, and runs in its own transcript span.
+A worker error or timeout becomes a recorded failed step (policy "continue": later steps
+go on without it; "fail": the sample fails with a `WorkerError`), never a crashed eval.
+Every step is recorded with its worker, subtask, visible steps, output, tokens, cost,
+latency and error, and runs in its own transcript span.
 Steps naming the conductor itself are delegated to `recurse` (a nested round, which gets
 the response of the step before it); a nested round without an answer falls back to that
 response and the step records the fallback.

@@ -262,7 +262,7 @@ def _worker(entry: object, step: int, worker_ids: Collection[int]) -> int:
 
 
 def _is_all(entry: object) -> bool:
-    """"all" or ["all"] (any case): every earlier step."""
+    """ "all" or ["all"] (any case): every earlier step."""
     if isinstance(entry, (list, tuple)) and len(entry) == 1:
         entry = entry[0]
     return isinstance(entry, str) and entry.strip().lower() == "all"
@@ -272,9 +272,7 @@ def _access(entry: object, step: int, scheme: AccessScheme) -> str | tuple[int, 
     if _is_all(entry):
         return "all"
     allowed = '["all"] or []' if scheme == "binary" else '["all"], [] or a list of earlier step indices'
-    if not isinstance(entry, (list, tuple)) or not all(
-        isinstance(i, int) and not isinstance(i, bool) for i in entry
-    ):
+    if not isinstance(entry, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in entry):
         raise WorkflowError(Reason.BAD_ACCESS, f"access_list[{step}] = {_show(entry)} must be {allowed}")
     if entry and scheme == "binary":
         raise WorkflowError(

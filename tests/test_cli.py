@@ -27,8 +27,9 @@ def inspect_eval(tmp_path, *args: str, timeout: int = 600):
 def test_cli_scores_an_unparseable_workflow_with_the_reason(tmp_path):
     # a base model without a grammar writes no workflow: the sample is still scored
     conductor = "conductor={model: local/gemma3-270m, temperature: 0, max_tokens: 48}"
-    log = inspect_eval(tmp_path, "--solver", "conductor", "-S", "grammar=false",
-                       "--model-role", conductor, "--limit", "1")
+    log = inspect_eval(
+        tmp_path, "--solver", "conductor", "-S", "grammar=false", "--model-role", conductor, "--limit", "1"
+    )
     assert log.status == "success"
     assert log.eval.solver == "conductor"
     [sample] = log.samples
@@ -57,8 +58,23 @@ def test_cli_main_job_on_the_local_pool(tmp_path):
 @pytest.mark.parametrize("option", ["max_steps=0", "step_timeout=-1", "access=some"])
 def test_cli_nonsensical_solver_option_fails_at_start_with_the_fix(tmp_path, option):
     env = {**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "logs"), "XDG_DATA_HOME": str(tmp_path / "xdg")}
-    command = [str(INSPECT), "eval", "tasks/gpqa.py", "-T", f"data_file={FIXTURE}", "--display", "plain",
-               "--solver", "conductor", "-S", option, "--model", "mockllm/model", "--limit", "1"]
+    command = [
+        str(INSPECT),
+        "eval",
+        "tasks/gpqa.py",
+        "-T",
+        f"data_file={FIXTURE}",
+        "--display",
+        "plain",
+        "--solver",
+        "conductor",
+        "-S",
+        option,
+        "--model",
+        "mockllm/model",
+        "--limit",
+        "1",
+    ]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-2000:]

@@ -278,10 +278,22 @@ async def test_prompt_follows_the_papers_order_and_allows_free_reasoning():
     model = scripted(TWO_STEPS)
     await conduct(QUESTION, Conductor(model, "c", None, False), workers(), Settings(max_depth=1))
     prompt = model.calls[0][0].text
-    marks = ["conductor", "at most 5 steps", "subtask", "The first step receives the user question",
-             "last step goes back to the user", "model_id:", "subtasks:", "access_list:", '["all"]',
-             "For instance:", "Example 1.", "QUESTION:\n" + QUESTION, "MODELS:\nModel 0: first",
-             "Model 2: yourself"]
+    marks = [
+        "conductor",
+        "at most 5 steps",
+        "subtask",
+        "The first step receives the user question",
+        "last step goes back to the user",
+        "model_id:",
+        "subtasks:",
+        "access_list:",
+        '["all"]',
+        "For instance:",
+        "Example 1.",
+        "QUESTION:\n" + QUESTION,
+        "MODELS:\nModel 0: first",
+        "Model 2: yourself",
+    ]
     positions = [prompt.find(mark) for mark in marks]
     assert -1 not in positions, [m for m, p in zip(marks, positions, strict=True) if p < 0]
     assert positions == sorted(positions)
@@ -323,7 +335,9 @@ def test_few_shot_data_files_state_their_provenance():
     for name in ("ood", "in_distribution", "legacy"):
         for example in load_examples(name):
             assert example.provenance and example.reasoning and example.question
-    assert {e.id for e in load_examples("mixed")} <= {e.id for e in load_examples("ood") + load_examples("in_distribution")}
+    assert {e.id for e in load_examples("mixed")} <= {
+        e.id for e in load_examples("ood") + load_examples("in_distribution")
+    }
 
 
 async def test_format_retries_resample_and_every_attempt_counts():
@@ -346,8 +360,10 @@ async def test_conductor_budget_defaults_to_1024_tokens():
 def test_worker_and_conductor_cost_and_calls_are_apart():
     from solvers.conductor import summary
 
-    priced = [Worker(scripted("41"), "w0", price=Price(input=1.0, output=1.0)), Worker(scripted("42"), "w1",
-                                                                                      price=Price(input=1.0, output=1.0))]
+    priced = [
+        Worker(scripted("41"), "w0", price=Price(input=1.0, output=1.0)),
+        Worker(scripted("42"), "w1", price=Price(input=1.0, output=1.0)),
+    ]
     record = asyncio.run(conduct(QUESTION, lead(TWO_STEPS), priced, Settings()))
     meta = summary(record, priced, [0, 1])
     assert meta["conductor_cost_usd"] is None  # an unknown conductor price (a local checkpoint)

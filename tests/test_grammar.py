@@ -93,7 +93,7 @@ def test_binary_access_admits_only_all_or_nothing():
     assert re.search(r'^accall ::= "\[\\"all\\"\]" \| "\[\]"$', g, re.M), g
     assert all(re.search(rf"^acc{i} ::= accall$", g, re.M) for i in range(5))
     assert "inc" not in g
-    longest = "model_id = [0]\nsubtasks = [\"x\"]\naccess_list = [[\"all\"]]"
+    longest = 'model_id = [0]\nsubtasks = ["x"]\naccess_list = [["all"]]'
     assert workflow_max_chars(2, 1, max_subtask_chars=1, max_reasoning_chars=0) == len(longest)
 
 

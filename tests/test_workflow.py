@@ -1,8 +1,8 @@
 """The workflow language: accepted forms, named rejections, and no code ever runs."""
 
 import ast
-import time
 import builtins
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,7 +24,7 @@ def lists(model_id: str, subtasks: str, access: str) -> str:
 
 
 def test_plain_lists_after_reasoning():
-    text = "Two workers should do it.\n" + lists('[1, 0]', '["Solve.", "Check."]', '[[], "all"]')
+    text = "Two workers should do it.\n" + lists("[1, 0]", '["Solve.", "Check."]', '[[], "all"]')
     result = parse_workflow(text, POOL)
     assert result.ok and result.error is None
     assert result.workflow == Workflow((1, 0), ("Solve.", "Check."), ((), "all"))
@@ -242,14 +242,14 @@ def test_paper_reward(parsed, correct, reward):
 
 # ---------------------------------------------------------------- the paper's format
 
-FIGURE_2 = '''The question asks for a proof-style computation, so one model should solve it and a
+FIGURE_2 = """The question asks for a proof-style computation, so one model should solve it and a
 second, stronger model should check every step and give the final answer. I will restate the
 problem for the checker only through the history it sees.
 
 model_id = [3, 1]
 subtasks = ["Solve the problem step by step.", "Verify the solution above and state the final answer."]
 access_list = [[], ["all"]]
-'''
+"""
 
 
 def test_paper_figure_2_style_completion_parses():
@@ -330,7 +330,9 @@ def test_assignment_inside_a_string_literal_is_not_the_workflow():
     assert parse_workflow(hidden, POOL).reason == "missing_list"
     real_after = hidden + lists("[1]", '["real"]', "[[]]")
     assert parse_workflow(real_after, POOL).workflow.subtasks == ("real",)
-    inside_value = 'model_id = [1]\nsubtasks = ["""real\n' + lists("[2]", '["x"]', "[[]]") + '"""]\naccess_list = [[]]\n'
+    inside_value = (
+        'model_id = [1]\nsubtasks = ["""real\n' + lists("[2]", '["x"]', "[[]]") + '"""]\naccess_list = [[]]\n'
+    )
     assert parse_workflow(inside_value, POOL).workflow.model_ids == (1,)
 
 
