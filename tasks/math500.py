@@ -19,7 +19,6 @@ only in expectation. The bundled data defaults to `split=test`; a user file
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,8 +30,8 @@ from scorers.inspect_scorers import math_equivalence
 from tasks.catalog import MATH500
 from tasks.common import build_dataset
 from tasks.prompts import math_prompt
+from tasks.splits import check_split, hash_split
 
-SPLITS = ("train", "validation", "test", "all")
 SPLIT_SALT = "conductor-bench/math500-split/v1:"
 
 
@@ -53,13 +52,8 @@ def record_to_sample(record: dict[str, Any]) -> Sample:
 
 
 def assign_splits(keys: Iterable[str]) -> dict[str, str]:
-    """key -> "train" | "validation" | "test": a hash ranking cut 3/5, 1/5, rest."""
-    ranked = sorted(set(keys), key=lambda k: hashlib.sha256((SPLIT_SALT + k).encode()).hexdigest())
-    n_train, n_validation = len(ranked) * 3 // 5, len(ranked) // 5
-    return {
-        key: "train" if i < n_train else "validation" if i < n_train + n_validation else "test"
-        for i, key in enumerate(ranked)
-    }
+    """key -> "train" | "validation" | "test": the hash ranking cut 3/5, 1/5, rest."""
+    return hash_split(keys, SPLIT_SALT)
 
 
 def split_key(sample: Sample) -> str:
@@ -92,8 +86,7 @@ def math500(
         seed: shuffle seed.
     """
     chosen = split or ("all" if data_file else "test")
-    if chosen not in SPLITS:
-        raise ValueError(f"math500: unknown split {split!r}; use one of {', '.join(SPLITS)}")
+    check_split("math500", chosen)
     dataset = build_dataset(
         "math500",
         MATH500,
