@@ -37,11 +37,17 @@ SPLIT_SALT = "conductor-bench/math500-split/v1:"
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
     """A MATH-500 row (problem, solution, answer, subject, level, unique_id) -> Sample."""
+    missing = [k for k in ("problem", "answer") if record.get(k) is None or not str(record[k]).strip()]
+    if missing:
+        raise ValueError(
+            f"math500 record without {' and '.join(missing)} (fields: {', '.join(sorted(map(str, record)))}); "
+            "each record needs `problem` and `answer` (optional: subject, level, unique_id)"
+        )
     question = str(record["problem"]).strip()
     return Sample(
         id=record.get("unique_id"),
         input=math_prompt(question),
-        target=str(record["answer"]),
+        target=str(record["answer"]).strip(),
         metadata={
             "question": question,
             "subject": record.get("subject", ""),

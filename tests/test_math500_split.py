@@ -84,3 +84,10 @@ def test_bundled_data_defaults_to_the_test_split(monkeypatch):
     dataset = module.math500().dataset
     assert seen["data_file"] is None
     assert {s.id for s in dataset} == {uid for uid, split in pinned().items() if split == "test"}
+
+
+def test_record_missing_a_field_is_named(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"problem": "1+1?", "unique_id": "x"}) + "\n")
+    with pytest.raises(ValueError, match=r"math500 record without answer \(fields: problem, unique_id\)"):
+        math500(data_file=str(path))
