@@ -18,7 +18,10 @@ _MATH_DELIMS = re.compile(r"\\[()\[\]]|\$")
 _PREFIX = re.compile(r"^(?i:(?:the[ \t]{1,3})?(?:correct[ \t]{1,3})?(?:option|choice|answer)[ \t]{0,3}(?:is[ \t]{1,3})?:?[ \t]{0,3})")
 _LEAD = re.compile(r"([(\[{]?)[ \t]{0,3}([A-Za-z])[ \t]{0,3}([)\]}]?)(?![A-Za-z0-9])")
 # a second option right after the first: "or B", ", B", " B", "/B", "& (B)", "and C"
-_SECOND = re.compile(r"^[\s,/&;|+.:-]{0,10}(?:(?i:and/or|or|and|vs\.?|then|maybe|perhaps)[\s,]{1,5})?[(\[]?([A-Za-z])[)\]]?(?![A-Za-z0-9])")
+_SECOND = re.compile(
+    r"^[\s,/&;|+.:-]{0,10}(?:(?i:and/or|or|and|vs\.?|then|maybe|perhaps|possibly|also)[\s,]{1,5}){0,3}"
+    r"[(\[]?([A-Za-z])[)\]]?(?![A-Za-z0-9])"
+)
 
 
 def _clean(content: str) -> str:

@@ -41,11 +41,12 @@ def clip(text: str) -> str:
     return text[-MAX_INPUT_CHARS:]
 
 
-# "ANSWER:" (upper case) anywhere; "Answer:", "**Final answer:**" only at a line start,
+# "ANSWER:" (upper case) and "Final answer:" anywhere; "Answer:" only at a line start,
 # so prose such as "check our answer: ..." is not a tag
 _ANSWER_TAG = re.compile(
     r"(?<![A-Za-z])ANSWER[ \t*_]{0,8}:"
-    r"|^[ \t*_#>]{0,8}(?i:final[ \t]{1,3})?(?i:answer)[ \t*_]{0,8}:",
+    r"|(?<![A-Za-z])(?i:final[ \t]{1,3}answer)[ \t*_]{0,8}:"
+    r"|^[ \t*_#>]{0,8}(?i:answer)[ \t*_]{0,8}:",
     re.MULTILINE,
 )
 _FINAL_IS = re.compile(r"(?i:final[ \t]{1,3}answer[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be)[ \t:]{0,4})")
@@ -105,8 +106,12 @@ def _final_is_content(text: str, pos: int) -> tuple[int, int]:
     for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
         if text.startswith(left, pos):
             close = text.find(right, pos + len(left), pos + _SPAN)
-            if close >= 0:
-                return pos, close + len(right)
+            while close > 0 and right == "$" and text[close - 1] == "\\":  # \$ is a dollar sign
+                close = text.find(right, close + 1, pos + _SPAN)
+            if close >= 0:  # the sentence goes on to ". " ("$A$ or $B$." stays whole)
+                pos_after = close + len(right)
+                stop = text.find(". ", pos_after, eol)
+                return pos, (eol if stop < 0 else stop)
     stop = text.find(". ", pos, eol)
     return pos, (eol if stop < 0 else stop)
 
@@ -201,7 +206,34 @@ def _unwrap(content: str, depth: int = 0) -> str:
     # boxes among other text ("x = \boxed{5}", "\boxed{A} or \boxed{B}"): drop the wrappers
     for b in reversed(boxes):
         content = content[: b.start] + content[b.cstart : b.cend] + content[b.cend + 1 :]
-    return _LEAD_IN.sub("", content.strip()).strip()
+    content = _LEAD_IN.sub("", content.strip()).strip()
+    for q in ('\\"', '"', "'"):  # a quoted answer: "\"$12$\"", "'B'"
+        if len(content) > 2 * len(q) and content.startswith(q) and content.endswith(q):
+            return content[len(q) : -len(q)].strip()
+    return content
+
+
+# what may stand between boxes that together give one answer: "\\boxed{1}, \\boxed{2}",
+# "\\boxed{A} \\quad \\text{or} \\quad \\boxed{B}" (then a list, which a single-valued check refuses)
+_BOX_GAP = re.compile(
+    r"(?:[\s,;$.]|\\quad|\\qquad|\\[\[\]()]|\\text\{[ \t]{0,3}(?:and|or)[ \t]{0,3}\}|(?<![A-Za-z])(?:and|or)(?![A-Za-z]))*"
+)
+_MAX_BOX_GAP = 40
+
+
+def _box_run(text: str, last: Marker) -> str:
+    """The last box, joined with the boxes right before it that form one list answer."""
+    boxes = [b for b in _boxes(text[max(0, last.start - 4 * _SPAN) : last.cend + 1])]
+    offset = max(0, last.start - 4 * _SPAN)
+    parts = [text[last.cstart : last.cend].strip()]
+    end = last.start
+    for b in reversed(boxes[:-1]):
+        gap = text[offset + b.cend + 1 : end]
+        if len(gap) > _MAX_BOX_GAP or not _BOX_GAP.fullmatch(gap):
+            break
+        parts.append(text[offset + b.cstart : offset + b.cend].strip())
+        end = offset + b.start
+    return ", ".join(reversed(parts))
 
 
 def final_answer(text: str | None) -> tuple[str | None, str]:
@@ -224,7 +256,7 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
     }[mk.kind]
     raw = text[mk.cstart : mk.cend]
     if mk.kind == "boxed":
-        return raw.strip(), how
+        return _box_run(text, mk), how
     answer = _unwrap(raw)
     return answer, how
 

@@ -58,7 +58,7 @@ _DELIMS = re.compile(r"\\[\[\]()]|\$")
 _SPACING = re.compile(r"\\(?:,|;|:|!|quad|qquad|displaystyle|textstyle)(?![A-Za-z])|\\ |~")
 _SIZERS = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])")
 _DEGREES = re.compile(r"\^[ \t]{0,3}\{?[ \t]{0,3}\\circ[ \t]{0,3}\}?|°")
-_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:(?:,|\{,\})\d{3})+(?![\d,])")
+_WHOLE_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d{1,3}(?: \d{3})+(?:\.\d+)?")
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _VAR_EQ = re.compile(r"^[ \t]{0,3}[A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?[ \t]{0,3}=([^=]+)$")
@@ -97,7 +97,8 @@ def normalize_math_answer(answer: str) -> str:
     m = _VAR_EQ.match(s)
     if m:
         s = m.group(1).strip()
-    s = _THOUSANDS.sub(lambda t: t.group(0).replace("{,}", "").replace(",", ""), s)
+    if _WHOLE_NUMBER.fullmatch(s.replace("{,}", ",")):
+        s = re.sub(r"[, ]|\{,\}", "", s)
     s = re.sub(r"\\frac(\d)(\d)", r"\\frac{\1}{\2}", s)  # \frac12
     s = re.sub(r"\\frac\{([^{}]{0,100})\}(\d)", r"\\frac{\1}{\2}", s)
     s = re.sub(r"\\sqrt(\d+)", r"\\sqrt{\1}", s)
@@ -138,12 +139,17 @@ def _repeating(m: re.Match[str]) -> str:
 
 
 def _for_math_verify(s: str, gold_is_equation: bool) -> str:
-    s = normalize_unicode(s)
+    s = normalize_unicode(s).replace("\\$", "")
     s = _DELIMS.sub("", s).strip().rstrip(".").strip()
+    s = re.sub(r"(\d),\\!\s?(?=\d{3}(?!\d))", r"\1,", s)
+    s = re.sub(r"(\d)\\[,;:](?=\d{3}(?!\d))", r"\1", s)
+    s = s.replace("\\!", "")
     s = _SCI.sub(r"\1\\times10^{\2}", s)
     s = _REPEATING.sub(_repeating, s)
     s = _SEPARATOR_WORDS.sub(",", s)
-    items = _top_level_items(_THOUSANDS.sub(lambda t: t.group(0).replace("{,}", "").replace(",", ""), s))
+    if _WHOLE_NUMBER.fullmatch(s.replace("{,}", ",")):
+        s = re.sub(r"[, ]|\{,\}", "", s)
+    items = _top_level_items(s)
     if not gold_is_equation:
         out = []
         for item in items:
@@ -153,24 +159,88 @@ def _for_math_verify(s: str, gold_is_equation: bool) -> str:
     return ", ".join(items)
 
 
-def refusal(pred: str, gold: str) -> str | None:
+# words that change or blur a value: never dropped to make a match
+_VALUE_WORDS = frozenset(
+    "hundred thousand million billion trillion dozen times squared cubed not no none never"
+    " between either maybe perhaps possibly probably approximately roughly about around nearly"
+    " almost least most".split()
+)
+_MATH_SEGMENT = re.compile(r"(?<!\\)\$\$([^$]{0,600})\$\$|(?<!\\)\$((?:[^$]|\\\$){0,600}?)(?<!\\)\$|\\\((.{0,600}?)\\\)|\\\[(.{0,600}?)\\\]", re.S)
+_BARE_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:\s?%)?")
+_LIST_GAP = re.compile(r"[\s,;]{0,6}(?:(?:and|or)[\s,]{0,3})?")
+
+
+def _as_sentence(pred: str, gold: str) -> str:
+    """An answer written as a sentence ("Thus $x \\geq 5$ is the solution.") -> its value.
+
+    The value is the last math segment or bare number; values joined only by commas,
+    "and" or "or" stay together (a list, refused when the reference has one value).
+    """
+    outside = _MATH_SEGMENT.sub(lambda m: " " * len(m.group(0)), pred)  # keeps positions
+    prose = _words(outside) - _words(gold) - _UNITS - _FUNCS - {"and", "or"}
+    if not any(len(w) >= 3 for w in prose):
+        return pred
+    tokens: list[tuple[int, int, str]] = []
+    for m in _MATH_SEGMENT.finditer(pred):
+        tokens.append((m.start(), m.end(), next(g for g in m.groups() if g is not None)))
+    for m in _BARE_NUMBER.finditer(outside):
+        tokens.append((m.start(), m.end(), m.group(0)))
+    if not tokens:
+        return pred
+    tokens.sort()
+    value = [tokens[-1]]
+    for tok in reversed(tokens[:-1]):
+        if not _LIST_GAP.fullmatch(pred[tok[1] : value[-1][0]]):
+            break
+        value.append(tok)
+    return ", ".join(t[2].strip() for t in reversed(value))
+
+
+_SCALE = re.compile(
+    r"(\d)[ \t]{0,3}(?:\\(?:text|mathrm|mbox)[ \t]{0,3}\{[ \t]{0,3})?"
+    r"(thousand|million|billion|trillion)[ \t]{0,3}\}?"
+)
+_SCALE_EXP = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+
+
+def _read_scale(s: str) -> str:
+    """A scale word multiplies: "2 million" -> "2\\times10^{6}" (never dropped)."""
+    return _SCALE.sub(lambda m: f"{m.group(1)}\\times10^{{{_SCALE_EXP[m.group(2)]}}}", s)
+
+
+def _count_values(answer: str) -> int:
+    """How many distinct values an answer lists (a set literal counts its elements)."""
+    s = _for_math_verify(answer, True).strip()
+    if s.startswith("\\{") and s.endswith("\\}"):
+        s = s[2:-2]
+    elif s.startswith("{") and s.endswith("}") and "," in s:
+        s = s[1:-1]
+    plus_minus = 1 if re.search(r"\\pm(?![A-Za-z])|±", s) else 0
+    return len({normalize_math_answer(i) for i in _top_level_items(s)}) + plus_minus
+
+
+def refusal(pred: str, gold: str, count: bool = True) -> str | None:
     """Why a careful grader gives no credit before comparing, or None."""
     if len(pred) > MAX_ANSWER_CHARS:
         return f"answer longer than {MAX_ANSWER_CHARS} characters"
-    gold_words = _words(gold)
-    gold_letters = {c.lower() for c in _COMMAND.sub(" ", gold) if c.isalpha()}
-    extra = sorted(
-        w
-        for w in _words(_SEPARATOR_WORDS.sub(",", pred)) - gold_words - _UNITS - _FUNCS
-        if not (len(w) <= 4 and set(w) <= gold_letters)
-    )
-    if extra:
-        return f"answer has words the reference lacks: {', '.join(extra[:5])}"
-    n_pred = len(_top_level_items(_for_math_verify(pred, True)))
-    n_gold = len(_top_level_items(_for_math_verify(gold, True)))
+    blur = sorted((_words(pred) & _VALUE_WORDS) - _words(gold))
+    if blur:
+        return f"answer has words that change or hedge its value: {', '.join(blur)}"
+    if not count:
+        return None
+    n_pred, n_gold = _count_values(pred), _count_values(gold)
     if n_pred > n_gold:
         return f"answer gives {n_pred} values where the reference has {n_gold} (a hedge scores 0)"
     return None
+
+
+def gold_answer(target: str) -> str:
+    """A target that is a whole solution ("... so $\\boxed{5}$") is read by its last box."""
+    if "\\boxed" in target or "\\fbox" in target:
+        answer, _ = final_answer(target)
+        if answer:
+            return answer
+    return target
 
 
 # ----------------------------------------------------------------- math-verify bridge
@@ -277,12 +347,17 @@ def check_math(
     raw, how = extract_math_answer(completion)
     if raw is None:
         return CheckResult(False, None, how)
-    gold_raw = str(target)
-    why = refusal(raw, gold_raw)
+    gold_raw = _read_scale(gold_answer(str(target)))
+    raw = _read_scale(raw)
+    why = refusal(raw, gold_raw, count=False) or refusal(raw := _as_sentence(raw, gold_raw), gold_raw)
     if why is not None:
         return CheckResult(False, raw, f"{why} ({how})")
-    is_eq = "=" in gold_raw
-    same = symbolic_equal(_for_math_verify(gold_raw, is_eq), _for_math_verify(raw, is_eq), timeout)
+    same = symbolic_equal(gold_raw, raw, timeout)  # math-verify on the answers as written
+    if not same:
+        is_eq = "=" in gold_raw
+        gold_mv, pred_mv = _for_math_verify(gold_raw, is_eq), _for_math_verify(raw, is_eq)
+        if (gold_mv, pred_mv) != (gold_raw, raw):
+            same = symbolic_equal(gold_mv, pred_mv, timeout) or same
     if same:
         return CheckResult(True, raw, f"equivalent by math-verify ({how})")
     pred, gold = normalize_math_answer(raw), normalize_math_answer(gold_raw)
