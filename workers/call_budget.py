@@ -1,0 +1,120 @@
+"""Time and retry budget of one model call (pure logic, no Inspect import).
+
+A call may make several attempts; it ends with an error once it has used up
+`max_retries` retries or `timeout` seconds overall, whichever comes first, and no
+attempt runs longer than `attempt_timeout` or past the overall deadline. The names
+are Inspect's `GenerateConfig` fields, and a value set there wins over the
+provider's defaults.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+DEFAULT_TIMEOUT = 600.0  # seconds for a whole call, retries included
+DEFAULT_ATTEMPT_TIMEOUT = 240.0  # seconds for one attempt (a local generation takes far less)
+DEFAULT_MAX_RETRIES = 2
+RETRY_WAIT_INITIAL = 1.0  # backoff between attempts: 1, 2, 4, 8 s (+ up to 1 s jitter), at most 8
+RETRY_WAIT_MAX = 8.0
+RETRY_WAIT_JITTER = 1.0
+
+
+def _positive(name: str, value: Any, integer: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    ok = number >= 0 if integer else number > 0
+    if not ok or (integer and number != int(number)):
+        kind = "a whole number >= 0" if integer else "a number of seconds > 0"
+        raise ValueError(f"local provider: {name} must be {kind}, got {value!r} (e.g. -M {name}=60)")
+    return number
+
+
+@dataclass(frozen=True)
+class CallBudget:
+    timeout: float = DEFAULT_TIMEOUT
+    attempt_timeout: float = DEFAULT_ATTEMPT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+
+    @classmethod
+    def from_args(cls, timeout: Any = None, attempt_timeout: Any = None, max_retries: Any = None) -> CallBudget:
+        """Provider defaults from model args (-M); None keeps the built-in default."""
+        return cls().override(timeout, attempt_timeout, max_retries)
+
+    def override(self, timeout: Any = None, attempt_timeout: Any = None, max_retries: Any = None) -> CallBudget:
+        """This budget with the given (non-None) values replacing its own, validated."""
+        changes: dict[str, Any] = {}
+        if timeout is not None:
+            changes["timeout"] = _positive("timeout", timeout)
+        if attempt_timeout is not None:
+            changes["attempt_timeout"] = _positive("attempt_timeout", attempt_timeout)
+        if max_retries is not None:
+            changes["max_retries"] = int(_positive("max_retries", max_retries, integer=True))
+        return replace(self, **changes)
+
+    def describe(self) -> str:
+        return f"timeout={self.timeout:g} s, attempt_timeout={self.attempt_timeout:g} s, max_retries={self.max_retries}"
+
+
+def max_retry_wait(attempts: int) -> float:
+    """Upper bound of the backoff after the `attempts`-th failed attempt."""
+    return min(RETRY_WAIT_INITIAL * 2 ** (attempts - 1) + RETRY_WAIT_JITTER, RETRY_WAIT_MAX)
+
+
+@dataclass
+class Call:
+    """One call's progress: when it started and how many attempts it began."""
+
+    budget: CallBudget
+    start: float
+    attempts: int = 0
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def remaining(self) -> float:
+        return self.budget.timeout - self.elapsed()
+
+    def attempt_limit(self) -> float:
+        """Seconds the next attempt may take (never past the overall deadline)."""
+        return min(self.budget.attempt_timeout, self.remaining())
+
+    def exhausted(self) -> bool:
+        """No further attempt may start."""
+        return self.attempts > self.budget.max_retries or self.remaining() <= 0
+
+    def give_up_after_failure(self) -> bool:
+        """After a failed attempt: True when no retry could start and finish in budget."""
+        return self.attempts > self.budget.max_retries or self.remaining() - max_retry_wait(self.attempts) <= 0
+
+
+class CallLedger:
+    """Calls in progress, keyed by an object that stays the same across one call's attempts
+    (Inspect passes the same resolved GenerateConfig to every attempt of a call)."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, tuple[object, Call]] = {}
+
+    def begin(self, key: object, budget: CallBudget) -> Call:
+        entry = self._calls.get(id(key))
+        if entry is not None and entry[0] is key:
+            return entry[1]
+        self._drop_stale()
+        call = Call(budget, time.monotonic())
+        self._calls[id(key)] = (key, call)  # holding `key` keeps its id from being reused
+        return call
+
+    def end(self, key: object) -> None:
+        self._calls.pop(id(key), None)
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def _drop_stale(self) -> None:
+        """Forget calls cancelled from outside (they never reached end())."""
+        for k, (_, call) in list(self._calls.items()):
+            if call.remaining() < -RETRY_WAIT_MAX - 60:
+                del self._calls[k]
