@@ -58,7 +58,9 @@ def test_constrained_pool_has_the_papers_training_settings():
     assert specs[PAPER_MODELS["gpt5"]][0].config["reasoning_effort"] == "minimal"
     direct, thinking = specs[PAPER_MODELS["qwen"]]
     for qwen in (direct, thinking):
-        assert (qwen.config["top_p"], qwen.config["top_k"], qwen.config["presence_penalty"]) == (0.8, 20, 1.0)
+        top_k = qwen.config["extra_body"]["top_k"]  # Inspect's vllm provider drops GenerateConfig.top_k
+        assert (qwen.config["top_p"], top_k, qwen.config["presence_penalty"]) == (0.8, 20, 1.0)
+        assert "top_k" not in qwen.config
     assert direct.config["extra_body"]["chat_template_kwargs"]["enable_thinking"] is False
     assert thinking.config["extra_body"]["chat_template_kwargs"]["enable_thinking"] is True
 
@@ -249,3 +251,21 @@ def test_conductor_gets_the_papers_budget_unless_set(override_pool):
     # no eval model: the pool's conductor, with the paper's budget or the pool's own
     assert run_configs(override_pool, "gpqa", model="none/none")["conductor_max_tokens"] == 1024
     assert run_configs("local", "gpqa", model="none/none")["conductor_max_tokens"] == 512
+
+
+def test_qwen3_sampling_reaches_the_vllm_request():
+    """top-p, top-k, presence penalty and the thinking switch are in the request Inspect's
+    vllm provider would send (it drops GenerateConfig.top_k, hence extra_body). No server."""
+    from inspect_ai.model import GenerateConfig, get_model
+
+    for pool in ("paper-constrained", "paper-open"):
+        direct, thinking = by_model(pool)[PAPER_MODELS["qwen"]]
+        for spec, enabled in ((direct, False), (thinking, True)):
+            model = get_model(
+                spec.model, base_url="http://127.0.0.1:9/v1", api_key="unused",
+                config=GenerateConfig(**spec.config), memoize=False,
+            )  # fmt: skip
+            params = model.api.completion_params(model.config, tools=False)
+            assert (params["top_p"], params["presence_penalty"], params["temperature"]) == (0.8, 1.0, 0.2)
+            assert params["extra_body"] == {"top_k": 20, "chat_template_kwargs": {"enable_thinking": enabled}}
+            assert params["max_tokens"] == 4096
