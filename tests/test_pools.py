@@ -163,6 +163,11 @@ WORKER = "workers:\n  - model: openai/gpt-5\n"
         (WORKER + "    task_overrides: [bigcodebench]\n", r"task_overrides: expected a mapping", "task name -> config"),
         ("workers: [a]\nconductor: {model: b, grammar: 'yes'}\n", r"conductor \(b\)\.grammar", "without quotes"),
         ("workers: [a]\nname: [x]\n", r"top level\.name: expected text", "quote it"),
+        (
+            "workers:\n  - {model: vllm/m, config: {top_k: 20}}\n",
+            r"\(vllm/m\)\.config\.top_k: Inspect's vllm provider",
+            "extra_body: {top_k: 20}",
+        ),
     ],
 )
 def test_malformed_pool_names_file_entry_field_and_fix(tmp_path, text, where, fix):

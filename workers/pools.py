@@ -29,6 +29,9 @@ FORMAT_HINT = "see workers/pools/local.yaml for the format"
 POOL_KEYS = ("name", "description", "conductor", "workers")
 ENTRY_KEYS = ("model", "description", "config", "model_args", "price", "grammar", "task_overrides")
 PRICE_KEYS = ("input", "output")
+# OpenAI-compatible providers whose requests omit GenerateConfig.top_k (checked in Inspect
+# 0.3.285): top_k must go in extra_body, which vLLM, SGLang and llama.cpp servers read
+NO_TOP_K_PROVIDERS = ("vllm/", "sglang/", "openai-api/", "local/")
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,7 @@ def _model(entry: Any, where: str) -> ModelSpec:
     if not isinstance(model_args, Mapping):
         raise _Invalid(f"{where}.model_args", f"expected a mapping, got {_kind(model_args)}",
                        "write `model_args: {base_url: ...}`")  # fmt: skip
-    return ModelSpec(
+    spec = ModelSpec(
         model=model,
         description=_text(entry, "description", where),
         config=generate_config(entry.get("config"), f"{where}.config"),
@@ -159,6 +162,20 @@ def _model(entry: Any, where: str) -> ModelSpec:
         grammar=grammar,
         task_overrides=_task_overrides(entry.get("task_overrides"), f"{where}.task_overrides"),
     )
+    _check_top_k(spec, where)
+    return spec
+
+
+def _check_top_k(spec: ModelSpec, where: str) -> None:
+    """Refuse a top_k that the provider would silently drop."""
+    if not spec.model.startswith(NO_TOP_K_PROVIDERS):
+        return
+    blocks = {"config": spec.config, **{f"task_overrides.{t}": c for t, c in spec.task_overrides.items()}}
+    for name, config in blocks.items():
+        if config.get("top_k") is not None:
+            provider = spec.model.split("/", 1)[0]
+            raise _Invalid(f"{where}.{name}.top_k", f"Inspect's {provider} provider does not send top_k",
+                           f"move it into extra_body: `extra_body: {{top_k: {config['top_k']}}}`")  # fmt: skip
 
 
 def _price(value: Any, where: str) -> Price | None:
