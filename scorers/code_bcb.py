@@ -2,39 +2,35 @@
 
 Zhuo et al., BigCodeBench: Benchmarking Code Generation with Diverse Function Calls
 and Complex Instructions, arXiv:2406.15877. Semantics follow the official harness
-(bigcode-project/bigcodebench v0.2.x: `generate.py`, `sanitize.py`, `evaluate.py`,
-`eval/__init__.py`), re-implemented, not copied:
+(the `bigcodebench` package 0.2.5 on PyPI: `generate.py`, `sanitize.py`, `evaluate.py`,
+`eval/__init__.py`), re-implemented rule by rule, not copied:
 
 * prompt: "Please provide a self-contained Python script that solves the following
   problem in a markdown code block:" then the `complete_prompt` in a fence (complete
   split) or the `instruct_prompt` as is (instruct split; it already ends with "You
   should write self-contained code starting with: ```<code_prompt>```").
-* code: the last fenced block that defines the entry point, else the last fenced
-  block, else (plain-code answers) the longest parsable span if it defines the entry
-  point. The official extractor takes the longest syntactically valid span of lines
-  of the whole answer: the same code in practice, without its quadratic search. A
-  block that continues the function body (first line indented) gets
-  `complete_prompt` prepended, as the official calibration did.
-* sanitize (official `sanitize(code, entrypoint)`, tree-sitter there, `ast` here):
-  keep every top-level import (first) and the top-level functions, classes and
-  variables reachable from the entry point (first definition of a name wins); drop
-  everything else (example calls, `if __name__ == "__main__":`, prints). Not parsable:
-  the longest parsable span of lines (bounded search), else the code unchanged.
-* program: calibrated, as on the leaderboard: `code_prompt + "\\n    pass\\n" + code`,
-  so the prompt's imports and constants are there even when the answer omits them.
-* run: program + "\\n" + the task's `test` executed as ONE module named `__test__`
-  (with `os`, `sys`, `environ` pre-bound), in a fresh temporary working directory,
-  stdin/stdout/stderr swallowed, TZ=UTC, OMP_NUM_THREADS=1; then
-  `unittest.TestLoader().loadTestsFromTestCase(TestCases)` under a time limit.
-  pass = no failure and no error (skips do not count). Per-task time limit: the
-  official max(240 s, reference runtime) + 1; here `timeout` (default 240) + 1 for
-  the suite and +2 for the whole process (the reference runtime is not measured:
-  it is far below 240 s for every task).
+* code: the official `sanitize(answer, entry_point)` over the whole answer
+  (scorers/bcb_sanitize.py, mirrored rule by rule and checked against the package):
+  the longest parsable span of lines, then its imports and the definitions the entry
+  point reaches. Calibrated mode (default, the leaderboard's) also applies the
+  official `--calibrate` rules: a fenced body-only answer gets the `complete_prompt`
+  inserted, and the program is `code_prompt + "\\n    pass\\n" + code`, so the
+  prompt's imports are there even when the answer omits them. Without calibration
+  nothing is prepended.
+* run (scorers/bcb_driver.py): the official `safe_environment` and
+  `reliability_guard`, then program + "\\n" + the task's `test` executed as ONE module
+  `__test__` (with `os`, `sys`, `environ`), in a fresh temporary directory, I/O
+  swallowed; `unittest.TestLoader().loadTestsFromTestCase(TestCases)` under a time
+  limit. pass = it loads and the run has no failure and no error (skips pass, as
+  officially, unless the solution raised them). Per-task limit: official
+  max(240 s, reference runtime) + 1; here `timeout` (default 240) + 1 for the suite
+  and + 2 for the test process (reference runtimes are far below 240 s).
 
 Execution happens only in the injected `CodeRunner` (sandbox): the harness parses the
-model's code with `ast` (never runs it) and runs a small trusted driver next to it.
-The driver prints a JSON verdict, tagged with a per-run nonce given on stdin, on its
-last stdout line. A `ModuleNotFoundError` is reported as the distinct reason
+model's code with `ast` (never runs it). The verdict comes from the driver's trusted
+parent process, tagged with a nonce only it holds, on its last stdout line; the tests
+run in a child watched for tampering (see scorers/bcb_driver.py for what is checked and
+the residual risk). A `ModuleNotFoundError` is reported as the distinct reason
 "environment: missing module X": still a fail (official semantics), but visible.
 """
 
@@ -44,12 +40,12 @@ import ast
 import json
 import re
 import secrets
-import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sandboxes.runner import CodeRunner, ExecResult
+from scorers.bcb_sanitize import sanitize
 from scorers.code_extract import CodeCheckResult, code_blocks, tagged_line
 from scorers.extract import CheckResult
 
@@ -157,170 +153,43 @@ def build_prompt(problem: BCBProblem, split: str = "complete") -> str:
 
 # --------------------------------------------------------------------------- sanitize
 
-_MAX_SPAN_PARSES = 4000  # bound on the longest-parsable-span search (each parse ~0.1-1 ms)
+
+def calibrate_answer(completion: str, problem: BCBProblem) -> str:
+    """Official `sanitize --calibrate`: a fenced body-only answer ("```python" then an
+    indented line) gets the `complete_prompt` inserted, so it continues the function."""
+    return completion.replace("```python\n    ", "```python\n" + problem.complete_prompt + "    ")
 
 
-def _parses(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-
-
-def longest_parsable_span(code: str, max_parses: int = _MAX_SPAN_PARSES) -> str | None:
-    """Longest run of consecutive lines that parses (official `code_extract`), longest first.
-
-    Returns None when nothing with code parses within the budget.
-    """
-    lines = code.split("\n")
-    n = len(lines)
-    budget = max_parses
-    for length in range(n, 0, -1):
-        for start in range(0, n - length + 1):
-            chunk = lines[start : start + length]
-            if not chunk[0].strip() or not chunk[-1].strip():
-                continue  # a span with blank edges has a shorter equal twin; skip it
-            budget -= 1
-            if budget < 0:
-                return None
-            text = "\n".join(chunk)
-            if _parses(text) is not None:
-                return text
-    return None
-
-
-def _names_in(node: ast.AST) -> set[str]:
-    """Identifiers a definition refers to (names, attributes, arguments), like the
-    official tree-sitter dependency walk."""
-    names: set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name):
-            names.add(sub.id)
-        elif isinstance(sub, ast.Attribute):
-            names.add(sub.attr)
-        elif isinstance(sub, ast.arg):
-            names.add(sub.arg)
-    return names
-
-
-def _defined_name(node: ast.stmt) -> str | None:
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return node.name
-    if isinstance(node, ast.Assign):
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                return target.id
-        return None
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return node.target.id
-    return None
-
-
-def _segment(lines: list[str], node: ast.stmt) -> str:
-    """Source of a top-level statement, decorators included."""
-    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    start_col = 0 if start != node.lineno else node.col_offset
-    end, end_col = node.end_lineno or node.lineno, node.end_col_offset
-    chunk = lines[start - 1 : end]
-    if len(chunk) == 1:
-        return chunk[0][start_col:end_col]
-    return "\n".join([chunk[0][start_col:], *chunk[1:-1], chunk[-1][:end_col]])
-
-
-def sanitize(code: str, entry_point: str) -> str:
-    """Official-style sanitizing (see module docstring), with `ast` instead of tree-sitter.
-
-    Deviation: decorated top-level definitions are kept (the official tree-sitter walk
-    drops them, which breaks e.g. an `@lru_cache` helper).
-    """
-    code = code.strip("\n")
-    tree = _parses(code)
-    if tree is None:
-        span = longest_parsable_span(code)
-        if span is None:
-            return code  # the run reports the SyntaxError
-        code, tree = span, _parses(span)
-        assert tree is not None
-    lines = code.split("\n")
-    imports: list[str] = []
-    definitions: list[tuple[str, ast.stmt]] = []
-    seen: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            imports.append(_segment(lines, node))
-            continue
-        name = _defined_name(node)
-        if name is None or name in seen:
-            continue  # statements that define nothing are dropped; the first definition wins
-        seen.add(name)
-        definitions.append((name, node))
-    deps = {name: _names_in(node) for name, node in definitions}
-    reachable = {entry_point}
-    queue = [entry_point]
-    while queue:
-        for dep in deps.get(queue.pop(), ()):
-            if dep not in reachable:
-                reachable.add(dep)
-                queue.append(dep)
-    kept = [_segment(lines, node) for name, node in definitions if name in reachable]
-    return "\n".join(imports + kept)
-
-
-def defines(code: str, name: str) -> bool:
-    """True when `code` (or its longest parsable span) defines `name` at top level."""
-    tree = _parses(code.strip("\n"))
-    if tree is None:
-        span = longest_parsable_span(code.strip("\n"), max_parses=500)
-        tree = _parses(span) if span is not None else None
-    if tree is None:
-        return False
-    return any(_defined_name(node) == name for node in tree.body)
-
-
-def extract_code(completion: str | None, entry_point: str, *, raw_fallback: bool = True) -> tuple[str | None, str]:
-    """The answer's code and where it came from.
-
-    * the last fenced block that defines the entry point ("block"), so a trailing
-      usage-example block does not replace the solution (the official extractor takes
-      the longest parsable span, which is the solution there too);
-    * else the last fenced block ("last_block"; may be a body-only continuation);
-    * no block at all: with `raw_fallback`, the longest parsable span of the raw
-      answer if it defines the entry point ("raw", as the official extractor does);
-    * else (None, "none"). A truncated last block (no closing fence) counts.
-    """
-    blocks = [b.code for b in code_blocks(completion, allow_unclosed=True) if b.code.strip()]
+def _fallback_code(answer: str, entry_point: str) -> str:
+    """For answers too long for the bounded span search: the last fenced block that
+    defines the entry point (else the last block), sanitized."""
+    blocks = [b.code for b in code_blocks(answer, allow_unclosed=True) if b.code.strip()]
     for code in reversed(blocks):
-        if defines(code, entry_point):
-            return code, "block"
-    if blocks:
-        return blocks[-1], "last_block"
-    if raw_fallback and completion and completion.strip():
-        span = longest_parsable_span(completion.strip("\n"))
-        if span is not None and defines(span, entry_point):
-            return span, "raw"
-    return None, "none"
+        if f"def {entry_point}" in code:
+            return sanitize(code, entry_point).code
+    return sanitize(blocks[-1], entry_point).code if blocks else ""
 
 
-def is_body_continuation(code: str) -> bool:
-    """True when the first code line is indented: the model continued the function body."""
-    for line in code.split("\n"):
-        if line.strip():
-            return line[:1] in (" ", "\t")
-    return False
+def extract_code(completion: str | None, problem: BCBProblem, *, calibrate: bool = True) -> tuple[str, str]:
+    """The solution code of an answer and how it was found ("sanitize" or "fallback").
+
+    Official pipeline: (calibrated: `calibrate_answer`) then `sanitize(answer,
+    entry_point)` over the WHOLE answer (scorers/bcb_sanitize.py)."""
+    answer = completion or ""
+    if calibrate:
+        answer = calibrate_answer(answer, problem)
+    extraction = sanitize(answer, problem.entry_point)
+    if extraction.bounded:
+        return extraction.code, "sanitize"
+    return _fallback_code(answer, problem.entry_point), "fallback"
 
 
 def build_program(code: str, problem: BCBProblem, calibrate: bool = True) -> str:
-    """The solution module from the answer's code block (before the task's tests)."""
-    if is_body_continuation(code) and _parses(code.strip("\n")) is None:
-        dedented = textwrap.dedent(code)
-        if defines(dedented, problem.entry_point):  # a whole solution, indented
-            code = dedented
-        else:  # a body-only continuation: official calibration prepends the prompt
-            code = problem.complete_prompt + code
-    body = sanitize(code, problem.entry_point)
+    """The solution module (before the task's tests): official `evaluate --calibrated`
+    prepends `code_prompt + "\\n    pass\\n"`, so the prompt's imports are there."""
     if calibrate:
-        return problem.code_prompt + "\n    pass\n" + body
-    return body
+        return problem.code_prompt + "\n    pass\n" + code
+    return code
 
 
 # --------------------------------------------------------------------------- driver
@@ -442,10 +311,9 @@ async def check_bigcodebench(
     timeout: float = DEFAULT_TIMEOUT,
     *,
     calibrate: bool = True,
-    raw_fallback: bool = True,
     python: str = "python3",
 ) -> CodeCheckResult:
-    """Score one answer: last code block -> program -> task's unittest TestCases, in `runner`.
+    """Score one answer: sanitize -> program -> task's unittest TestCases, in `runner`.
 
     Args:
         completion: the model's full answer.
@@ -453,13 +321,13 @@ async def check_bigcodebench(
         runner: where the code runs (bwrap or an Inspect sandbox); never this process.
         timeout: per-task limit in seconds (official default 240); the suite gets
             timeout + 1, the whole test process timeout + 2 (official).
-        calibrate: prepend `code_prompt + "\\n    pass\\n"` (official leaderboard mode).
-        raw_fallback: with no fenced block, take plain code that defines the entry point.
+        calibrate: official calibrated mode (prompt inserted into a fenced body-only
+            answer; `code_prompt + "\\n    pass\\n"` prepended).
         python: the interpreter command inside the sandbox.
     """
-    code, origin = extract_code(completion, problem.entry_point, raw_fallback=raw_fallback)
-    if code is None:
-        return _result(False, None, "no code block in the answer", NO_CODE, {"code_from": origin})
+    code, origin = extract_code(completion, problem, calibrate=calibrate)
+    if not code.strip():
+        return _result(False, None, "no code in the answer", NO_CODE, {"code_from": origin})
     program = build_program(code, problem, calibrate=calibrate)
     nonce = secrets.token_hex(16)
     run = await runner.run(

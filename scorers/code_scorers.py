@@ -97,7 +97,6 @@ def humaneval_scorer(
 def bigcodebench_scorer(
     timeout: float = 240.0,
     calibrate: bool = True,
-    raw_fallback: bool = True,
     sandbox_name: str | None = None,
 ) -> Scorer:
     """BigCodeBench: the task's unittest `TestCases` run has no failure and no error.
@@ -107,8 +106,8 @@ def bigcodebench_scorer(
 
     Args:
         timeout: per-task limit in seconds (official 240); the suite gets timeout + 1.
-        calibrate: prepend the code prompt and a `pass` stub (official leaderboard mode).
-        raw_fallback: with no fenced block, judge plain code that defines the entry point.
+        calibrate: official calibrated mode (the leaderboard's): a fenced body-only
+            answer gets the prompt inserted, the code prompt and a `pass` stub go first.
         sandbox_name: the Inspect sandbox environment to use (default: the sample's).
     """
     from scorers.code_bcb import BCBProblem, check_bigcodebench
@@ -116,9 +115,7 @@ def bigcodebench_scorer(
     async def score(state: TaskState, target: Target) -> Score:
         problem = BCBProblem.from_metadata(state.metadata or {})
         completion = state.output.completion if state.output else ""
-        result = await check_bigcodebench(
-            completion, problem, _runner(sandbox_name), timeout, calibrate=calibrate, raw_fallback=raw_fallback
-        )
+        result = await check_bigcodebench(completion, problem, _runner(sandbox_name), timeout, calibrate=calibrate)
         return code_score(result)
 
     return score

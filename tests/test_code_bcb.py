@@ -90,6 +90,14 @@ def test_invalid_split_and_subset_are_refused():
 # ============================================================ sanitize / program
 
 
+def test_program_is_calibrated_with_code_prompt_and_pass():
+    p = problem(WORDS)
+    program = build_program("def task_func(text, top_n=3):\n    return []", p)
+    assert program.startswith(p.code_prompt + "\n    pass\n")
+    assert program.endswith("def task_func(text, top_n=3):\n    return []")
+    assert build_program("def task_func(t, top_n=3):\n    return []", p, calibrate=False).startswith("def task_func")
+
+
 def test_sanitize_drops_example_usage_and_keeps_reachable_definitions():
     code = textwrap.dedent(
         """\
@@ -115,14 +123,14 @@ def test_sanitize_drops_example_usage_and_keeps_reachable_definitions():
         import os
         """
     )
-    out = sanitize(code, "task_func")
+    out = sanitize(code, "task_func").code
     assert out.splitlines()[:3] == ["import re", "from collections import Counter", "import os"]  # imports first
     assert "STOP = " in out and "def _words" in out and "def task_func" in out
     assert "unused_helper" not in out and "print(" not in out and "__main__" not in out
     assert "result = " not in out
 
 
-def test_sanitize_first_definition_wins_and_keeps_decorators_and_classes():
+def test_sanitize_first_definition_wins_and_drops_decorated_definitions_as_officially():
     code = textwrap.dedent(
         """\
         import functools
@@ -142,44 +150,48 @@ def test_sanitize_first_definition_wins_and_keeps_decorators_and_classes():
             return -1
         """
     )
-    out = sanitize(code, "task_func")
-    assert "@functools.lru_cache(maxsize=None)\ndef fib" in out
+    out = sanitize(code, "task_func").code
+    assert "def fib" not in out  # official: tree-sitter's decorated_definition is not kept
     assert "class Box" in out
     assert "return Box().get()" in out and "return -1" not in out
 
 
-def test_sanitize_semicolon_statements_and_unparsable_code():
-    assert sanitize("import os; import sys\ndef task_func(): return os.sep", "task_func").splitlines() == [
-        "import os",
-        "import sys",
-        "def task_func(): return os.sep",
-    ]
-    # prose after the code inside the fence: the longest parsable span is kept
-    messy = "def task_func(x):\n    return x + 1\nThis function adds one."
-    assert sanitize(messy, "task_func") == "def task_func(x):\n    return x + 1"
-    # nothing parses: unchanged (the run reports the SyntaxError)
-    broken = "def task_func(:\n  retur"
-    assert sanitize(broken, "task_func") == broken
+def test_sanitize_takes_the_longest_parsable_span_of_the_whole_answer():
+    answer = (
+        "Here is the code.\n```python\nimport os\ndef task_func(x):\n    return x + 1\n```\n"
+        "Usage:\n```python\nprint(task_func(1)  # unbalanced\n```\n"
+    )
+    assert sanitize(answer, "task_func").code == "import os\ndef task_func(x):\n    return x + 1"
+    # official quirk: a trailing unindented line naming the entry point is cut
+    assert sanitize("import os; import sys\ndef task_func(): return os.sep", "task_func").code == "import os\nimport sys"
 
 
-def test_longest_parsable_span_is_bounded():
-    lines = "\n".join(f"x{i} = (" for i in range(200))  # nothing parses
-    assert bcb.longest_parsable_span(lines, max_parses=100) is None
-
-
-def test_program_is_calibrated_with_code_prompt_and_pass():
+def test_calibration_inserts_the_prompt_only_in_calibrated_mode():
     p = problem(WORDS)
-    program = build_program("def task_func(text, top_n=3):\n    return []", p)
-    assert program.startswith(p.code_prompt + "\n    pass\n")
-    assert program.endswith("def task_func(text, top_n=3):\n    return []")
-    assert build_program("def task_func(t, top_n=3):\n    return []", p, calibrate=False).startswith("def task_func")
+    answer = "```python\n" + p.canonical_solution + "```"
+    code, _ = bcb.extract_code(answer, p, calibrate=True)
+    assert code.startswith("import collections\nimport re\ndef task_func(text, top_n=3):")
+    assert "collections.Counter" in code
+    raw, _ = bcb.extract_code(answer, p, calibrate=False)
+    assert "def task_func" not in raw  # nothing prepended without calibration
+    assert build_program(code, p).startswith(p.code_prompt + "\n    pass\n")
+    assert build_program(code, p, calibrate=False) == code
 
 
-def test_body_only_answer_gets_the_complete_prompt():
+def test_extraction_of_a_90_kb_answer_is_bounded():
+    import time
+
     p = problem(WORDS)
-    program = build_program(p.canonical_solution, p, calibrate=False)
-    assert "def task_func(text, top_n=3):" in program and "collections.Counter" in program
-    assert program.startswith("import collections\nimport re\n")
+    code_lines = [f"v{i} = [{i}, {i + 1}, 'padding the line to forty chars']" for i in range(2500)]
+    code_lines[1250] = "def broken(:"  # the whole answer never parses
+    answer = "Some prose first.\n```python\n" + "\n".join(code_lines) + "\n```\n" + "More prose. " * 200
+    answer += "\n```python\n" + p.reference_program + "\n```\n"
+    assert len(answer) > 90_000
+    start = time.perf_counter()
+    code, origin = bcb.extract_code(answer, p)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 5.0, elapsed
+    assert origin == "fallback" and "def task_func" in code  # the bound was hit; the solution block is used
 
 
 # ============================================================ verdicts
@@ -350,9 +362,9 @@ async def test_missing_code_block_never_runs():
         async def run(self, *a, **k):
             raise AssertionError("nothing should run")
 
-    r = await check("I would use itertools.permutations and statistics.mean.", PERMS, NoRun())
+    r = await check("", PERMS, NoRun())
     assert not r.correct and r.details["status"] == "no_code" and r.extracted is None
-    r = await check("```python\n\n```", PERMS, NoRun())
+    r = await check("\n  \n", PERMS, NoRun())
     assert r.details["status"] == "no_code"
 
 
@@ -407,32 +419,12 @@ async def test_stdin_and_prints_are_swallowed_and_cwd_is_a_fresh_directory(runne
 # ============================================================ which code is judged
 
 
-def test_extract_code_prefers_the_last_block_defining_the_entry_point():
-    answer = (
-        "```python\ndef task_func(x):\n    return 1\n```\n"
-        "```python\ndef task_func(x):\n    return 2\n```\n"
-        "Example:\n```python\nprint(task_func(3))\n```\n"
-    )
-    assert bcb.extract_code(answer, "task_func") == ("def task_func(x):\n    return 2", "block")
-    assert bcb.extract_code("```\n    return x\n```", "task_func") == ("    return x", "last_block")
-    truncated = "```python\ndef task_func(x):\n    return x\n"  # no closing fence
-    assert bcb.extract_code(truncated, "task_func")[1] == "block"
-
-
-def test_extract_code_raw_fallback_only_for_plain_code_defining_the_entry_point():
-    plain = "import os\ndef task_func():\n    return os.sep\n"
-    assert bcb.extract_code(plain, "task_func") == (plain.strip("\n"), "raw")
-    assert bcb.extract_code(plain, "task_func", raw_fallback=False) == (None, "none")
-    assert bcb.extract_code("Sure! Use os.sep.", "task_func") == (None, "none")
-    assert bcb.extract_code("", "task_func") == (None, "none")
-
-
 async def test_solution_followed_by_a_usage_example_block_passes(runner):
     p = problem(WORDS)
     answer = fenced(p.reference_program) + "\nUsage:\n```python\nprint(task_func('a a b'))\n```\n"
     r = await check(answer, WORDS, runner)
     assert r.correct, r.reason
-    assert r.details["code_from"] == "block"
+    assert r.details["code_from"] == "sanitize"
 
 
 # ============================================================ task, dataset, end to end
@@ -534,8 +526,3 @@ def test_eval_end_to_end_scores_the_canonical_solution(_offline, runner):
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
 
 
-def test_uniformly_indented_solution_is_dedented_not_nested():
-    p = problem(WORDS)
-    indented = textwrap.indent(p.reference_program, "    ")
-    program = build_program(indented, p, calibrate=False)
-    assert program.startswith("import collections\nimport re\ndef task_func(text, top_n=3):")
