@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -40,14 +40,13 @@ from solvers.executor import (
 from solvers.few_shot import FEW_SHOT_SETS, set_access
 from solvers.grammar import Constraint, answer_constraint, workflow_constraint
 from solvers.prompts import QUESTION_MODES, QuestionMode
-from solvers.team import Conductor, resolve_conductor, resolve_workers, sample_subset
+from solvers.team import CONDUCTOR_MAX_TOKENS, Conductor, resolve_conductor, resolve_workers, sample_subset
 from solvers.workflow import ACCESS_SCHEMES, DEFAULT_MAX_STEPS, AccessScheme, parse_workflow
 
 # grammar bounds for constrained (local) models; their exact worst case sets max_tokens
 SUBTASK_CHARS = 160
 REASONING_CHARS = 160
 ANSWER_TEXT_CHARS = 200
-CONDUCTOR_MAX_TOKENS = 1024  # the paper's conductor budget (used when nothing else sets one)
 
 
 @dataclass(frozen=True)
@@ -142,7 +141,7 @@ def conductor(
         chosen = sample_subset(len(pool_workers), pool_size, seed, f"{state.sample_id}/{state.epoch}")
         workers = [pool_workers[i] for i in chosen]
         record = await conduct(state.input_text, lead, workers, settings)
-        return finish_sample(state, record, workers, chosen)
+        return finish_sample(state, record, workers, chosen, settings)
 
     return solve
 
@@ -362,9 +361,18 @@ def sample_answer_constraint(state: TaskState) -> Constraint | None:
     return answer_constraint(letters, max_text_chars=ANSWER_TEXT_CHARS)
 
 
-def finish_sample(state: TaskState, record: RoundRecord, workers: Sequence[Worker], chosen: list[int]) -> TaskState:
-    """Store the round in the sample (metadata, transcript) and make its answer the output."""
+def finish_sample(
+    state: TaskState,
+    record: RoundRecord,
+    workers: Sequence[Worker],
+    chosen: list[int],
+    settings: Settings | None = None,
+) -> TaskState:
+    """Store the round in the sample (metadata, transcript) and make its answer the output;
+    `settings` (the conductor's options in force) are stored with it."""
     state.metadata["conductor"] = summary(record, workers, chosen)
+    if settings is not None:
+        state.metadata["conductor"]["settings"] = asdict(settings)
     transcript().info(workflow_markdown(record), source="conductor")
     answer = record.answer or ""
     model = record.conductor or workers[0].name

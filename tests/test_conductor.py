@@ -200,6 +200,8 @@ def test_eval_records_the_workflow_in_metadata_and_transcript(tmp_path):
     sample = log.samples[0]
     meta = sample.metadata["conductor"]
     assert meta["parsed"] and meta["steps"] == 2 and meta["calls"] == 3
+    assert meta["settings"]["access"] == "binary" and meta["settings"]["question"] == "first"
+    assert meta["settings"]["few_shot"] == "ood"
     assert meta["workers"] == ["mockllm/model", "mockllm/model"]
     step = meta["round"]["steps"][1]
     assert step["visible"] == [0] and step["output"] == "The answer is 42" and step["latency"] >= 0
