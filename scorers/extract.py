@@ -254,11 +254,11 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
         "final_is": "last 'final answer is'",
         "boxed": "last \\boxed{}",
     }[mk.kind]
-    raw = text[mk.cstart : mk.cend]
     if mk.kind == "boxed":
-        return _box_run(text, mk), how
-    answer = _unwrap(raw)
-    return answer, how
+        answer = _box_run(text, mk)
+    else:  # read at most one character past the limit: the checks refuse longer answers
+        answer = _unwrap(text[mk.cstart : min(mk.cend, mk.cstart + _SPAN)])
+    return answer[:_SPAN], how
 
 
 def normalize_unicode(text: str) -> str:

@@ -42,17 +42,17 @@ def _check_scorer(check: Check, in_thread: bool = False) -> Scorer:
 
 @scorer(metrics=[accuracy(), stderr()])
 def choice_letter() -> Scorer:
-    """Multiple choice: the letter on the last `ANSWER:` line equals the target letter."""
+    """Multiple choice: the one letter the final answer names equals the target (hedges score 0)."""
     return _check_scorer(check_choice)
 
 
 @scorer(metrics=[accuracy(), stderr()])
 def math_equivalence() -> Scorer:
-    """Math: the final answer (ANSWER line or \\boxed{}) is equivalent to the target."""
+    """Math: the final answer is equivalent to the target (math-verify, then strings)."""
     return _check_scorer(check_math, in_thread=True)
 
 
 @scorer(metrics=[accuracy(), stderr()])
 def numeric_match() -> Scorer:
-    """Numbers: the last number on the `ANSWER:` line equals the target exactly."""
+    """Numbers: the one number the final answer states equals the target exactly."""
     return _check_scorer(check_numeric)
