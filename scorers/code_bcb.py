@@ -53,6 +53,12 @@ SPLITS = ("complete", "instruct")
 SUBSETS = ("full", "hard")
 DEFAULT_TIMEOUT = 240.0  # official BIGCODEBENCH_TIMEOUT_PER_TASK
 
+# official `--response_prefix` default of generate.py (0.2.5), followed by an opened fence
+RESPONSE_PREFILL = (
+    "Below is a Python script with a self-contained function that solves the problem and passes "
+    "corresponding tests:\n```python\n"
+)
+
 INSTRUCTION_PREFIX = (
     "Please provide a self-contained Python script that solves the following problem in a markdown code block:"
 )

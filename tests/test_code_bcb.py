@@ -445,7 +445,7 @@ def test_record_to_sample_both_splits():
     s = record_to_sample(WORDS)
     assert s.id == "BigCodeBench/9000" and s.input == build_prompt(problem(WORDS), "complete")
     assert s.target == problem(WORDS).reference_program
-    assert s.metadata["split"] == "complete" and s.metadata["subset"] == "full"
+    assert s.metadata["split"] == "complete" and s.metadata["subset"] == "hard"
     assert BCBProblem.from_metadata(s.metadata) == problem(WORDS)
     si = record_to_sample(WORDS, split="instruct", subset="hard")
     assert si.input == build_prompt(problem(WORDS), "instruct") and si.metadata["subset"] == "hard"
@@ -465,6 +465,45 @@ def test_subset_selection_picks_the_pinned_hub_dataset():
     assert old.split == "v0.1.2" and old.revision == hard.revision
     with pytest.raises(ValueError, match="subset"):
         sources_for("medium")
+
+
+def test_default_is_the_hard_complete_set_from_the_hub(_offline, monkeypatch):
+    """issue 7 item 8: `bigcodebench()` with no options loads the hard subset (148 tasks
+    on the hub), complete split; the fake hub serves the fixture rows for any id."""
+    import sys
+    import types
+
+    from tasks import catalog
+    from tasks.bigcodebench import bigcodebench
+
+    requested = []
+
+    def load_dataset(dataset_id, config=None, split=None, revision=None):
+        requested.append((dataset_id, split, revision))
+        return [dict(r) for r in RECORDS.values()]
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    t = bigcodebench()
+    (hard,) = catalog.BIGCODEBENCH_HARD
+    assert requested == [("bigcode/bigcodebench-hard", "v0.1.4", hard.revision)]
+    assert {s.metadata["subset"] for s in t.dataset} == {"hard"}
+    assert {s.metadata["split"] for s in t.dataset} == {"complete"}
+    requested.clear()
+    bigcodebench(subset="full")
+    assert requested[0][0] == "bigcode/bigcodebench"
+
+
+def test_prefill_ends_the_input_with_the_official_assistant_prefix():
+    from tasks.bigcodebench import record_to_sample
+
+    s = record_to_sample(WORDS, prefill=True)
+    user, assistant = s.input
+    assert user.role == "user" and user.text == build_prompt(problem(WORDS), "complete")
+    assert assistant.role == "assistant" and assistant.text == bcb.RESPONSE_PREFILL
+    assert assistant.text.endswith("```python\n")
+    # the continuation (code, then the closing fence) is what gets sanitized
+    code, origin = bcb.extract_code(problem(WORDS).reference_program + "\n```\nDone.", problem(WORDS))
+    assert origin == "sanitize" and "def task_func" in code
 
 
 def test_task_builds_from_the_fixture(_offline):
