@@ -242,7 +242,7 @@ async def conduct(
     `format_retries` times), validate it, run it. A nested round (depth > 0) continues the
     conductor's `conversation`; `previous` is the turn of the step before the call."""
     budget = budget if budget is not None else _Budget(settings.max_recursions)
-    offers_self = depth < settings.max_depth
+    offers_self = depth < settings.max_depth and budget.left > 0
     offered = len(workers) + offers_self
     if conversation is None:
         prompt = prompts.conductor_prompt(
@@ -315,7 +315,7 @@ async def conduct(
                     rejection_message=f"-S max_recursions={settings.max_recursions} recursive calls already made",
                 )
             budget.left -= 1
-            can_recurse = depth + 1 < settings.max_depth
+            can_recurse = depth + 1 < settings.max_depth and budget.left > 0
             tail = [
                 ChatMessageAssistant(content=completion),
                 ChatMessageUser(

@@ -168,6 +168,22 @@ async def test_recursion_depth_is_bounded():
 async def test_conductor_is_not_offered_without_recursion():
     record = await conduct(QUESTION, recursive_conductor(KEEP), workers(), Settings(max_depth=0))
     assert record.rejection == "unknown_worker"
+    no_budget = Settings(max_depth=1, max_recursions=0)
+    model = scripted(TWO_STEPS)
+    await conduct(QUESTION, Conductor(model, "c", None, False), workers(), no_budget)
+    assert "Model 2" not in model.calls[0][0].text
+    record = await conduct(QUESTION, recursive_conductor(KEEP), workers(), no_budget)
+    assert record.rejection == "unknown_worker"
+
+
+async def test_nested_round_is_told_when_it_may_recurse_again():
+    again = 'model_id = [0, 2]\nsubtasks = ["Compute.", "Review."]\naccess_list = [[], ["all"]]'
+    conductor = recursive_conductor(again)
+    record = await conduct(QUESTION, conductor, workers(), Settings(max_depth=2, max_recursions=2))
+    turns = [user_texts(call)[-1] for call in conductor.model.calls]
+    assert len(turns) == 3  # root, depth 1 (may recurse), depth 2 (budget and depth spent)
+    assert "cannot be called again" not in turns[1] and "cannot be called again" in turns[2]
+    assert record.steps[1].round.steps[1].round.depth == 2
 
 
 def test_pool_subset_is_seeded_and_per_sample():

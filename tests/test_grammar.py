@@ -267,3 +267,32 @@ def test_allow_empty_adds_the_keep_answer_alternative():
     assert 'wf0 ::= "model_id = []" nl "subtasks = []" nl "access_list = []"' in g
     assert "wf0" in grammar_rules(g)["workflow"]
     assert "wf0" not in workflow_grammar(3, 2)
+
+
+@pytest.mark.parametrize("access", ["binary", "indices"])
+def test_grammar_shaped_output_is_accepted_by_the_workflow_parser(access):
+    from solvers.workflow import parse_workflow as parse
+
+    k, rea = 4, 30
+    entries = ['["all"]' if i % 2 else "[]" for i in range(k)]
+    if access == "indices":
+        entries[-1] = str(list(range(k - 1)))
+    text = (
+        "r" * rea
+        + "\nmodel_id = ["
+        + ", ".join(str(i % 3) for i in range(k))
+        + "]\nsubtasks = ["
+        + ", ".join(['"Do it \\"now\\"\\tplease"'] * k)
+        + "]\naccess_list = ["
+        + ", ".join(entries)
+        + "]"
+    )
+    assert len(text) <= workflow_max_chars(3, k, max_reasoning_chars=rea, access=access)
+    result = parse(text, range(3), max_steps=k, access=access)
+    assert result.ok, result.error
+    assert result.workflow.subtasks[0] == 'Do it "now"\tplease'
+    empty = "model_id = []\nsubtasks = []\naccess_list = []"
+    assert "wf0 ::= " + '"model_id = []" nl "subtasks = []" nl "access_list = []"' in workflow_grammar(
+        3, k, allow_empty=True, access=access
+    )
+    assert parse(empty, range(3), allow_empty=True, access=access).workflow.keeps_answer
