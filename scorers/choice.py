@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 
-from scorers.extract import CheckResult, clip, final_answer, normalize_unicode, strip_markdown
+from scorers.extract import CheckResult, clip, final_answer, last_match, normalize_unicode, strip_markdown
 
 _WRAPPERS = re.compile(r"\\(?:text|mathrm|textbf|mathbf|textrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,80})\}")
 _MATH_DELIMS = re.compile(r"\\[()\[\]]|\$")
-_PREFIX = re.compile(r"^(?i:(?:the[ \t]{1,3})?(?:correct[ \t]{1,3})?(?:option|choice|answer)[ \t]{0,3}(?:is[ \t]{1,3})?:?[ \t]{0,3})")
+_PREFIX = re.compile(
+    r"^(?i:(?:the[ \t]{1,3})?(?:correct[ \t]{1,3})?(?:option|choice|answer)[ \t]{0,3}(?:is[ \t]{1,3})?:?[ \t]{0,3})"
+)
 _LEAD = re.compile(r"([(\[{]?)[ \t]{0,3}([A-Za-z])[ \t]{0,3}([)\]}]?)(?![A-Za-z0-9])")
 # a second option right after the first: "or B", ", B", " B", "/B", "& (B)", "and C"
 _SECOND = re.compile(
@@ -47,16 +49,16 @@ def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
     if letter.isupper() and not m.group(1) and not m.group(3) and rest.startswith("'"):
         return None, f"not a choice letter: {s[:60]!r}"  # "A's ..."
     second = _SECOND.match(rest)
-    if second and second.group(1).upper() in letters and (
-        second.group(1).isupper() or second.group(0).rstrip().endswith((")", "]"))
+    if (
+        second
+        and second.group(1).upper() in letters
+        and (second.group(1).isupper() or second.group(0).rstrip().endswith((")", "]")))
     ):
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     return letter.upper(), ""
 
 
-_PHRASE = re.compile(
-    r"(?i:answer|option|choice)[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}(?=[*_(\[$\\A-Za-z])"
-)
+_PHRASE = re.compile(r"(?i:answer|option|choice)[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}(?=[*_(\[$\\A-Za-z])")
 
 
 def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str | None, str]:
@@ -70,9 +72,7 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
     if completion is None or how == "empty output":
         return None, how
     text = clip(completion)
-    last = None
-    for last in _PHRASE.finditer(text):
-        pass
+    last = last_match(_PHRASE, text)
     if last is None:
         return None, "no answer marker and no 'the answer is X' phrase"
     line_end = text.find("\n", last.end(), last.end() + 200)

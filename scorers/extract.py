@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import deque
 from dataclasses import dataclass
 
 MAX_INPUT_CHARS = 16_000  # the checks read only the last 16k characters of an output
@@ -34,6 +35,12 @@ class CheckResult:
     @property
     def score(self) -> float:
         return 1.0 if self.correct else 0.0
+
+
+def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The last match of pattern in text (one linear scan)."""
+    found = deque(pattern.finditer(text), maxlen=1)
+    return found[0] if found else None
 
 
 def clip(text: str) -> str:
@@ -216,7 +223,8 @@ def _unwrap(content: str, depth: int = 0) -> str:
 # what may stand between boxes that together give one answer: "\\boxed{1}, \\boxed{2}",
 # "\\boxed{A} \\quad \\text{or} \\quad \\boxed{B}" (then a list, which a single-valued check refuses)
 _BOX_GAP = re.compile(
-    r"(?:[\s,;$.]|\\quad|\\qquad|\\[\[\]()]|\\text\{[ \t]{0,3}(?:and|or)[ \t]{0,3}\}|(?<![A-Za-z])(?:and|or)(?![A-Za-z]))*"
+    r"(?:[\s,;$.]|\\quad|\\qquad|\\[\[\]()]|\\text\{[ \t]{0,3}(?:and|or)[ \t]{0,3}\}"
+    r"|(?<![A-Za-z])(?:and|or)(?![A-Za-z]))*"
 )
 _MAX_BOX_GAP = 40
 
@@ -282,9 +290,7 @@ def last_answer_line(text: str | None) -> str | None:
     if not text:
         return None
     text = clip(text)
-    last = None
-    for last in _ANSWER_TAG.finditer(text):
-        pass
+    last = last_match(_ANSWER_TAG, text)
     if last is None:
         return None
     start, end = _line_content(text, last.end())
@@ -295,7 +301,7 @@ def find_boxed(text: str | None, last: bool = True) -> str | None:
     """Content of the last (or first) `\\boxed{...}` / `\\fbox{...}`, braces balanced."""
     if not text:
         return None
-    found = _boxes(clip(text) if last else text[: MAX_INPUT_CHARS])
+    found = _boxes(clip(text) if last else text[:MAX_INPUT_CHARS])
     if not found:
         return None
     b = found[-1] if last else found[0]

@@ -165,7 +165,11 @@ _VALUE_WORDS = frozenset(
     " between either maybe perhaps possibly probably approximately roughly about around nearly"
     " almost least most".split()
 )
-_MATH_SEGMENT = re.compile(r"(?<!\\)\$\$([^$]{0,600})\$\$|(?<!\\)\$((?:[^$]|\\\$){0,600}?)(?<!\\)\$|\\\((.{0,600}?)\\\)|\\\[(.{0,600}?)\\\]", re.S)
+_MATH_SEGMENT = re.compile(
+    r"(?<!\\)\$\$([^$]{0,600})\$\$|(?<!\\)\$((?:[^$]|\\\$){0,600}?)(?<!\\)\$"
+    r"|\\\((.{0,600}?)\\\)|\\\[(.{0,600}?)\\\]",
+    re.S,
+)
 _BARE_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:\s?%)?")
 _LIST_GAP = re.compile(r"[\s,;]{0,6}(?:(?:and|or)[\s,]{0,3})?")
 
@@ -340,9 +344,7 @@ def symbolic_equal(gold: str, pred: str, timeout: float = DEFAULT_TIMEOUT) -> bo
 # ------------------------------------------------------------------------- check
 
 
-def check_math(
-    completion: str | None, target: str, timeout: float = DEFAULT_TIMEOUT
-) -> CheckResult:
+def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
     """Is the final answer mathematically equivalent to the target?"""
     raw, how = extract_math_answer(completion)
     if raw is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from scorers.extract import MAX_ANSWER_CHARS, CheckResult, clip, final_answer, normalize_unicode
+from scorers.extract import MAX_ANSWER_CHARS, CheckResult, clip, final_answer, last_match, normalize_unicode
 
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-+]?)(?:"
@@ -112,9 +112,7 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
     """Return (answer text, value, how found / why not)."""
     answer, how = final_answer(completion)
     if answer is None and how != "empty output" and completion:
-        last = None
-        for last in _GSM8K.finditer(clip(completion)):
-            pass
+        last = last_match(_GSM8K, clip(completion))
         if last is not None:
             answer, how = last.group(1).strip(), "no marker; last '####' line"
     if answer is None:
