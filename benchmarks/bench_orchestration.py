@@ -4,6 +4,8 @@
    `Model.generate()` calls on the same models (target: under 1 ms added per step).
 2. Latency: 4 independent steps + 1 aggregating step, each worker taking 0.2 s, run as a
    DAG against the same workflow in list order (the paper's sequential execution).
+3. Workflow parsing: a paper-style completion, and the slowest adversarial completions at
+   the size cap (every completion is parsed or rejected in bounded time).
 
     python benchmarks/bench_orchestration.py
 """
@@ -24,10 +26,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from scripted import scripted  # noqa: E402
 
 from solvers.executor import Worker, execute_workflow, step_messages  # noqa: E402
-from solvers.workflow import Workflow  # noqa: E402
+from solvers.workflow import MAX_COMPLETION_CHARS, Workflow, parse_workflow  # noqa: E402
 
 QUESTION = "What is the capital of France? " * 20
 STEPS = 5
+PAPER_STYLE = (
+    "The task needs a derivation and a check.\n" * 20
+    + 'model_id = [3, 1]\nsubtasks = ["Solve it.", "Check it and answer."]\naccess_list = [[], ["all"]]\n'
+)
+ADVERSARIAL = {
+    "prose at the cap": "x" * MAX_COMPLETION_CHARS,
+    "unclosed brackets": "model_id = [\n" * (MAX_COMPLETION_CHARS // 13),
+    "broken statements": "subtasks = 1 +\n" * (MAX_COMPLETION_CHARS // 16),
+    "triple quotes": ('"""\nmodel_id = [0]\nsubtasks = ["a"]\naccess_list = [[]]\n' * 2000)[:MAX_COMPLETION_CHARS],
+    "nested brackets": "model_id = " + "[" * 5000 + "]" * 5000,
+}
 CHAIN = Workflow(tuple(range(STEPS)), tuple(f"subtask {i}" for i in range(STEPS)), ((),) + ("all",) * (STEPS - 1))
 FAN_IN = Workflow((0, 1, 2, 3, 4), tuple("ABCDE"), ((), (), (), (), "all"))
 
@@ -77,6 +90,18 @@ async def main(repeats: int = 300) -> None:
     print(f"| sequential (paper) | {s:.3f} | {s / delay:.2f} |")
     print(f"| DAG (concurrent) | {d:.3f} | {d / delay:.2f} |")
     print(f"| speed-up | {s / d:.2f}x | |")
+
+    print(f"\n## Workflow parsing (parse_workflow, size cap {MAX_COMPLETION_CHARS} chars, median of 20)\n")
+    print("| completion | chars | ms | outcome |")
+    print("|---|---|---|---|")
+    for name, text in {"paper-style": PAPER_STYLE, **ADVERSARIAL}.items():
+        times = []
+        for _ in range(20):
+            start = time.perf_counter()
+            result = parse_workflow(text, range(7))
+            times.append(time.perf_counter() - start)
+        outcome = "parsed" if result.ok else result.reason
+        print(f"| {name} | {len(text)} | {statistics.median(times) * 1e3:.2f} | {outcome} |")
 
 
 if __name__ == "__main__":
