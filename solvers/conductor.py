@@ -118,8 +118,8 @@ def conductor(
             max_depth=max_depth,
             max_recursions=max_recursions,
             few_shot=few_shot_name(few_shot),
-            access=access,  # type: ignore[arg-type]
-            question=question,  # type: ignore[arg-type]
+            access=_lower(access),  # type: ignore[arg-type]
+            question=_lower(question),  # type: ignore[arg-type]
             format_retries=format_retries,
             reasoning_chars=reasoning_chars,
             on_error=on_error,
@@ -134,6 +134,9 @@ def conductor(
         temperature=temperature,
         worker_temperature=worker_temperature,
     )
+    need_option(is_int(seed), "seed", seed, "an integer")
+    need_option(grammar is None or isinstance(grammar, bool), "grammar", grammar, "true | false (or unset: auto)")
+    need_option(pool is None or isinstance(pool, str), "pool", pool, "a bundled pool name or a pool YAML path")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         lead = resolve_conductor(pool, temperature, max_tokens, grammar)
@@ -151,6 +154,10 @@ def few_shot_name(value: str | bool) -> str:
     if isinstance(value, bool):
         return "ood" if value else "none"
     return str(value).strip().lower()
+
+
+def _lower(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
 
 
 def check_settings(settings: Settings) -> Settings:

@@ -409,6 +409,9 @@ def test_worker_and_conductor_cost_and_calls_are_apart():
         ({"pool_size": 0}, "pool_size=0"),
         ({"max_tokens": 0}, "max_tokens=0"),
         ({"worker_temperature": -1}, "worker_temperature=-1"),
+        ({"seed": "x"}, "seed='x'"),
+        ({"grammar": "false"}, "grammar='false'"),
+        ({"concurrent": "yes"}, "concurrent='yes'"),
     ],
 )
 def test_nonsensical_options_fail_at_start_naming_the_option(options, named):
@@ -426,8 +429,9 @@ def test_single_worker_rejects_bad_options_at_start():
         single_worker(step_timeout=0)
 
 
-def test_few_shot_true_false_keep_their_meaning():
+def test_few_shot_true_false_keep_their_meaning_and_case_is_ignored():
     assert few_shot_name(True) == "ood" and few_shot_name(False) == "none" and few_shot_name("OOD") == "ood"
+    conductor(access="Indices", question="EVERY", few_shot="Legacy")  # accepted
 
 
 async def test_earlier_behaviour_with_indices_every_and_no_examples():
