@@ -185,8 +185,9 @@ def test_malformed_pool_names_file_entry_field_and_fix(tmp_path, text, where, fi
 def test_invalid_yaml_is_named(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("workers: [a\n")
-    with pytest.raises(PoolError, match="not valid YAML"):
+    with pytest.raises(PoolError, match="not valid YAML") as error:
         load_pool(str(path))
+    assert "line 1" in str(error.value) and "\n" not in str(error.value)
 
 
 def test_unknown_pool_lists_the_bundled_ones():

@@ -98,8 +98,11 @@ def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
         )
     try:
         data = yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise PoolError(f"pool file {path} cannot be read: {error.strerror}; fix: check its permissions") from None
     except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise PoolError(f"pool file {path} is not valid YAML: {error}") from error
+        detail = " ".join(str(error).split())  # one line
+        raise PoolError(f"pool file {path} is not valid YAML: {detail}; fix: {FORMAT_HINT}") from None
     try:
         return parse_pool(data, default_name=path.stem)
     except _Invalid as error:
