@@ -1,13 +1,14 @@
 """LiveCodeBench code generation: problem records and the pure check (no Inspect import).
 
-Semantics follow the official harness (LiveCodeBench/LiveCodeBench,
-lcb_runner/evaluation/testing_util.py and compute_code_generation_metrics.py):
-code from the last fenced block; all public + private tests; per-test timeout
-6 s; global timeout (timeout + 1) * n_tests + 5 s; the first failing test stops
-the run; stdin tests compare stripped lines with a Decimal fallback; functional
-tests compare with `==`, a returned tuple counting as a list. The per-test
-judging runs inside the sandbox (scorers/lcb_driver.py, one sandbox execution per
-problem); this module only prepares the request and reads the verdict.
+Grading mirrors the official harness rule by rule, at LiveCodeBench/LiveCodeBench commit
+28fef95ea8c9f7a547c8329f2cd3d32b92c1fa24 (the leaderboard's upstream; the PyPI
+`nvidia-livecodebench` 26.3 carries the older testing_util.py of 15808c7, without the
+`sys.stdin.buffer` mock): code from `extract_code` below (lines between the last two
+lines containing ```); all public + private tests; per-test limit 6 s; global limit
+(timeout + 1) * n_tests + 5 s; the first failure stops the run. The per-test judging runs
+inside the sandbox (scorers/lcb_driver.py documents each rule: program assembly, stdin
+mocks, reliability guard, one grading process per problem); this module only prepares
+the request and reads the verdict.
 
 Private tests are stored in the dataset as base64(zlib(pickle(json string))).
 `pickle.loads` on downloaded data can execute arbitrary code, so we never call it:
@@ -29,10 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from sandboxes.runner import CodeRunner
-from scorers.code_extract import CodeCheckResult, last_code_block, tagged_line
-from scorers.lcb_driver import compare_functional, compare_stdio, encode_result  # noqa: F401 (re-export)
+from scorers.code_extract import CodeCheckResult, tagged_line
+from scorers.lcb_driver import RUNTIME_ERROR, compare_functional, compare_stdio, global_limit
 
-DRIVER_SOURCE_PATH = Path(__file__).with_name("lcb_driver.py")
+_HERE = Path(__file__).parent
+DRIVER_FILES = ("lcb_driver.py", "verdict_channel.py")
+SANDBOX_SLACK = 10.0  # sandbox start and the driver's own work, on top of the official limit
 DEFAULT_TIMEOUT = 6.0
 MAX_DECOMPRESSED_BYTES = 1 << 30  # refuse zlib bombs beyond 1 GiB of tests per problem
 
@@ -226,11 +229,22 @@ def lookup_problem(question_id: str, key: str | None = None, metadata: Mapping[s
 
 def global_timeout(n_tests: int, timeout: float = DEFAULT_TIMEOUT) -> float:
     """Official whole-problem limit: (timeout + 1) * n_tests + 5 seconds."""
-    return (timeout + 1) * n_tests + 5
+    return global_limit(n_tests, timeout)
 
 
-def driver_source() -> str:
-    return DRIVER_SOURCE_PATH.read_text(encoding="utf-8")
+def extract_code(completion: str | None) -> str:
+    """Official `extract_code` for chat models: the lines strictly between the LAST TWO
+    lines that contain ``` anywhere (any info string, any indentation kept as is);
+    "" when fewer than two such lines exist."""
+    lines = (completion or "").split("\n")
+    marks = [i for i, line in enumerate(lines) if "```" in line]
+    if len(marks) < 2:
+        return ""
+    return "\n".join(lines[marks[-2] + 1 : marks[-1]])
+
+
+def driver_files() -> dict[str, str]:
+    return {name: (_HERE / name).read_text(encoding="utf-8") for name in DRIVER_FILES}
 
 
 def build_request(problem: LCBProblem, tests: Sequence[LCBTest], timeout: float, nonce: str) -> str:
@@ -254,6 +268,16 @@ def parse_verdict(stdout: str, nonce: str) -> dict[str, Any] | None:
     return verdict if isinstance(verdict, dict) else None
 
 
+def _reason(verdict: Mapping[str, Any]) -> str:
+    if verdict.get("passed"):
+        return f"passed {verdict.get('n_tests')} tests"
+    ff = verdict.get("first_failure") or {}
+    return (
+        f"{verdict.get('status')} on test {ff.get('index', '?')} of {verdict.get('n_tests')}: "
+        f"{ff.get('error_message', '')}"
+    )
+
+
 async def check_livecodebench(
     completion: str,
     problem: LCBProblem,
@@ -262,7 +286,7 @@ async def check_livecodebench(
     timeout: float = DEFAULT_TIMEOUT,
     tests: Sequence[LCBTest] | None = None,
 ) -> CodeCheckResult:
-    """Pass iff the last fenced block passes every test (public + private).
+    """Pass iff the officially extracted code passes every test (public + private).
 
     Args:
         completion: the model's answer.
@@ -271,43 +295,28 @@ async def check_livecodebench(
         timeout: per-test limit in seconds (official 6).
         tests: override the test list (e.g. public tests only for a quick reward).
     """
-    code = last_code_block(completion)
-    if code is None:
-        return CodeCheckResult(False, None, "no fenced code block in the answer", {"status": "no_code"})
-    if not code.strip():
-        return CodeCheckResult(False, code, "empty code block", {"status": "no_code"})
+    code = extract_code(completion)
+    if not code.strip():  # officially an empty program fails to load: results [-4]
+        return CodeCheckResult(False, code, "no code between the last two ``` lines",
+                               {"status": "no_code", "passed": False, "results": [RUNTIME_ERROR]})  # fmt: skip
     all_tests = list(tests) if tests is not None else problem.tests()
     if not all_tests:
         return CodeCheckResult(False, code, "problem has no test cases", {"status": "harness_error"})
     nonce = secrets.token_hex(16)
     limit = global_timeout(len(all_tests), timeout)
     result = await runner.run(
-        ["python3", "driver.py"],
-        files={"driver.py": driver_source(), "solution.py": code},
+        ["python3", "lcb_driver.py"],
+        files={**driver_files(), "solution.py": code},
         stdin=build_request(problem, all_tests, timeout, nonce),
-        timeout=limit,
+        timeout=limit + SANDBOX_SLACK,
     )
     verdict = parse_verdict(result.stdout, nonce)
     if verdict is None:
-        status = "global_timeout" if result.timed_out else "harness_error"
-        details = {"status": status, "n_tests": len(all_tests), "returncode": result.returncode,
-                   "stderr": result.stderr[-1500:]}  # fmt: skip
-        reason = (
-            f"global timeout ({limit:g} s) for {len(all_tests)} tests"
-            if result.timed_out
-            else f"no verdict from the driver (exit {result.returncode}): {result.stderr[-300:]!r}"
-        )
+        details = {"status": "harness_error", "n_tests": len(all_tests), "returncode": result.returncode,
+                   "timed_out": result.timed_out, "stderr": result.stderr[-1500:]}  # fmt: skip
+        reason = f"no verdict from the driver (exit {result.returncode}): {result.stderr[-300:]!r}"
         return CodeCheckResult(False, code, reason, details)
-    passed = bool(verdict.get("passed"))
-    if passed:
-        reason = f"passed {verdict.get('n_tests')} tests"
-    else:
-        ff = verdict.get("first_failure") or {}
-        reason = (
-            f"{verdict.get('status')} on test {ff.get('index', '?')} of {verdict.get('n_tests')}: "
-            f"{ff.get('error_message', '')}"
-        )
-    return CodeCheckResult(passed, code, reason, verdict)
+    return CodeCheckResult(bool(verdict.get("passed")), code, _reason(verdict), verdict)
 
 
 __all__ = [
@@ -320,7 +329,7 @@ __all__ = [
     "compare_stdio",
     "decode_private_tests",
     "encode_private_tests",
-    "encode_result",
+    "extract_code",
     "global_timeout",
     "in_date_window",
     "lookup_problem",

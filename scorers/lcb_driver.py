@@ -1,55 +1,52 @@
-"""LiveCodeBench test driver: runs INSIDE the sandbox as `python3 driver.py`.
+"""LiveCodeBench test driver: runs INSIDE the sandbox as `python3 lcb_driver.py`.
 
-Self-contained (standard library only): the check copies this file into the
-sandbox next to `solution.py`. The host never imports or runs model code; it
-imports this module only for the pure comparison helpers below, so the unit
-tests exercise exactly the code that judges in the sandbox.
+Mirrors the official grader rule by rule: LiveCodeBench/LiveCodeBench at commit
+28fef95ea8c9f7a547c8329f2cd3d32b92c1fa24 (lcb_runner/evaluation/testing_util.py,
+last changed in 16de2a1; compute_code_generation_metrics.py). Standard library only;
+the check copies this file and verdict_channel.py into the sandbox.
 
-Protocol. The driver reads one JSON object on stdin:
-    {"nonce": str, "fn_name": str | null, "timeout": float,
-     "tests": [{"input": str, "output": str}, ...]}
-and prints, as its LAST stdout line, `<nonce> <verdict JSON>`. Tests never touch
-the disk, and the nonce only lives in the driver's memory, so a solution cannot
-read the expected outputs or forge a verdict line.
+Split so that the candidate cannot forge the verdict:
 
-Each test runs the solution in a FRESH child process (`driver.py --child ...`)
-with a wall-clock limit of `timeout` seconds (official: 6 s via SIGALRM); the
-first failing test stops the run (official). The child only produces output;
-the trusted driver compares:
+* the trusted parent (this file, non-dumpable, holds the nonce and the expected
+  outputs) reads `{"nonce", "fn_name", "timeout", "tests": [{"input", "output"}]}`
+  on stdin, starts ONE child for the whole problem and compares what it sends back;
+* the child (`--child`) is the official grading process: `sys.set_int_max_str_digits
+  (50000)`, stdin/stdout on /dev/null, the official reliability guard, then the
+  program assembled as officially (stdin problems: a final `__main__` guard
+  unwrapped, imports hoisted, the rest wrapped in `wrapped_function`; functional
+  problems: the module with one `Solution()`), loaded once under the per-test alarm;
+  for each test input it receives it runs the program (stdin problems: under the
+  official stdin mocks, stdout captured) under `signal.alarm`-style limits and sends
+  back the output, the result (plain data, scorers/verdict_channel.py) or the error;
+* the parent stops at the first failure; a child that ends (os._exit, SystemExit
+  from a functional call, a crash) or exceeds the official global limit
+  `(timeout + 1) * n_tests + 5` s fails the whole problem with results `[-2]`, as the
+  official pipeline records it (`evaluate_generations_by_problem`).
 
-* stdin problems: the solution runs as `__main__` with the test input on stdin;
-  SystemExit is a normal end (official `call_method` swallows it). Output and
-  expected are `strip()`ped, split into lines, each line `strip()`ped; the line
-  counts must match; each line must be equal or, element-wise after
-  `split()`, equal as `Decimal`s (official `grade_stdio`).
-* functional problems (LeetCode): `Solution().<fn_name>(*args)` (or a top-level
-  function when there is no `class Solution`), args = one JSON value per input
-  line; a top-level tuple result becomes a list; the result must `==` the JSON
-  expected output (official `grade_call_based`). The child sends the result as
-  JSON; values JSON cannot represent exactly (nested tuples, sets, dicts with
-  non-str keys, arbitrary objects) are sent as tagged objects that equal no
-  expected output, as they would not `==` it in the official harness either.
-
-Both kinds run with the official `import_string` prelude (`from math import *`,
-`from collections import *`, ..., `sys.setrecursionlimit(50000)`), so solutions
-that rely on it behave as under the official harness.
-
-Verdict: {"passed": bool, "n_tests": int, "n_run": int, "results": [...],
-"status": "passed" | "compile_error" | "wrong_answer" | "runtime_error" |
-"timeout" | "harness_error", "first_failure": {...} | null}; results use the
-official codes: true = pass, -2 wrong answer, -3 time limit, -4 runtime error.
+Verdict, last stdout line `<nonce> <json>`: {"passed", "n_tests", "n_run", "results"
+(official codes: true pass, -2 wrong answer (false for a functional one), -3 time
+limit, -4 runtime/compile error),
+"status", "first_failure"}.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
-from decimal import Decimal, InvalidOperation
+import time
+from decimal import Decimal
 from typing import Any
+
+try:  # in the sandbox this file sits next to verdict_channel.py
+    from verdict_channel import decode, encode, not_dumpable
+except ImportError:  # imported by the harness (tests)
+    from scorers.verdict_channel import decode, encode, not_dumpable
 
 IMPORT_STRING = (
     "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
@@ -64,11 +61,23 @@ IMPORT_STRING = (
 
 SOLUTION_FILE = "solution.py"
 WRONG_ANSWER, TIME_LIMIT, RUNTIME_ERROR = -2, -3, -4
-MAX_OUTPUT_BYTES = 64 << 20  # a child printing more than this fails the test
-TAG = "__lcb_py__"  # marks a value JSON cannot carry faithfully
+PROCESS_FAILED = -2  # official: the pipeline's result when the grading process yields nothing
+MAX_MESSAGE = 256 << 20  # a reply (captured output) larger than this fails the test
+INT_MAX_STR_DIGITS = 50000
+
+# official reliability_guard (testing_util.py): set to None / blocked; `exit` stays usable
+GUARD_NONE = {
+    "builtins": ("quit", "help"),
+    "os": ("kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork",
+           "forkpty", "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod",
+           "fchown", "chmod", "chown", "chroot", "lchflags", "lchmod", "lchown", "getcwd", "chdir"),
+    "shutil": ("rmtree", "move", "chown"),
+    "subprocess": ("Popen",),
+}  # fmt: skip
+GUARD_MODULES = ("ipdb", "joblib", "resource", "psutil", "tkinter")
 
 
-# --------------------------------------------------------------------------- comparison
+# --------------------------------------------------------------------------- comparison (pure)
 
 
 def truncate(value: Any, length: int = 300) -> str:
@@ -87,198 +96,390 @@ def decimal_line(line: str) -> list[Decimal] | None:
     """Whitespace-separated tokens as Decimals, or None when one is not a number."""
     try:
         return [Decimal(tok) for tok in line.split()]
-    except (InvalidOperation, ValueError):
+    except Exception:  # noqa: BLE001 - official: any failure means "not numbers"
         return None
 
 
 def compare_stdio(output: str, expected: str) -> tuple[bool, str]:
-    """Official stdin/stdout comparison: (ok, reason)."""
+    """Official `grade_stdio` comparison: (ok, reason)."""
     got, want = stripped_lines(output), stripped_lines(expected)
     if len(got) != len(want):
-        return False, f"Wrong answer: mismatched output length ({len(got)} lines, expected {len(want)})"
+        return False, "Wrong answer: mismatched output length"
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         if g == w:
             continue
         gd, wd = decimal_line(g), decimal_line(w)
-        if gd is not None and wd is not None and gd == wd:
-            continue
-        return False, f"Wrong answer at output_line_idx={i}: {truncate(g)} != {truncate(w)}"
+        if gd is None or wd is None or gd != wd:
+            return False, f"Wrong answer at output_line_idx={i}: {truncate(g)} != {truncate(w)}"
     return True, ""
 
 
-def encode_result(value: Any, top: bool = True) -> Any:
-    """A functional result as JSON-able data that `==` the expected JSON exactly when
-    the Python value would (official: only a top-level tuple becomes a list)."""
-    if top and isinstance(value, tuple):
-        value = list(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, list):
-        return [encode_result(v, top=False) for v in value]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {k: encode_result(v, top=False) for k, v in value.items()}
-    module = type(value).__module__ or ""
-    if module.startswith("numpy") and hasattr(value, "item") and getattr(value, "shape", None) == ():
-        return encode_result(value.item(), top=top)  # numpy scalar: == like the Python number
-    return {TAG: type(value).__name__, "repr": truncate(_safe_repr(value), 200)}
+def compare_functional(result: Any, expected_json: str) -> bool:
+    """Official `grade_call_based`: the (plain-data) result `==` the JSON expected value."""
+    return bool(result == json.loads(expected_json))
 
 
-def _safe_repr(value: Any) -> str:
+# --------------------------------------------------------------------------- program assembly (pure)
+
+
+def unwrap_main_guard(code: str) -> str:
+    """Official `clean_if_name`: only a LAST top-level `if __name__ == '__main__':` is
+    replaced by its body (its `else` is dropped); anything else is left as is."""
     try:
-        return repr(value)
-    except Exception as ex:  # noqa: BLE001 - any object
-        return f"<unrepresentable: {type(ex).__name__}>"
+        tree = ast.parse(code)
+        last = tree.body[-1]
+        if isinstance(last, ast.If) and ast.unparse(last.test).strip() == "__name__ == '__main__'":
+            return ast.unparse(tree.body[:-1]) + "\n" + ast.unparse(last.body)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - official: any failure leaves the code unchanged
+        pass
+    return code
 
 
-def compare_functional(result_json: str, expected_json: str) -> tuple[bool, Any]:
-    """(ok, decoded result): the child's JSON result `==` the expected JSON value."""
-    result = json.loads(result_json)
-    expected = json.loads(expected_json)
-    return result == expected, result
+def wrap_program(code: str) -> str:
+    """Official `make_function`: the prelude, then the top-level imports, then every other
+    top-level statement inside `def wrapped_function():` (unparsed from the AST)."""
+    try:
+        tree = ast.parse(code)
+        imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+        others = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+        fn = ast.FunctionDef(
+            name="wrapped_function",
+            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=others, decorator_list=[], lineno=-1,
+        )  # fmt: skip
+        return IMPORT_STRING + "\n" + ast.unparse(imports) + "\n" + ast.unparse(fn)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - official: the code as is
+        return code
 
 
-# --------------------------------------------------------------------------- child side (untrusted code)
+# --------------------------------------------------------------------------- child (untrusted)
 
 
-def _child(mode: str, solution: str, fn_name: str | None) -> None:
-    """Run the solution once (this process is disposable). Exit 0 = normal end."""
+class TimeoutException(Exception):  # noqa: N818 - the official name (its repr is how TLE is told)
+    pass
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    print("timeout occured: alarm went off")  # official; lands in the captured output
+    raise TimeoutException
+
+
+def reliability_guard() -> None:
+    import builtins
+    import faulthandler
+    import shutil
+
+    faulthandler.disable()
+    os.environ["OMP_NUM_THREADS"] = "1"
+    modules = {"builtins": builtins, "os": os, "shutil": shutil, "subprocess": subprocess}
+    for module, names in GUARD_NONE.items():
+        for name in names:
+            setattr(modules[module], name, None)
+    for name in GUARD_MODULES:
+        sys.modules[name] = None  # type: ignore[assignment]
+
+
+class _FakeBuffer:
+    """Official `MockBuffer`: read() gives all bytes, readline() always the FIRST line."""
+
+    def __init__(self, inputs: str) -> None:
+        self.inputs = inputs.encode("utf-8")
+
+    def read(self, *args: Any) -> bytes:
+        return self.inputs
+
+    def readline(self, *args: Any) -> bytes:
+        return self.inputs.split(b"\n")[0] + b"\n"
+
+
+class _FakeStdin:
+    """Official `MockStdinWithBuffer`: read() the whole input (whatever was read before),
+    readline() from a StringIO, readlines() = split on \\n; no iteration protocol."""
+
+    def __init__(self, inputs: str) -> None:
+        from io import StringIO
+
+        self.inputs = inputs
+        self._stringio = StringIO(inputs)
+        self.buffer = _FakeBuffer(inputs)
+
+    def read(self, *args: Any) -> str:
+        return self.inputs
+
+    def readline(self, *args: Any) -> str:
+        return self._stringio.readline(*args)
+
+    def readlines(self, *args: Any) -> list[str]:
+        return self.inputs.split("\n")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stringio, name)
+
+
+def _stdin_patches(inputs: str) -> list[Any]:
+    """The official patches of `call_method`, in the order its decorator stack enters them
+    (innermost first: the three method patches land on the process's real sys.stdin)."""
+    from unittest.mock import mock_open, patch
+
+    lines = iter(inputs.split("\n"))
+    return [
+        patch("sys.stdin.read", lambda *a: inputs),
+        patch("sys.stdin.readlines", lambda *a: inputs.split("\n")),
+        patch("sys.stdin.readline", lambda *a: next(lines)),
+        patch("sys.stdin", _FakeStdin(inputs)),
+        patch("builtins.open", mock_open(read_data=inputs)),
+    ]
+
+
+def _run_stdio(method: Any, inputs: str) -> str:
+    """One official stdin test: output captured into a StringIO whose close() is broken
+    as officially (a one-argument lambda); SystemExit ends the program normally."""
+    import contextlib
+    from io import StringIO
+
+    captured = StringIO()
+    captured.close = lambda x: 1  # type: ignore[assignment,method-assign]
+    saved = sys.stdout
+    sys.stdout = captured
+    try:
+        with contextlib.ExitStack() as stack:
+            for p in _stdin_patches(inputs):
+                stack.enter_context(p)
+            try:
+                method()
+            except SystemExit:
+                pass
+    finally:
+        sys.stdout = saved
+    return captured.getvalue()
+
+
+def _normalize(value: Any, depth: int = 0) -> Any:
+    """Instances of subclasses of built-in containers/scalars that keep the base `__eq__`
+    (defaultdict, Counter, ...) as their base type, so they compare as officially."""
+    if depth > 60:
+        return value
+    for base in (dict, list, tuple, set, frozenset, int, float, str):
+        if isinstance(value, base) and type(value) is not base and type(value) is not bool:
+            if type(value).__eq__ is not base.__eq__:
+                return value
+            if base is dict:
+                return {k: _normalize(v, depth + 1) for k, v in value.items()}
+            if base in (list, tuple, set, frozenset):
+                return base(_normalize(v, depth + 1) for v in value)
+            return base(value)
+    if type(value) in (list, tuple):
+        return type(value)(_normalize(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return {k: _normalize(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _child(mode: str, solution: str, fn_name: str, timeout: float) -> None:
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.dup(1)
+    sink = os.open(os.devnull, os.O_RDWR)
+    os.dup2(sink, 0)
+    os.dup2(sink, 1)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - as in the official multiprocessing child
+    write, exit_now = os.write, os._exit
+
+    def send(message: dict[str, Any]) -> None:
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass")
+        view = memoryview(data)
+        while view:
+            view = view[write(replies, view) :]
+
+    def fail_code(e: BaseException) -> int:
+        return TIME_LIMIT if "timeoutexception" in repr(e).lower() else RUNTIME_ERROR
+
     with open(solution, encoding="utf-8") as f:
         code = f.read()
-    if mode == "stdio":
-        namespace: dict[str, Any] = {"__name__": "__main__", "__file__": solution}
-        exec(compile(IMPORT_STRING, "<prelude>", "exec"), namespace)  # noqa: S102
+    sys.set_int_max_str_digits(INT_MAX_STR_DIGITS)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    reliability_guard()
+
+    from types import ModuleType
+
+    code = wrap_program(unwrap_main_guard(code)) if mode == "stdio" else IMPORT_STRING + "\n\n" + code
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:  # official compile_code: the module runs under the per-test alarm
+        module = ModuleType("tmp_sol", "")
+        exec(code, module.__dict__)  # noqa: S102
+        target: Any = module.Solution() if "class Solution" in code else module
+        name = "wrapped_function" if mode == "stdio" else fn_name
+        method = getattr(target, name) if hasattr(target, name) else None
+    except Exception as e:  # noqa: BLE001 - official: an error while testing -> [-4]
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        send({"load_error": f"Error during testing: {e!r}"[:1000]})
+        exit_now(0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if method is None:
+        send({"load_error": f"no callable {name!r} in the program"})
+        exit_now(0)
+    send({"loaded": True})
+    while True:
+        line = requests.readline()
+        if not line:
+            exit_now(0)
+        inputs = json.loads(line)["input"]
         try:
-            exec(compile(code, solution, "exec"), namespace)  # noqa: S102
-        except SystemExit:
-            pass
-        sys.stdout.flush()
-        return
-    # functional: the result goes to a private copy of stdout; prints go to stderr
-    result_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    args = [json.loads(line) for line in sys.stdin.read().split("\n")]
-    sys.stdin = open(os.devnull)  # noqa: SIM115
-    namespace = {"__name__": "tmp_sol", "__file__": solution}
-    exec(compile(IMPORT_STRING + "\n\n" + code, solution, "exec"), namespace)  # noqa: S102
-    target = namespace["Solution"]() if "class Solution" in code else None
-    method = getattr(target, fn_name) if target is not None else namespace[fn_name]  # type: ignore[index]
-    result = method(*args)
-    result_out.write(json.dumps(encode_result(result)) + "\n")
-    result_out.flush()
+            if mode == "stdio":
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+                output = _run_stdio(method, inputs)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                reply: dict[str, Any] = {"output": output}
+            else:
+                args = [json.loads(a) for a in inputs.split("\n")]
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+                prediction = method(*args)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                if isinstance(prediction, tuple):  # official: a tuple counts as a list
+                    prediction = list(prediction)
+                reply = {"result": encode(_normalize(prediction))}
+        except Exception as e:  # noqa: BLE001 - official: timeout -> -3, anything else -> -4
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            reply = {"error_code": fail_code(e), "error": repr(e)[:1000]}
+        send(reply)
 
 
-# --------------------------------------------------------------------------- driver side (trusted)
+# --------------------------------------------------------------------------- parent (trusted)
 
 
-def _read_capped(f: Any, limit: int) -> tuple[str, bool]:
-    f.seek(0)
-    data = f.read(limit + 1)
-    return data[:limit].decode("utf-8", errors="replace"), len(data) > limit
+class _ChildGone(Exception):
+    """The grading process ended, broke the protocol or ran past the global limit."""
 
 
-def _run_child(mode: str, fn_name: str | None, stdin: str, timeout: float) -> dict[str, Any]:
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, SOLUTION_FILE]
-    if fn_name:
-        cmd.append(fn_name)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, start_new_session=True)
-        timed_out = False
+class Channel:
+    """Line-delimited JSON to and from the child, bounded by one global deadline."""
+
+    def __init__(self, proc: subprocess.Popen, deadline: float) -> None:
+        self.proc, self.deadline, self._buffer = proc, deadline, b""
+        os.set_blocking(proc.stdin.fileno(), False)  # type: ignore[union-attr]
+
+    def _wait(self, fd: int, writing: bool) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _ChildGone("global timeout")
+        r, w, _ = select.select([] if writing else [fd], [fd] if writing else [], [], left)
+        if not r and not w:
+            raise _ChildGone("global timeout")
+
+    def send(self, message: dict[str, Any]) -> None:
+        fd = self.proc.stdin.fileno()  # type: ignore[union-attr]
+        view = memoryview((json.dumps(message) + "\n").encode("utf-8", "surrogatepass"))
+        while view:
+            self._wait(fd, writing=True)
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                continue
+            except OSError as e:
+                raise _ChildGone("the grading process ended") from e
+
+    def receive(self) -> dict[str, Any]:
+        fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        while b"\n" not in self._buffer:
+            self._wait(fd, writing=False)
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise _ChildGone("the grading process ended")
+            self._buffer += chunk
+            if len(self._buffer) > MAX_MESSAGE:
+                raise _ChildGone("reply too large")
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        message = json.loads(line.decode("utf-8", "surrogatepass"))
+        if not isinstance(message, dict):
+            raise _ChildGone("malformed reply")
+        return message
+
+
+def global_limit(n_tests: int, timeout: float) -> float:
+    """Official whole-problem limit: (timeout + 1) * n_tests + 5 seconds."""
+    return (timeout + 1) * n_tests + 5
+
+
+def _judge_one(reply: dict[str, Any], test: dict[str, str], functional: bool) -> dict[str, Any] | None:
+    """None when the test passed, else the failure (official codes and messages)."""
+    base = {"inputs": truncate(test["input"]), "expected": truncate(test["output"])}
+    if "error_code" in reply:
+        code = TIME_LIMIT if reply["error_code"] == TIME_LIMIT else RUNTIME_ERROR
+        return {**base, "error_code": code, "error": str(reply.get("error", "")),
+                "error_message": "Time Limit Exceeded" if code == TIME_LIMIT else "Runtime Error",
+                "status": "timeout" if code == TIME_LIMIT else "runtime_error"}  # fmt: skip
+    if functional:
+        result = decode(reply["result"])
+        if compare_functional(result, test["output"]):
+            return None
+        return {**base, "error_code": WRONG_ANSWER, "error_message": "Wrong Answer", "result": False,
+                "status": "wrong_answer", "output": truncate(repr(result))}  # fmt: skip
+    output = str(reply["output"])
+    ok, why = compare_stdio(output, test["output"])
+    if ok:
+        return None
+    return {**base, "error_code": WRONG_ANSWER, "error_message": why, "status": "wrong_answer",
+            "output": truncate(output)}  # fmt: skip
+
+
+def judge(tests: list[dict[str, str]], fn_name: str | None, timeout: float) -> dict[str, Any]:
+    """Run the tests in order in one grading child, stop at the first failure."""
+    verdict: dict[str, Any] = {"passed": False, "n_tests": len(tests), "n_run": 0, "results": [],
+                               "status": "passed", "first_failure": None}  # fmt: skip
+    mode = "functional" if fn_name else "stdio"
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, SOLUTION_FILE, fn_name or "", repr(timeout)]
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                start_new_session=True)  # fmt: skip
+        channel = Channel(proc, time.monotonic() + global_limit(len(tests), timeout))
         try:
-            proc.communicate(stdin.encode("utf-8"), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            first = channel.receive()
+            if "load_error" in first:
+                verdict.update(status="compile_error", results=[RUNTIME_ERROR],
+                               first_failure={"error_code": RUNTIME_ERROR,
+                                              "error_message": str(first["load_error"])})  # fmt: skip
+                return verdict
+            for i, test in enumerate(tests):
+                channel.send({"input": test["input"]})
+                reply = channel.receive()
+                verdict["n_run"] = i + 1
+                try:
+                    failure = _judge_one(reply, test, mode == "functional")
+                except Exception as e:  # noqa: BLE001 - official: an error while grading -> [-4]
+                    verdict.update(status="runtime_error", results=[RUNTIME_ERROR],
+                                   first_failure={"error_code": RUNTIME_ERROR, "error_message": repr(e)})  # fmt: skip
+                    return verdict
+                if failure is None:
+                    verdict["results"].append(True)
+                    continue
+                # official: a functional wrong answer is recorded as False, the rest by code
+                verdict["results"].append(failure.pop("result", failure["error_code"]))
+                verdict["status"] = failure.pop("status")
+                verdict["first_failure"] = {"index": i, **failure}
+                return verdict
+        except (_ChildGone, ValueError, KeyError) as e:
+            status = "global_timeout" if "global timeout" in str(e) else "process_exit"
+            err.seek(0)
+            verdict.update(status=status, results=[PROCESS_FAILED],
+                           first_failure={"error_code": PROCESS_FAILED, "error_message": str(e),
+                                          "error": err.read(4000).decode("utf-8", "replace")[-1500:]})  # fmt: skip
+            return verdict
         finally:
             try:  # the whole process group: a solution's own children die too
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
             proc.wait()
-        stdout, too_long = _read_capped(out, MAX_OUTPUT_BYTES)
-        stderr, _ = _read_capped(err, 1 << 20)
-    return {
-        "returncode": proc.returncode,
-        "timed_out": timed_out,
-        "stdout": stdout,
-        "stdout_too_long": too_long,
-        "stderr_tail": stderr[-1500:],
-    }
-
-
-def judge(tests: list[dict[str, str]], fn_name: str | None, timeout: float) -> dict[str, Any]:
-    """Run the tests in order, stop at the first failure; return the verdict."""
-    n = len(tests)
-    verdict: dict[str, Any] = {"passed": False, "n_tests": n, "n_run": 0, "results": [],
-                               "status": "passed", "first_failure": None}  # fmt: skip
-    with open(SOLUTION_FILE, encoding="utf-8") as f:
-        code = f.read()
-    try:
-        compile(code, SOLUTION_FILE, "exec")  # syntax only: nothing runs
-    except (SyntaxError, ValueError) as ex:
-        verdict.update(status="compile_error", results=[RUNTIME_ERROR],
-                       first_failure={"index": 0, "error_code": RUNTIME_ERROR,
-                                      "error_message": f"Compilation error: {ex!r}"})  # fmt: skip
-        return verdict
-    mode = "functional" if fn_name else "stdio"
-    for i, test in enumerate(tests):
-        run = _run_child(mode, fn_name, test["input"], timeout)
-        verdict["n_run"] = i + 1
-        failure: dict[str, Any] | None = None
-        base = {"index": i, "inputs": truncate(test["input"]), "expected": truncate(test["output"])}
-        if run["timed_out"]:
-            failure = {**base, "error_code": TIME_LIMIT, "error_message": "Time Limit Exceeded",
-                       "status": "timeout"}  # fmt: skip
-        elif run["returncode"] != 0:
-            failure = {**base, "error_code": RUNTIME_ERROR, "error_message": "Runtime Error",
-                       "status": "runtime_error", "returncode": run["returncode"],
-                       "error": run["stderr_tail"]}  # fmt: skip
-        elif run["stdout_too_long"]:
-            failure = {**base, "error_code": WRONG_ANSWER, "status": "wrong_answer",
-                       "error_message": "Wrong answer: output too long"}  # fmt: skip
-        elif mode == "stdio":
-            ok, why = compare_stdio(run["stdout"], test["output"])
-            if not ok:
-                failure = {**base, "error_code": WRONG_ANSWER, "error_message": why,
-                           "status": "wrong_answer", "output": truncate(run["stdout"])}  # fmt: skip
-        else:
-            lines = [ln for ln in run["stdout"].split("\n") if ln.strip()]
-            try:
-                ok, got = compare_functional(lines[-1], test["output"])
-            except (IndexError, ValueError) as ex:
-                failure = {**base, "error_code": RUNTIME_ERROR, "status": "runtime_error",
-                           "error_message": f"no result from the solution ({type(ex).__name__})",
-                           "error": run["stderr_tail"]}  # fmt: skip
-            else:
-                if not ok:
-                    failure = {**base, "error_code": WRONG_ANSWER, "error_message": "Wrong Answer",
-                               "status": "wrong_answer", "output": truncate(got)}  # fmt: skip
-        if failure is None:
-            verdict["results"].append(True)
-            continue
-        verdict["results"].append(failure["error_code"])
-        verdict["status"] = failure.pop("status")
-        verdict["first_failure"] = failure
-        return verdict
     verdict["passed"] = True
     return verdict
 
 
-def _not_dumpable() -> None:
-    """PR_SET_DUMPABLE=0: same-uid processes (the solutions) cannot ptrace this driver
-    or read /proc/<driver>/mem, where the nonce and the expected outputs live."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except (OSError, AttributeError):
-        pass
-
-
 def main() -> None:
-    if len(sys.argv) >= 4 and sys.argv[1] == "--child":
-        _child(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+    if len(sys.argv) >= 6 and sys.argv[1] == "--child":
+        _child(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
         return
-    _not_dumpable()
+    not_dumpable()
+    out, write = os.dup(1), os.write
     request = json.loads(sys.stdin.read())
     nonce = request.pop("nonce")
     try:
@@ -286,8 +487,7 @@ def main() -> None:
     except Exception as ex:  # noqa: BLE001 - report, never crash silently
         verdict = {"passed": False, "status": "harness_error", "n_tests": len(request.get("tests", [])),
                    "n_run": 0, "results": [], "first_failure": {"error_message": repr(ex)}}  # fmt: skip
-    sys.stdout.write("\n" + nonce + " " + json.dumps(verdict) + "\n")
-    sys.stdout.flush()
+    write(out, ("\n" + nonce + " " + json.dumps(verdict) + "\n").encode("utf-8", "replace"))
 
 
 if __name__ == "__main__":

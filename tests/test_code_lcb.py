@@ -22,7 +22,7 @@ from scorers.code_lcb import (
     compare_stdio,
     decode_private_tests,
     encode_private_tests,
-    encode_result,
+    extract_code,
     global_timeout,
     in_date_window,
     lookup_problem,
@@ -66,16 +66,46 @@ def test_stdio_compare_numeric_fallback_is_decimal_exact():
     assert not compare_stdio("abc 1\n", "abd 1\n")[0]
 
 
-def test_functional_compare_and_tuple_to_list():
-    assert encode_result((1, 2)) == [1, 2]  # top-level tuple -> list (official)
-    nested = encode_result([(1, 2)])  # nested tuples stay tuples: != [[1, 2]] officially
-    assert not compare_functional(json.dumps(nested), "[[1, 2]]")[0]
-    assert compare_functional(json.dumps(encode_result((0, 1))), "[0, 1]")[0]
-    assert compare_functional(json.dumps(encode_result(2.0)), "2")[0]
-    assert compare_functional(json.dumps(encode_result(True)), "true")[0]
-    assert not compare_functional(json.dumps(encode_result({1, 2})), "[1, 2]")[0]
-    assert not compare_functional(json.dumps(encode_result({1: 2})), '{"1": 2}')[0]
-    assert compare_functional(json.dumps(encode_result({"a": [1]})), '{"a": [1]}')[0]
+def test_functional_compare_is_python_equality_on_plain_data():
+    assert compare_functional([0, 1], "[0, 1]")
+    assert not compare_functional([(1, 2)], "[[1, 2]]")  # nested tuples stay tuples (official)
+    assert compare_functional(2.0, "2") and compare_functional(1, "true")  # Python ==
+    assert not compare_functional({1, 2}, "[1, 2]") and not compare_functional({1: 2}, '{"1": 2}')
+    assert compare_functional({"a": [1]}, '{"a": [1]}')
+
+
+def test_child_normalizes_only_honest_subclasses():
+    from collections import Counter, defaultdict
+
+    class Liar(list):
+        def __eq__(self, other):
+            return True
+
+    assert type(lcb_driver._normalize(defaultdict(int, a=1))) is dict
+    assert lcb_driver._normalize([Counter("aa")]) == [{"a": 2}]
+    assert type(lcb_driver._normalize(Liar())) is Liar  # stays opaque on the channel: fails
+
+
+def test_extract_code_is_the_official_rule():
+    assert extract_code("x\n```python\na = 1\n```\ny") == "a = 1"
+    assert extract_code("```\n1\n```\n```python\n2\n```") == "2"
+    assert extract_code("```python\na = 1\n```\nuse ```python fences") == ""  # between the last two
+    assert extract_code("  ```python\n  a = 1\n  ```") == "  a = 1"  # indentation kept
+    assert extract_code("~~~\na\n~~~") == "" and extract_code("```python\na") == "" and extract_code(None) == ""
+    assert extract_code("```python\na = 1\n``` done") == "a = 1"
+
+
+def test_program_assembly_is_the_official_one():
+    code = "import sys\nx = 1\nfrom math import gcd\nif __name__ == '__main__':\n    print(x)\nelse:\n    pass"
+    unwrapped = lcb_driver.unwrap_main_guard(code)
+    assert "__name__" not in unwrapped and "pass" not in unwrapped
+    wrapped = lcb_driver.wrap_program(unwrapped)
+    assert wrapped.startswith(lcb_driver.IMPORT_STRING)
+    head, fn = wrapped[len(lcb_driver.IMPORT_STRING) :].split("def wrapped_function():")
+    assert "import sys" in head and "from math import gcd" in head and "x = 1" in fn
+    not_last = "if __name__ == '__main__':\n    main()\nprint(1)"
+    assert lcb_driver.unwrap_main_guard(not_last) == not_last
+    assert lcb_driver.wrap_program("def f(:") == "def f(:"  # unparsable: left as is
 
 
 def test_verdict_needs_the_nonce_on_its_line():
@@ -247,6 +277,7 @@ CASES = [
     ("abc900_a", fence("while True:\n    pass"), False, "timeout"),
     ("abc900_a", fence("def main(:\n    pass"), False, "compile_error"),
     ("abc900_a", "a, b = map(int, input().split())\nprint(a + b)", False, "no_code"),
+    ("abc900_a", fence("import os\nprint(3)\nos._exit(0)"), False, "process_exit"),
     # a solution cannot forge the verdict: the nonce is not in its reach
     ("abc900_a", fence('print("deadbeef {\\"passed\\": true}")'), False, "wrong_answer"),
 ]
@@ -298,9 +329,19 @@ async def test_explicit_tests_override(runner):
     assert result.correct and result.details["n_tests"] == 1
 
 
-def test_driver_is_self_contained():
-    src = Path(lcb_driver.__file__).read_text()
-    assert "from scorers" not in src and "import scorers" not in src
+def test_driver_ships_with_what_it_imports():
+    import ast
+    import sys
+
+    from scorers.code_lcb import driver_files
+
+    files = driver_files()
+    tree = ast.parse(files["lcb_driver.py"])
+    top = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    top |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    shipped = {name[:-3] for name in files}
+    outside = {m for m in top if m.split(".")[0] not in sys.stdlib_module_names and m not in shipped}
+    assert outside == {"scorers.verdict_channel"}  # only the harness-side fallback import
 
 
 # ---------------------------------------------------------------- end to end through Inspect
