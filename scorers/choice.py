@@ -1,6 +1,7 @@
 """Multiple-choice letter check (pure: no Inspect import).
 
-The answer (see scorers.extract.final_answer) must name exactly one option letter:
+The answer (see scorers.extract.final_answer) must name exactly one option letter, at its
+start or, failing that, as the only upper-case option letter in it (`I'd go with C`):
 `B`, `(B)`, `[B]`, `B.`, `B) because ...`, `**B**`, `$C$`, `$\\mathrm{C}$`, `\\text{(B)}`,
 `option D`, full-width `Ｂ`; lower case only alone (`b`, `(b)`). An answer naming a
 second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`) is a hedge and scores 0.
@@ -11,7 +12,15 @@ from __future__ import annotations
 
 import re
 
-from scorers.extract import CheckResult, clip, final_answer, last_match, normalize_unicode, strip_markdown
+from scorers.extract import (
+    MAX_ANSWER_CHARS,
+    CheckResult,
+    clip,
+    final_answer,
+    last_match,
+    normalize_unicode,
+    strip_markdown,
+)
 
 _WRAPPERS = re.compile(r"\\(?:text|mathrm|textbf|mathbf|textrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,80})\}")
 _MATH_DELIMS = re.compile(r"\\[()\[\]]|\$")
@@ -35,6 +44,18 @@ def _clean(content: str) -> str:
     return _PREFIX.sub("", s).strip()
 
 
+def _letter_in_prose(s: str, letters: str) -> tuple[str | None, str]:
+    """ "I'd go with C": the one upper-case option letter standing alone in the answer."""
+    named = {t for t in _STANDALONE.findall(s[:MAX_ANSWER_CHARS]) if t in letters}
+    if named and _NEGATION.search(s):
+        return None, f"answer negates or rules out an option, naming none: {s[:60]!r}"
+    if len(named) == 1:
+        return named.pop(), ""
+    if named:
+        return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
+    return None, f"answer names no choice letter {'/'.join(letters)}: {s[:60]!r}"
+
+
 def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
     """The one option letter an answer names, or (None, why not)."""
     s = _clean(content)
@@ -42,7 +63,7 @@ def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
         return None, "answer is empty"
     m = _LEAD.match(s)
     if not m or m.group(2).upper() not in letters:
-        return None, f"answer does not start with a choice letter {'/'.join(letters)}: {s[:60]!r}"
+        return _letter_in_prose(s, letters)
     letter, rest = m.group(2), s[m.end() :]
     if letter.islower() and rest.strip() and not re.match(r"^[ \t]{0,3}[.):\]*]", rest):
         return None, f"lower-case {letter!r} starts a sentence, not a choice: {s[:60]!r}"
@@ -55,9 +76,13 @@ def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
         and (second.group(1).isupper() or second.group(0).rstrip().endswith((")", "]")))
     ):
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
+    if _NEGATION.search(rest) and any(t in letters for t in _STANDALONE.findall(rest[:MAX_ANSWER_CHARS])):
+        return None, f"answer names a second option it rules in or out: {s[:60]!r}"
     return letter.upper(), ""
 
 
+_STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’])")
+_NEGATION = re.compile(r"(?i:\b(?:not|isn't|never|except|wrong|incorrect|none|neither|nor)\b)")
 _PHRASE = re.compile(r"(?i:answer|option|choice)[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}(?=[*_(\[$\\A-Za-z])")
 
 

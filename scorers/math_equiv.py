@@ -258,7 +258,8 @@ def _verify_in_process(gold: str, pred: str, timeout: int | None) -> bool:
     p = parse(f"${pred}$", extraction_config=config, parsing_timeout=timeout)
     if not g or not p:
         return False
-    return bool(verify(g, p, timeout_seconds=timeout))
+    # set/relation comparison: "-2 < x < 2" answers the interval "(-2, 2)"
+    return bool(verify(g, p, timeout_seconds=timeout, allow_set_relation_comp=True))
 
 
 class _Worker:
