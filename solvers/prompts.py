@@ -44,11 +44,7 @@ Then write three Python lists of the same length, each as one assignment on its 
 - subtasks: for each step, the instruction that model receives, as a string.
 - access_list: for each step, which earlier steps it can read: {access}
 {recursion}
-For instance:
-
-{examples}
-
-QUESTION:
+{examples}QUESTION:
 {question}
 
 MODELS:
@@ -128,7 +124,7 @@ def conductor_prompt(
         prompting=PROMPTING[question_mode],
         access=ACCESS[access],
         recursion=RECURSION_NOTE.format(self_id=self_id) if self_id is not None else "",
-        examples=examples or "(no examples)",
+        examples=f"For instance:\n\n{examples}\n\n" if examples else "",
         question=question,
         models=listing,
     )

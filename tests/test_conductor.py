@@ -343,7 +343,8 @@ async def test_no_few_shot_and_sets_differ():
         model = scripted(TWO_STEPS)
         await conduct(QUESTION, Conductor(model, "c", None, False), workers(), Settings(few_shot=few_shot))
         prompts_seen[few_shot] = model.calls[0][0].text
-    assert "Example 1." not in prompts_seen["none"]
+    assert "Example 1." not in prompts_seen["none"] and "For instance" not in prompts_seen["none"]
+    assert "\n\nQUESTION:\n" in prompts_seen["none"]
     assert "Countdown" not in prompts_seen["ood"]  # no dataset names leak into the prompt
     assert "141" in prompts_seen["ood"] and "141" not in prompts_seen["in_distribution"]
     assert "182" in prompts_seen["mixed"] and "3x^2" in prompts_seen["mixed"]
