@@ -1,6 +1,6 @@
 """AIME 2025 (I and II): 30 problems with integer answers 0-999.
 
-    inspect eval tasks/aime2025.py --epochs 4
+inspect eval tasks/aime2025.py --epochs 4
 """
 
 from __future__ import annotations
@@ -15,16 +15,14 @@ from scorers.inspect_scorers import numeric_match
 from tasks.catalog import AIME2025
 from tasks.common import build_dataset
 from tasks.prompts import numeric_prompt
+from tasks.sources import text_field
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
     """An AIME row ({question|problem, answer}) -> Sample."""
-    question = str(record.get("question") or record.get("problem")).strip()
-    return Sample(
-        input=numeric_prompt(question),
-        target=str(record["answer"]).strip(),
-        metadata={"question": question},
-    )
+    question = text_field(record, "question", "problem")
+    answer = text_field(record, "answer")  # not always a bare number: one is '336^\circ'
+    return Sample(input=numeric_prompt(question), target=answer, metadata={"question": question})
 
 
 @task

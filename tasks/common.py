@@ -7,18 +7,22 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from tasks.sources import Downloader, LoadedRecords, Source, load_records
+from tasks.sources import DataRecordError, Downloader, LoadedRecords, Source, load_records
 
 RecordToSample = Callable[[dict[str, Any]], Sample | None]
 
 
-def samples_from_records(
-    benchmark: str, loaded: LoadedRecords, record_to_sample: RecordToSample
-) -> list[Sample]:
+def samples_from_records(benchmark: str, loaded: LoadedRecords, record_to_sample: RecordToSample) -> list[Sample]:
     """Convert records; default ids `<benchmark>_<row>`; stamp `metadata["data_source"]`."""
     samples: list[Sample] = []
     for row, record in enumerate(loaded.records):
-        sample = record_to_sample(record)
+        try:
+            sample = record_to_sample(record)
+        except (KeyError, ValueError, TypeError, IndexError, AttributeError) as ex:
+            raise DataRecordError(
+                f"{benchmark}: record {row + 1} of {loaded.label}: {_problem(ex, record)}. Fix or remove "
+                "that record (or use a declared source: -T source=wheel|hub)"
+            ) from ex
         if sample is None:
             continue
         if sample.id is None:
@@ -26,6 +30,15 @@ def samples_from_records(
         sample.metadata = {**(sample.metadata or {}), "data_source": loaded.label}
         samples.append(sample)
     return samples
+
+
+def _problem(ex: Exception, record: dict[str, Any]) -> str:
+    if isinstance(ex, ValueError):  # RecordError, or a task's own message
+        return str(ex)[:500]
+    if isinstance(ex, KeyError):
+        shown = ", ".join(sorted(map(str, record))[:20])
+        return f"field {ex.args[0]!r} is missing (the record has: {shown})"
+    return f"unusable record ({type(ex).__name__}: {str(ex)[:200]})"
 
 
 def build_dataset(
@@ -80,6 +93,4 @@ def check_filter(field: str, wanted: set[str] | None, benchmark: str, samples: l
     present = {norm_name(str((s.metadata or {}).get(field, ""))) for s in samples}
     unknown = wanted - present
     if unknown:
-        raise ValueError(
-            f"{benchmark}: unknown {field} {sorted(unknown)}; available: {sorted(present)}"
-        )
+        raise ValueError(f"{benchmark}: unknown {field} {sorted(unknown)}; available: {sorted(present)}")

@@ -20,6 +20,9 @@ from scorers.inspect_scorers import choice_letter
 from tasks.catalog import GPQA_DIAMOND
 from tasks.common import build_dataset
 from tasks.prompts import LETTERS, multiple_choice_prompt
+from tasks.sources import text_field
+
+CHOICE_FIELDS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
 
 
 def shuffled_choices(record_id: str, choices: list[str], seed: int) -> tuple[list[str], int]:
@@ -31,12 +34,9 @@ def shuffled_choices(record_id: str, choices: list[str], seed: int) -> tuple[lis
 
 def record_to_sample(record: dict[str, Any], seed: int = 0, shuffle: bool = True) -> Sample:
     """A GPQA csv/hub row -> Sample; the correct answer is shuffled among the choices."""
-    question = record["Question"].strip()
-    choices = [
-        str(record[k]).strip()
-        for k in ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
-    ]
-    record_id = str(record["Record ID"])
+    question = text_field(record, "Question")
+    choices = [text_field(record, k) for k in CHOICE_FIELDS]
+    record_id = text_field(record, "Record ID")
     if shuffle:
         choices, correct = shuffled_choices(record_id, choices, seed)
     else:
@@ -48,8 +48,8 @@ def record_to_sample(record: dict[str, Any], seed: int = 0, shuffle: bool = True
         metadata={
             "question": question,
             "choices": choices,
-            "domain": record.get("High-level domain", ""),
-            "subdomain": record.get("Subdomain", ""),
+            "domain": str(record.get("High-level domain") or ""),
+            "subdomain": str(record.get("Subdomain") or ""),
         },
     )
 

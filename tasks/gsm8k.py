@@ -17,19 +17,28 @@ from scorers.inspect_scorers import numeric_match
 from tasks.catalog import GSM8K
 from tasks.common import build_dataset
 from tasks.prompts import numeric_prompt
+from tasks.sources import RecordError, is_number, text_field
 
 
 def final_answer(solution: str) -> str:
-    """The number after the last '####' of a GSM8K solution, without commas."""
-    return solution.split("####")[-1].strip().replace(",", "")
+    """The number after the last '####' of a GSM8K solution, without commas.
+
+    RecordError when there is no '####' or what follows it is not a number.
+    """
+    if "####" not in solution:
+        raise RecordError("answer", "has no '#### <number>' final answer")
+    answer = solution.rsplit("####", 1)[-1].strip().replace(",", "")
+    if not is_number(answer):
+        raise RecordError("answer", f"must end with '#### <number>', got '#### {answer[:40]}'")
+    return answer
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
     """A GSM8K row ({question, answer: '...#### 18'}) -> Sample."""
-    question = str(record["question"]).strip()
+    question = text_field(record, "question")
     return Sample(
         input=numeric_prompt(question),
-        target=final_answer(str(record["answer"])),
+        target=final_answer(text_field(record, "answer")),
         metadata={"question": question},
     )
 

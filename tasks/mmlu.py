@@ -17,6 +17,7 @@ from scorers.inspect_scorers import choice_letter
 from tasks.catalog import MMLU
 from tasks.common import build_dataset, norm_name
 from tasks.prompts import LETTERS, multiple_choice_prompt
+from tasks.sources import RecordError, text_field
 
 
 def is_header_row(record: dict[str, Any]) -> bool:
@@ -30,14 +31,22 @@ def record_to_sample(record: dict[str, Any]) -> Sample | None:
     if is_header_row(record):
         return None
     if "choices" in record:  # hub format
-        choices = [str(c) for c in record["choices"]]
-        target = LETTERS[int(record["answer"])]
-        subject = record["subject"]
+        choices = record["choices"]
+        if not isinstance(choices, list) or len(choices) != 4:
+            raise RecordError("choices", f"must be a list of 4 answers, got {str(choices)[:80]}")
+        choices = [str(c) for c in choices]
+        answer = str(record.get("answer")).strip()
+        if isinstance(record.get("answer"), bool) or answer not in ("0", "1", "2", "3"):
+            raise RecordError("answer", f"must be the index 0-3 of the correct choice, got {answer[:40]!r}")
+        target = LETTERS[int(answer)]
+        subject = text_field(record, "subject")
     else:
-        choices = [str(record[f"answer_{k}"]) for k in "abcd"]
-        target = str(record["correct_answer"]).strip().upper()
-        subject = record["topic"]
-    question = str(record["question"]).strip()
+        choices = [text_field(record, f"answer_{k}") for k in "abcd"]
+        target = text_field(record, "correct_answer").upper()
+        if target not in ("A", "B", "C", "D"):
+            raise RecordError("correct_answer", f"must be one of A, B, C, D, got {target[:40]!r}")
+        subject = text_field(record, "topic")
+    question = text_field(record, "question")
     return Sample(
         input=multiple_choice_prompt(question, choices),
         target=target,

