@@ -81,6 +81,7 @@ class Marker:
 
 
 _SPAN = MAX_ANSWER_CHARS + 1
+_OPENERS = frozenset({"", "\\[", "$$", "\\(", "```", "**", "$"})
 
 
 def _eol(text: str, pos: int) -> int:
@@ -101,7 +102,7 @@ def _line_content(text: str, pos: int) -> tuple[int, int]:
     nxt = end + 1
     while nxt < len(text):
         e = _eol(text, nxt)
-        if text[nxt:e].strip():
+        if text[nxt:e].strip() not in _OPENERS:  # skip blank lines and a bare "\\[" / "$$"
             return nxt, e
         nxt = e + 1
     return pos, end

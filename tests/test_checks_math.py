@@ -77,6 +77,8 @@ CASES = [
     ("Final Answer: The final answer is $\\frac{3}{4}$. I hope it is correct.", "\\frac34", True),
     ("<answer>\\sqrt{2}</answer>", "\\sqrt2", True),
     ("\\boxed{5}\nActually the final answer is 6.", "6", True),
+    ("ANSWER:\n\\[\nx = 5\n\\]", "5", True),  # display math on the lines after the tag
+    ("**Final Answer:**\n\\[\n\\boxed{5}\n\\]", "5", True),
     # failures
     ("", "1", False),
     ("I cannot solve it.", "1", False),
