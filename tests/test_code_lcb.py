@@ -203,6 +203,56 @@ def test_release_selection():
     assert "code_generation_lite@" in src.label
 
 
+# problems per hub file (test.jsonl .. test6.jsonl) in the official release table:
+# release_v1..v6 hold 400, 511, 612, 713, 880, 1055 problems
+RELEASE_SIZES = (400, 111, 101, 101, 167, 175)
+
+
+def _hub_copy(root: Path) -> Path:
+    """A local copy of the hub repository's layout: one file per release increment, records
+    in the code_generation_lite format with contest dates in each release's span."""
+    root.mkdir()
+    qid = 0
+    for k, (name, size) in enumerate(zip(lcb_task.LIVECODEBENCH_FILES, RELEASE_SIZES, strict=True)):
+        with (root / name).open("w") as f:
+            for i in range(size):
+                qid += 1
+                f.write(json.dumps({
+                    "question_title": f"p{qid}", "question_content": "Print 1.", "platform": "atcoder",
+                    "question_id": f"q{qid}", "contest_id": f"c{k}", "difficulty": "easy", "starter_code": "",
+                    "contest_date": f"{2023 + (k + 4) // 4 if k else 2023}-{(k * 3 + 5) % 12 + 1:02d}-{i % 28 + 1:02d}T00:00:00",
+                    "public_test_cases": json.dumps([{"input": "", "output": "1", "testtype": "stdin"}]),
+                    "private_test_cases": "[]", "metadata": "{}",
+                }) + "\n")  # fmt: skip
+    return root
+
+
+def test_default_is_the_problems_added_in_release_v6(tmp_path):
+    hub = _hub_copy(tmp_path / "code_generation_lite")
+    last = {json.loads(line)["question_id"] for line in (hub / "test6.jsonl").open()}
+    default = lcb_task.livecodebench(data_dir=str(hub))
+    assert len(default.dataset) == 175 and {s.id for s in default.dataset} == last
+    assert "test6.jsonl" in default.dataset[0].metadata["data_source"]
+    assert len(lcb_task.livecodebench(data_dir=str(hub), release="release_v6").dataset) == 1055
+    assert len(lcb_task.livecodebench(data_dir=str(hub), release="release_v5").dataset) == 880
+    assert len(lcb_task.livecodebench(data_dir=str(hub), release="v5_v6").dataset) == 342
+    (hub / "test6.jsonl").unlink()
+    with pytest.raises(Exception, match="missing test6.jsonl"):
+        lcb_task.livecodebench(data_dir=str(hub))
+    with pytest.raises(ValueError, match="not both"):
+        lcb_task.livecodebench(data_dir=str(hub), data_file=str(SAMPLE))
+
+
+def test_prompt_follows_the_pinned_official_template():
+    p = lcb_task.lcb_prompt("Q?", "")
+    system, user = p.split("\n\n", 1)
+    assert system == lcb_task.SYSTEM_MESSAGE and "NOT return anything" not in system
+    assert user.startswith("### Question:\nQ?\n\n### Format: Read the inputs from stdin")
+    assert "writes output to STDOUT.\n```python\n# YOUR CODE HERE\n```\n\n### Answer:" in user
+    f = lcb_task.lcb_prompt("Q?", "class Solution:\n    def f(self):")
+    assert "delimiters.\n```python\nclass Solution:\n    def f(self):\n```\n\n### Answer:" in f
+
+
 def test_record_to_sample_uses_the_official_prompt():
     recs = {r["question_id"]: r for r in _records()}
     s = lcb_task.record_to_sample(recs["abc900_a"])
