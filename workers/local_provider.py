@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import dataclasses
 import hashlib
 import importlib
 import importlib.metadata
@@ -288,9 +289,14 @@ def _read_template(name_or_text: str) -> str:
     if "{" in name_or_text:  # jinja text given directly
         return name_or_text
     path = Path(name_or_text).expanduser()
-    if path.is_file():
-        return path.read_text(encoding="utf-8")
-    return importlib.resources.files("workers.chat_templates").joinpath(name_or_text).read_text(encoding="utf-8")
+    bundled = importlib.resources.files("workers.chat_templates").joinpath(name_or_text)
+    try:
+        return (path if path.is_file() else bundled).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as ex:
+        raise ValueError(
+            f"local provider: chat template {name_or_text!r} is neither jinja text nor a readable "
+            f".jinja file ({ex}); pass -M chat_template=/path/to/template.jinja"
+        ) from ex
 
 
 # --------------------------------------------------------------------------- servers
@@ -414,6 +420,43 @@ atexit.register(shutdown_servers)
 
 # --------------------------------------------------------------------------- Inspect API
 
+LOCAL_ARGS = (
+    "n_threads", "n_ctx", "n_parallel", "n_batch", "verbosity", "chat_template", "default_max_tokens",
+    "timeout", "attempt_timeout", "max_retries",
+)  # fmt: skip
+
+
+def whole_arg(name: str, value: Any, minimum: int) -> int:
+    """A model arg that must be a whole number >= minimum (ValueError naming it otherwise)."""
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = None
+    if number is None or isinstance(value, bool | float) or number < minimum:
+        raise ValueError(f"local provider: -M {name} must be a whole number >= {minimum}, got {value!r}")
+    return number
+
+
+def _check_passthrough(model_args: dict[str, Any], api_class: type) -> None:
+    """Model args that are not the provider's own go to Inspect's OpenAI-compatible
+    provider and the OpenAI client; name any that neither accepts (a typo)."""
+    import inspect as pyinspect
+
+    from openai import AsyncOpenAI
+
+    accepted = {
+        p
+        for fn in (api_class.__init__, AsyncOpenAI.__init__)
+        for p in pyinspect.signature(fn).parameters
+        if p not in ("self", "args", "kwargs", "model_args")
+    }
+    unknown = sorted(set(model_args) - accepted)
+    if unknown:
+        raise ValueError(
+            f"local provider: unknown model arg(s) {unknown}; its own are {', '.join(LOCAL_ARGS)} (e.g. -M n_ctx=2048)"
+        )
+
+
 _API_CLASS: type | None = None
 
 
@@ -459,22 +502,21 @@ def _api_class() -> type[ModelAPI]:
         ) -> None:
             self.budget = CallBudget.from_args(timeout, attempt_timeout, max_retries)
             self._calls = CallLedger()
+            settings = ServerSettings(
+                n_threads=whole_arg("n_threads", n_threads, 0),
+                n_ctx=whole_arg("n_ctx", n_ctx, 64),
+                n_parallel=whole_arg("n_parallel", n_parallel, 1),
+                n_batch=whole_arg("n_batch", n_batch, 1),
+                verbosity=whole_arg("verbosity", verbosity, 0),
+            )
+            max_tokens = None if default_max_tokens is None else whole_arg("default_max_tokens", default_max_tokens, 1)
+            _check_passthrough(model_args, OpenAICompatibleAPI)
             canonical, path, template = resolve_model(model_name)
             if chat_template:
                 template = _read_template(chat_template)
-            self.local_server = get_server(
-                path,
-                ServerSettings(
-                    n_threads=int(n_threads),
-                    n_ctx=int(n_ctx),
-                    n_parallel=int(n_parallel),
-                    n_batch=int(n_batch),
-                    verbosity=int(verbosity),
-                    chat_template=template,
-                ),
-            )
+            self.local_server = get_server(path, dataclasses.replace(settings, chat_template=template))
             self.gguf_path = path
-            self._default_max_tokens = default_max_tokens
+            self._default_max_tokens = max_tokens
             model_args.setdefault("stream", False)
             model_args["max_retries"] = 0  # the OpenAI SDK's own retries: off (see generate)
             super().__init__(
