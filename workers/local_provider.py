@@ -163,8 +163,7 @@ def content_sha256(path: Path) -> str:
     Nothing is trusted across processes: a new process always reads the bytes again, so a
     file altered behind an unchanged size and mtime is still caught.
     """
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+    key = _identity(path)
     digest = _HASHED.get(key)
     if digest is None:
         h = hashlib.sha256()
@@ -173,6 +172,11 @@ def content_sha256(path: Path) -> str:
                 h.update(block)
         digest = _HASHED[key] = h.hexdigest()
     return digest
+
+
+def _identity(path: Path) -> tuple[str, int, int, int, int]:
+    st = path.stat()
+    return (str(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
 
 
 def _record_sha256(dist: importlib.metadata.Distribution, path: Path) -> str | None:
@@ -196,6 +200,7 @@ def _locate_gemma3() -> Path:
         try:
             pkg.assemble(tmp, overwrite=True)  # raises if the sha256 differs
             os.replace(tmp, target)  # atomic: concurrent processes never see a partial file
+            _HASHED[_identity(target)] = pkg.EXPECTED_SHA256  # just hashed by assemble()
         finally:
             tmp.unlink(missing_ok=True)
         target.with_name(target.name + ".verified").unlink(missing_ok=True)  # old stamp files
