@@ -62,7 +62,7 @@ IMPORT_STRING = (
 SOLUTION_FILE = "solution.py"
 WRONG_ANSWER, TIME_LIMIT, RUNTIME_ERROR = -2, -3, -4
 PROCESS_FAILED = -2  # official: the pipeline's result when the grading process yields nothing
-MAX_MESSAGE = 256 << 20  # a reply (captured output) larger than this fails the test
+MAX_MESSAGE = 64 << 20  # a reply (captured output) larger than this fails the problem
 INT_MAX_STR_DIGITS = 50000
 
 # official reliability_guard (testing_util.py): set to None / blocked; `exit` stays usable
@@ -355,7 +355,7 @@ class Channel:
     """Line-delimited JSON to and from the child, bounded by one global deadline."""
 
     def __init__(self, proc: subprocess.Popen, deadline: float) -> None:
-        self.proc, self.deadline, self._buffer = proc, deadline, b""
+        self.proc, self.deadline, self._buffer = proc, deadline, bytearray()
         os.set_blocking(proc.stdin.fileno(), False)  # type: ignore[union-attr]
 
     def _wait(self, fd: int, writing: bool) -> None:
@@ -380,15 +380,19 @@ class Channel:
 
     def receive(self) -> dict[str, Any]:
         fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
-        while b"\n" not in self._buffer:
+        end = self._buffer.find(b"\n")
+        while end < 0:
             self._wait(fd, writing=False)
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 raise _ChildGone("the grading process ended")
-            self._buffer += chunk
+            start = len(self._buffer)
+            self._buffer += chunk  # bytearray: amortised linear
             if len(self._buffer) > MAX_MESSAGE:
                 raise _ChildGone("reply too large")
-        line, self._buffer = self._buffer.split(b"\n", 1)
+            end = self._buffer.find(b"\n", start)
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
         message = json.loads(line.decode("utf-8", "surrogatepass"))
         if not isinstance(message, dict):
             raise _ChildGone("malformed reply")
@@ -458,7 +462,10 @@ def judge(tests: list[dict[str, str]], fn_name: str | None, timeout: float) -> d
                 verdict["first_failure"] = {"index": i, **failure}
                 return verdict
         except (_ChildGone, ValueError, KeyError) as e:
-            status = "global_timeout" if "global timeout" in str(e) else "process_exit"
+            why = str(e)
+            status = "process_exit"
+            if "global timeout" in why or "too large" in why:
+                status = "global_timeout" if "global timeout" in why else "output_too_large"
             err.seek(0)
             verdict.update(status=status, results=[PROCESS_FAILED],
                            first_failure={"error_code": PROCESS_FAILED, "error_message": str(e),

@@ -220,7 +220,7 @@ def _hub_copy(root: Path) -> Path:
                 f.write(json.dumps({
                     "question_title": f"p{qid}", "question_content": "Print 1.", "platform": "atcoder",
                     "question_id": f"q{qid}", "contest_id": f"c{k}", "difficulty": "easy", "starter_code": "",
-                    "contest_date": f"{2023 + (k + 4) // 4 if k else 2023}-{(k * 3 + 5) % 12 + 1:02d}-{i % 28 + 1:02d}T00:00:00",
+                    "contest_date": f"{2023 + k // 2}-{k * 2 + 1:02d}-{i % 28 + 1:02d}T00:00:00",
                     "public_test_cases": json.dumps([{"input": "", "output": "1", "testtype": "stdin"}]),
                     "private_test_cases": "[]", "metadata": "{}",
                 }) + "\n")  # fmt: skip
@@ -352,6 +352,12 @@ async def test_first_failure_stops_and_reports(runner):
     # stop at first failure: a timeout on test 0 leaves the other tests unrun
     slow = await check_livecodebench(fence("import time\ntime.sleep(5)"), problem, runner, timeout=0.5)
     assert slow.details["n_run"] == 1 and slow.details["results"] == [-3]
+
+
+async def test_huge_output_fails_the_problem_without_exhausting_the_driver(runner):
+    problem = _problems()["abc900_a"]
+    result = await check_livecodebench(fence("print('x' * (100 << 20))"), problem, runner, timeout=3)
+    assert not result.correct and result.details["status"] == "output_too_large", result.details
 
 
 async def test_expected_outputs_are_not_readable_by_the_solution(runner):

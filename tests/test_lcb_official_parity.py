@@ -13,8 +13,6 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
-
 from scorers.code_lcb import check_livecodebench, problem_from_record
 
 FIXTURES = Path(__file__).parent / "fixtures"
