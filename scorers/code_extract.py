@@ -13,6 +13,9 @@ containing ```" so that a stray inline ``` in prose does not shift the block:
 * indentation of the opening fence is removed from the block's lines (CommonMark);
 * a block left open at the end of the text (truncated output) does not count,
   as in the official harness, unless ``allow_unclosed=True``.
+
+LiveCodeBench does not use these helpers: it applies the official rule exactly
+(`scorers.code_lcb.extract_code`), stray inline fences and indentation included.
 """
 
 from __future__ import annotations
