@@ -803,3 +803,42 @@ async def test_sample_memory_capped_across_concurrent_execs():
         await BwrapSandboxEnvironment.sample_cleanup("mem-test", cfg, envs, False)
     assert sum("HELD" in r.stdout for r in runs) < 3, runs
     assert env.cgroup is not None and not env.cgroup.path.exists()  # removed with the sample
+
+
+def run_filter(program: bytes, nr: int, arch: int = 0xC000003E, arg0: int = 0) -> int:
+    """Evaluate the classic-BPF seccomp program on one syscall (the opcodes it uses)."""
+    import struct
+
+    data = struct.pack("=iIQ6Q", nr, arch, 0, arg0 & 0xFFFFFFFFFFFFFFFF, 0, 0, 0, 0, 0)
+    insns = [struct.unpack_from("=HBBI", program, i) for i in range(0, len(program), 8)]
+    pc = acc = 0
+    for _ in range(len(insns)):  # no backward jumps in classic BPF: bounded
+        code, jt, jf, k = insns[pc]
+        if code == 0x20:
+            acc = struct.unpack_from("=I", data, k)[0]
+            pc += 1
+        elif code == 0x06:
+            return k
+        else:
+            taken = {0x15: acc == k, 0x35: acc >= k, 0x45: bool(acc & k)}[code]
+            pc += 1 + (jt if taken else jf)
+    raise AssertionError("filter fell off its end")
+
+
+def test_seccomp_program_decisions():
+    """The filter's decision table, independent of the kernel it runs on."""
+    from sandboxes.bwrap import _SECCOMP_X86_64 as prog
+
+    allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
+    assert run_filter(prog, 0) == allow  # read
+    assert run_filter(prog, 56, arg0=0x3D0F00) == allow  # clone of a thread
+    assert run_filter(prog, 56, arg0=0x10000000) == eperm  # clone(CLONE_NEWUSER)
+    assert run_filter(prog, 272, arg0=0x20000) == allow  # unshare(CLONE_NEWNS) (fails later: no caps)
+    assert run_filter(prog, 272, arg0=0x10000000 | 0x20000) == eperm
+    assert run_filter(prog, 435) == enosys  # clone3: libc falls back to clone
+    for nr in (248, 249, 250, 425, 426, 427):  # keyrings, io_uring
+        assert run_filter(prog, nr) == eperm, nr
+    assert run_filter(prog, 0x40000000 | 272, arg0=0x10000000) == eperm  # x32
+    assert run_filter(prog, 0x40000000) == eperm  # x32 read
+    assert run_filter(prog, 310, arch=0x40000003, arg0=0x10000000) == eperm  # i386 unshare
+    assert run_filter(prog, 3, arch=0x40000003) == eperm  # any i386 syscall
