@@ -76,13 +76,20 @@ def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
         and (second.group(1).isupper() or second.group(0).rstrip().endswith((")", "]")))
     ):
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
-    if _NEGATION.search(rest) and any(t in letters for t in _STANDALONE.findall(rest[:MAX_ANSWER_CHARS])):
-        return None, f"answer names a second option it rules in or out: {s[:60]!r}"
+    other = next((m for m in _STANDALONE.finditer(rest[:MAX_ANSWER_CHARS]) if m.group(0) in letters), None)
+    if other is not None and other.group(0) != letter.upper():
+        gap = rest[: other.start()]
+        if _NEGATION.search(gap):  # "A is wrong, it is B"
+            return None, f"answer rules out its first option: {s[:60]!r}"
+        if not _PROSE_WORD.search(_COMMAND.sub(" ", gap)):  # "A \\ B", "A \\lor B", "A; B"
+            return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     return letter.upper(), ""
 
 
 _STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’])")
 _NEGATION = re.compile(r"(?i:\b(?:not|isn't|never|except|wrong|incorrect|none|neither|nor)\b)")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+_PROSE_WORD = re.compile(r"(?i:\b(?!(?:or|and|vs|maybe|perhaps|possibly|also|then)\b)[a-z]{2,})")
 _PHRASE = re.compile(r"(?i:answer|option|choice)[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}(?=[*_(\[$\\A-Za-z])")
 
 

@@ -61,6 +61,7 @@ _DEGREES = re.compile(r"\^[ \t]{0,3}\{?[ \t]{0,3}\\circ[ \t]{0,3}\}?|°")
 _WHOLE_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d{1,3}(?: \d{3})+(?:\.\d+)?")
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
+_ENVIRONMENT = re.compile(r"\\(?:begin|end)[ \t]{0,3}\{[A-Za-z*]{1,20}\}")
 _VAR_EQ = re.compile(r"^[ \t]{0,3}[A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?[ \t]{0,3}=([^=]+)$")
 _EQ_VAR = re.compile(r"^([^=]+)=[ \t]{0,3}[A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?[ \t]{0,3}$")
 _SCI = re.compile(r"(\d(?:\.\d+)?)[eE]([-+]?\d{1,4})(?![\w.])")
@@ -128,7 +129,7 @@ def _top_level_items(s: str) -> list[str]:
 
 
 def _words(s: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(_COMMAND.sub(" ", s))}
+    return {w.lower() for w in _WORD.findall(_COMMAND.sub(" ", _ENVIRONMENT.sub(" ", s)))}
 
 
 def _repeating(m: re.Match[str]) -> str:
@@ -163,8 +164,11 @@ def _for_math_verify(s: str, gold_is_equation: bool) -> str:
 _VALUE_WORDS = frozenset(
     "hundred thousand million billion trillion dozen times squared cubed not no none never"
     " between either maybe perhaps possibly probably approximately roughly about around nearly"
-    " almost least most".split()
+    " almost least most otherwise unless else if".split()
 )
+# what separates several values in math-verify's reading (it keeps only the last one)
+_VALUE_SEPARATORS = re.compile(r"\\\\(?![A-Za-z])|\\(?:lor|vee|mid|quad|qquad)(?![A-Za-z])|\||\\begin\{cases\}|;")
+_VAR_EQUALS = re.compile(r"[A-Za-z}][ \t]{0,3}=")
 _MATH_SEGMENT = re.compile(
     r"(?<!\\)\$\$([^$]{0,600})\$\$|(?<!\\)\$((?:[^$]|\\\$){0,600}?)(?<!\\)\$"
     r"|\\\((.{0,600}?)\\\)|\\\[(.{0,600}?)\\\]",
@@ -232,6 +236,14 @@ def refusal(pred: str, gold: str, count: bool = True) -> str | None:
         return f"answer has words that change or hedge its value: {', '.join(blur)}"
     if not count:
         return None
+    if _count_values(gold) == 1:  # several values hidden from the count: math-verify keeps the last
+        seps = set(_VALUE_SEPARATORS.findall(pred)) - set(_VALUE_SEPARATORS.findall(gold))
+        if seps:
+            return f"answer separates values with {sorted(seps)[0]!r} (a hedge scores 0)"
+        if len(_VAR_EQUALS.findall(pred)) > max(1, len(_VAR_EQUALS.findall(gold))):
+            return "answer states several equations"
+        if _words(pred) & {"or", "and"} and not _words(gold) & {"or", "and"}:
+            return "answer joins values with 'or' / 'and' where the reference has one (a hedge scores 0)"
     n_pred, n_gold = _count_values(pred), _count_values(gold)
     if n_pred > n_gold:
         return f"answer gives {n_pred} values where the reference has {n_gold} (a hedge scores 0)"

@@ -118,6 +118,10 @@ def _hedges(target: str, wrong: str) -> list[str]:
         f"\\boxed{{{wrong}}} or \\boxed{{{target}}}",
         f"\\boxed{{{wrong}}}, \\boxed{{{target}}}",
         f"The final answer is ${wrong}$ or ${target}$.",
+        f"ANSWER: {wrong} \\\\ {target}",
+        f"ANSWER: {wrong} \\lor {target}",
+        f"ANSWER: {wrong}; {target}",
+        f"ANSWER: {wrong} \\quad {target}",
     ]
 
 
