@@ -8,7 +8,7 @@ marker) must state one number, compared exactly as a fraction:
 - `x = 26` and `2025 - 1999 = 26` read the part after the last `=`;
 - several different numbers count only when the last follows a conclusion word
   (`5 apples and 3 pears, so 8`); otherwise (`1, 2, 3`, `5 - 3`, `5-10`) it is no answer;
-- hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `±`.
+- hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `±`, conditions (`if`, `otherwise`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ _TIMES_TEN = re.compile(
 )
 _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,200})\}")
 _FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,40})\}[ \t]{0,3}\{([^{}]{1,40})\}")
-_HEDGE = re.compile(r"(?i:\b(?:or|between|either|and/or)\b)|±|\+/-|\\pm(?![A-Za-z])")
+_HEDGE = re.compile(r"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else)\b)|±|\+/-|\\pm(?![A-Za-z])")
 _CONCLUDE = re.compile(
     r"(?i:\b(?:so|thus|therefore|hence|total|totals|is|are|was|equals?|gives|makes|get|gets)\b)|=|⇒|\\Rightarrow"
 )
@@ -46,9 +46,11 @@ def _clean(text: str) -> str:
     text = re.sub(r"\\[,;: ]|~", " ", text)
     text = re.sub(r"\\(?:left|right)(?![A-Za-z])", "", text)
     for _ in range(2):
-        text = _WRAP.sub(r"\1", text)
+        text = _WRAP.sub(r" \1 ", text)
     text = _FRAC.sub(r"\1/\2", text)
-    return _TIMES_TEN.sub(r"e\1", text)
+    text = _TIMES_TEN.sub(r"e\1", text)
+    text = re.sub(r"\\pm(?![A-Za-z])", "±", text)
+    return re.sub(r"\\[A-Za-z]+", " ", text)  # \quad, \cdot, ...: spacing or operators
 
 
 def _value(m: re.Match[str]) -> Fraction | None:

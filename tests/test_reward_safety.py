@@ -144,3 +144,28 @@ def test_hedged_letters_score_zero_on_the_true_letter():
         assert check_choice(f"ANSWER: {s.target}", s.target).correct
         for out in _hedges(s.target, other):
             assert not check_choice(out, s.target).correct, out
+
+
+# two values @A, @B joined in many syntaxes: no output may be credited for both
+JOINS = [
+    "@A or @B", "@A/@B", "@A \\text{ or } @B", "@A,@B", "@A and @B", "\\{@A, @B\\}", "[@A, @B]", "@A \\pm @B",
+    "@A \\cup @B", "@A to @B", "@A-@B", "@A \\to @B", "@A \\text{ vs } @B", "@A~@B", "@A\\ @B", "@A\\,@B",
+    "@A\\quad\\text{or}\\quad@B", "$@A$ $@B$", "@A (or @B)", "@A \\\\ @B", "\\boxed{@A}\\boxed{@B}", "@A\\text{ maybe }@B",
+    "@A \\lor @B", "@A \\vee @B", "@A \\mid @B", "@A | @B", "@A; @B", "@A \\text{, } @B", "\\text{either }@A\\text{ or }@B",
+    "@A\\text{ if } n \\text{ is even, } @B\\text{ otherwise}", "@A \\text{ else } @B", "@A = @B", "@A \\approx @B",
+    "@A...@B", "@A, \\ldots, @B", "@A @B", "@A\\hspace{1cm}@B", "\\{@A\\} \\text{ or } \\{@B\\}", "@A (resp. @B)",
+    "\\max(@A, @B)", "@A, @B, \\text{or both}", "x \\in \\{@A, @B\\}", "x=@A \\text{ or } x=@B", "@A; @B",
+    "<answer>@A</answer><answer>@B</answer>", "\\begin{cases}@A\\\\@B\\end{cases}",
+]
+PAIRS = [("5", "7"), ("\\frac{1}{2}", "\\frac{1}{3}"), ("12", "13"), ("-3", "3")]
+
+
+@pytest.mark.parametrize("join", JOINS)
+def test_no_output_is_credited_for_two_different_answers(join):
+    for a, b in PAIRS:
+        out = "ANSWER: " + join.replace("@A", a).replace("@B", b)
+        for check in (check_math, check_numeric):
+            credited = [t for t in (a, b) if check(out, t).correct]
+            assert len(credited) <= 1, (check.__name__, out, credited)
+    out = "ANSWER: " + join.replace("@A", "A").replace("@B", "B")
+    assert not (check_choice(out, "A").correct and check_choice(out, "B").correct), out
