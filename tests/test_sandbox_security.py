@@ -820,7 +820,7 @@ def run_filter(program: bytes, nr: int, arch: int = 0xC000003E, arg0: int = 0) -
         elif code == 0x06:
             return k
         else:
-            taken = {0x15: acc == k, 0x35: acc >= k, 0x45: bool(acc & k)}[code]
+            taken = {0x15: acc == k, 0x45: bool(acc & k)}[code]
             pc += 1 + (jt if taken else jf)
     raise AssertionError("filter fell off its end")
 
