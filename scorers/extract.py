@@ -203,6 +203,10 @@ def _unwrap(content: str, depth: int = 0) -> str:
     content = strip_markdown(content.strip())
     if depth < 2:
         inner = last_marker(content)
+        # a whole solution inside <answer> tags: its own last marker is the answer
+        long = "\n" in content or len(content) > _SPAN
+        if inner is not None and inner.kind == "boxed" and long:
+            return _box_run(content, inner)
         if inner is not None and inner.kind != "boxed":
             return _unwrap(content[inner.cstart : inner.cend], depth + 1)
     boxes = _boxes(content)
@@ -265,6 +269,8 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
     }[mk.kind]
     if mk.kind == "boxed":
         answer = _box_run(text, mk)
+    elif mk.kind == "answer_tag":  # may hold a whole solution: read its end
+        answer = _unwrap(text[max(mk.cstart, mk.cend - 4 * _SPAN) : mk.cend])
     else:  # read at most one character past the limit: the checks refuse longer answers
         answer = _unwrap(text[mk.cstart : min(mk.cend, mk.cstart + _SPAN)])
     return answer[:_SPAN], how

@@ -35,6 +35,12 @@ CASES = [
     # several ANSWER lines: the last wins
     ("ANSWER: A\nWait, let me reconsider.\nANSWER: C", "C"),
     ("Draft answer: B\n...\nANSWER: D", "D"),
+    ("<answer>Reasoning here.\nThe final answer is (B).</answer>", "B"),
+    ("<answer>\nB\n</answer>", "B"),
+    ("ANSWER: A or B", None),  # hedges
+    ("ANSWER: A, B, C, D", None),
+    ("ANSWER: $\\mathrm{C}$", "C"),
+    ("ANSWER: Ｃ", "C"),
     # fallback phrases only when there is no ANSWER line
     ("I think the answer is (C).", "C"),
     ("So the correct option is B", "B"),

@@ -79,6 +79,9 @@ CASES = [
     ("\\boxed{5}\nActually the final answer is 6.", "6", True),
     ("ANSWER:\n\\[\nx = 5\n\\]", "5", True),  # display math on the lines after the tag
     ("**Final Answer:**\n\\[\n\\boxed{5}\n\\]", "5", True),
+    # a whole solution inside <answer> tags: its own last marker is read
+    ("<answer>Let me think.\nStep 1: 2+3.\nSo the result is \\boxed{5}.</answer>", "5", True),
+    ("<answer>work\n\\boxed{2} or \\boxed{3}</answer>", "3", False),
     # failures
     ("", "1", False),
     ("I cannot solve it.", "1", False),
