@@ -54,6 +54,9 @@ ADVERSARIAL = {
     "newlines": _rep("\n"),
     "unicode fractions": _rep("½"),
     "math segments": _rep("$x$ and "),
+    "long answer tag": _rep("x", "<answer>", "\\boxed{5}</answer>"),
+    "answer tag of open boxes": _rep("\\boxed{", "<answer>", "</answer>"),
+    "answer tag of lines": _rep("5\n", "<answer>", "</answer>"),
 }
 
 
