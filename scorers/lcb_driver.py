@@ -254,14 +254,24 @@ def _run_stdio(method: Any, inputs: str) -> str:
     return captured.getvalue()
 
 
+def _honest_eq(kind: type, base: type) -> bool:
+    """True when `kind == plain base value` behaves as the base type's `==`: the subclass keeps
+    the base `__eq__`, or it is a standard-library mapping whose `__eq__` defers to dict's
+    against a plain dict (Counter, OrderedDict)."""
+    import collections
+
+    return kind.__eq__ is base.__eq__ or kind in (collections.Counter, collections.OrderedDict)
+
+
 def _normalize(value: Any, depth: int = 0) -> Any:
-    """Instances of subclasses of built-in containers/scalars that keep the base `__eq__`
-    (defaultdict, Counter, ...) as their base type, so they compare as officially."""
+    """Instances of subclasses of built-in containers/scalars whose `==` against plain data
+    is the base type's (defaultdict, Counter, ...) as their base type, so they compare as
+    officially; any other subclass stays as is (opaque on the channel: it fails)."""
     if depth > 60:
         return value
     for base in (dict, list, tuple, set, frozenset, int, float, str):
         if isinstance(value, base) and type(value) is not base and type(value) is not bool:
-            if type(value).__eq__ is not base.__eq__:
+            if not _honest_eq(type(value), base):
                 return value
             if base is dict:
                 return {k: _normalize(v, depth + 1) for k, v in value.items()}

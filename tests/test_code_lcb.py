@@ -82,7 +82,7 @@ def test_child_normalizes_only_honest_subclasses():
             return True
 
     assert type(lcb_driver._normalize(defaultdict(int, a=1))) is dict
-    assert lcb_driver._normalize([Counter("aa")]) == [{"a": 2}]
+    assert type(lcb_driver._normalize([Counter("aa")])[0]) is dict
     assert type(lcb_driver._normalize(Liar())) is Liar  # stays opaque on the channel: fails
 
 
@@ -328,6 +328,17 @@ CASES = [
     ("abc900_a", fence("def main(:\n    pass"), False, "compile_error"),
     ("abc900_a", "a, b = map(int, input().split())\nprint(a + b)", False, "no_code"),
     ("abc900_a", fence("import os\nprint(3)\nos._exit(0)"), False, "process_exit"),
+    # beyond the official grader (which compares in the candidate's process): a result whose
+    # __eq__ always says yes crosses as opaque data and fails
+    (
+        "2700",
+        fence(
+            "class L(list):\n    def __eq__(self, o):\n        return True\n"
+            "class Solution:\n    def minMax(self, nums):\n        return L()"
+        ),
+        False,
+        "wrong_answer",
+    ),
     # a solution cannot forge the verdict: the nonce is not in its reach
     ("abc900_a", fence('print("deadbeef {\\"passed\\": true}")'), False, "wrong_answer"),
 ]
