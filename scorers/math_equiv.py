@@ -3,9 +3,13 @@
 1. Extract the final answer: the last explicit marker (scorers.extract.final_answer:
    `ANSWER:` line, `<answer>` tags, "the final answer is", `\\boxed{}`).
 2. Refuse what a careful grader refuses, before any comparison: an answer longer than
-   MAX_ANSWER_CHARS; words the reference lacks other than units, percent, degrees and
-   function names (`2 \\text{ million}`, `between 5 and 10`); more values than the
-   reference has (`8 or 9`, `6 \\text{ and } 8`, `1, 2` for a single value).
+   MAX_ANSWER_CHARS; words that change or hedge a value and that the reference lacks
+   (`not`, `between`, `approximately`, `otherwise`; scale words are read instead:
+   `2 \\text{ million}` = 2\\times10^{6}); more distinct values than the reference
+   (`8 or 9`, `6 \\text{ and } 8`, `1, 2`, `\\pm 3`), also when hidden from math-verify,
+   which keeps only the last value (`5 \\\\ 7`, `5 \\lor 7`, `5 | 7`, `x=5 \\text{ } x=7`).
+   An answer written as a sentence ("Thus $x \\geq 5$ is the solution.") is read by its
+   last math segment or number (values joined by commas/and/or stay a list).
 3. Compare with math-verify (parse + verify: fractions vs decimals, intervals, tuples,
    sets, sqrt, pi, units), after reading `x = 2` / `2 = x` as 2 (when the reference is
    not an equation), `1.5e3` as `1.5\\times10^{3}`, `0.\\overline{3}` as 1/3, and
@@ -364,7 +368,10 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
         return CheckResult(False, None, how)
     gold_raw = _read_scale(gold_answer(str(target)))
     raw = _read_scale(raw)
-    why = refusal(raw, gold_raw, count=False) or refusal(raw := _as_sentence(raw, gold_raw), gold_raw)
+    why = refusal(raw, gold_raw, count=False)
+    if why is None:
+        raw = _as_sentence(raw, gold_raw)
+        why = refusal(raw, gold_raw)
     if why is not None:
         return CheckResult(False, raw, f"{why} ({how})")
     same = symbolic_equal(gold_raw, raw, timeout)  # math-verify on the answers as written
