@@ -170,7 +170,8 @@ HUMANEVAL_HUB = HubSource(
 )
 
 # LiveCodeBench code_generation_lite: no offline mirror. The hub repository holds one
-# jsonl per release increment (test.jsonl = v1, test2.jsonl = v2 additions, ...) and a
+# jsonl per release increment (test.jsonl = v1, test2.jsonl = v2 additions, ...; 400, 111,
+# 101, 101, 167 and 175 problems: the default test set is test6.jsonl alone) and a
 # loading script that recent `datasets` no longer runs, so tasks/livecodebench.py reads
 # the files at this pinned commit with huggingface_hub. UNVERIFIED revision (seen
 # pinned in several public repositories for release_v6).
