@@ -670,23 +670,30 @@ async def test_exec_never_chowns_host_files_through_swapped_symlink(sample_env, 
 async def test_read_write_file_never_follow_swapped_symlink(sample_env, tmp_path):
     host = host_decoys(tmp_path)
     swapper = await start_swapper(sample_env, host, 4)
-    leaked, read_ok = [], 0
-    for i in range(400):
+    leaked, i = [], 0
+    while not swapper.done() and i < 600:  # bounded: the swap loop stops after 4 s
         try:
             data = await sample_env.read_file(f"d/f{i % 300}")
             if "HOST" in data:
                 leaked.append(data)
-            read_ok += data == "sandbox"
         except OSError:
             pass  # refused: `d` was the link at that moment
         with contextlib.suppress(OSError):
             await sample_env.write_file(f"d/new{i}", "planted")
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.001)
+        i += 1
     r = await swapper
     assert r.success, r
     assert leaked == []
     assert untouched(host)
-    assert read_ok > 0  # the work dir's own files stay readable while it is raced
+    # at rest, one of the pair is the real dir (readable), the other the link (refused)
+    outcomes = []
+    for name in ("d", "dlink"):
+        try:
+            outcomes.append(await sample_env.read_file(f"{name}/f0"))
+        except (PermissionError, NotADirectoryError):
+            outcomes.append("refused")
+    assert sorted(outcomes) == ["refused", "sandbox"], outcomes
 
 
 async def test_fifo_and_socket_refused_without_blocking(sample_env):
