@@ -787,7 +787,7 @@ async def test_run_memory_capped_as_a_whole():
     runner = BwrapRunner(Limits(memory_bytes=1024 * MiB, sandbox_memory_bytes=256 * MiB))
     src = (
         "import subprocess, sys\n"
-        f"ps = [subprocess.Popen([sys.executable, '-c', {HOLD.format(mib=150, hold=1.5)!r}]) for _ in range(3)]\n"
+        f"ps = [subprocess.Popen([sys.executable, '-c', {HOLD.format(mib=150, hold=3)!r}]) for _ in range(3)]\n"
         "print([p.wait() for p in ps])\n"
     )
     r = await runner.run(["python3", "-c", src], timeout=30)
@@ -804,7 +804,7 @@ async def test_sample_memory_capped_across_concurrent_execs():
     env = envs["default"]
     try:
         runs = await asyncio.gather(
-            *(env.exec(["python3", "-c", HOLD.format(mib=150, hold=1.5)], concurrency=False) for _ in range(3))
+            *(env.exec(["python3", "-c", HOLD.format(mib=150, hold=3)], concurrency=False) for _ in range(3))
         )
     finally:
         await BwrapSandboxEnvironment.sample_cleanup("mem-test", cfg, envs, False)
