@@ -81,7 +81,7 @@ def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
         gap = rest[: other.start()]
         if _NEGATION.search(gap):  # "A is wrong, it is B"
             return None, f"answer rules out its first option: {s[:60]!r}"
-        if not _PROSE_WORD.search(_COMMAND.sub(" ", gap)):  # "A \\ B", "A \\lor B", "A; B"
+        if not _PROSE_WORD.search(_COMMAND.sub(" ", gap)) and not re.search(r"\d", gap):  # "A \\ B", "A; B"
             return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     return letter.upper(), ""
 

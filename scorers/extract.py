@@ -276,8 +276,13 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
     return answer[:_SPAN], how
 
 
+_SUPERSCRIPT = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,6}")
+
+
 def normalize_unicode(text: str) -> str:
-    """NFKC (full-width letters and digits), unicode minus, vulgar fractions as " a/b"."""
+    """NFKC (full-width letters and digits), unicode minus, vulgar fractions as " a/b",
+    superscripts as powers (`10⁻³` -> `10^{-3}`)."""
+    text = _SUPERSCRIPT.sub(lambda m: "^{" + unicodedata.normalize("NFKC", m.group(0)) + "}", text)
     out = []
     for ch in text:
         if ord(ch) > 127 and unicodedata.decomposition(ch).startswith("<fraction>"):

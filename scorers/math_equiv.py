@@ -244,7 +244,7 @@ def refusal(pred: str, gold: str, count: bool = True) -> str | None:
         seps = set(_VALUE_SEPARATORS.findall(pred)) - set(_VALUE_SEPARATORS.findall(gold))
         if seps:
             return f"answer separates values with {sorted(seps)[0]!r} (a hedge scores 0)"
-        if len(_VAR_EQUALS.findall(pred)) > max(1, len(_VAR_EQUALS.findall(gold))):
+        if "," not in gold and len(_VAR_EQUALS.findall(pred)) > max(1, len(_VAR_EQUALS.findall(gold))):
             return "answer states several equations"
         if _words(pred) & {"or", "and"} and not _words(gold) & {"or", "and"}:
             return "answer joins values with 'or' / 'and' where the reference has one (a hedge scores 0)"
@@ -380,6 +380,9 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
         gold_mv, pred_mv = _for_math_verify(gold_raw, is_eq), _for_math_verify(raw, is_eq)
         if (gold_mv, pred_mv) != (gold_raw, raw):
             same = symbolic_equal(gold_mv, pred_mv, timeout) or same
+    if not same and gold_raw.count("\\pm") == 1:  # "a \\pm b" answers "a + b, a - b"
+        both = f"{gold_raw.replace(chr(92) + 'pm', '+')}, {gold_raw.replace(chr(92) + 'pm', '-')}"
+        same = symbolic_equal(both, raw, timeout) or same
     if same:
         return CheckResult(True, raw, f"equivalent by math-verify ({how})")
     pred, gold = normalize_math_answer(raw), normalize_math_answer(gold_raw)
