@@ -3,7 +3,8 @@ and `InspectSandboxRunner`, the `CodeRunner` over `inspect_ai.util.sandbox()`.
 
 Each sample gets one sandbox uid for its whole life and a work dir it owns (created in
 sample_init, removed in sample_cleanup or, for leftovers, task_cleanup); when the harness
-is root the work dir is a tmpfs capped in bytes and inodes. Every exec() is a fresh bwrap
+is root the work dir is a tmpfs capped in bytes and inodes, and one memory cgroup caps all
+the sample's processes together (sandboxes/cgroup.py). Every exec() is a fresh bwrap
 sandbox (see sandboxes/bwrap.py) with that dir mounted writable at /sandbox as its cwd,
 the caller's `env` on top of a minimal environment (never the harness's), and Inspect's
 `timeout` (TimeoutError when it expires) and output limit (OutputLimitExceededError).
