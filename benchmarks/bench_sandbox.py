@@ -7,6 +7,9 @@ Modes, each for both executors, in the same run:
   tests-separate a sum-of-numbers solution against 20 stdin/stdout cases, one execution per case
   tests-batched  the same 20 cases in ONE execution through a small driver (in order, stop at
                  the first failure: LiveCodeBench's semantics)
+  humaneval      one full HumanEval check (scorers/code_humaneval.py: trusted parent + candidate
+                 child, ~100 calls over the pipe for HumanEval/53)
+  bigcodebench   one full BigCodeBench check (scorers/code_bcb.py: parent + test child)
 "executions/s" counts test-case executions (20 per problem in the two test modes).
 """
 
@@ -25,6 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sandboxes.bwrap import BwrapRunner, Limits  # noqa: E402
 from sandboxes.runner import ExecResult  # noqa: E402
+from scorers.code_bcb import BCBProblem, check_bigcodebench  # noqa: E402
+from scorers.code_humaneval import check_humaneval, problem_from_record  # noqa: E402
+
+_FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
+HE_PROBLEM = problem_from_record(json.loads((_FIXTURES / "humaneval_sample.jsonl").read_text().splitlines()[2]))
+BCB_PROBLEM = BCBProblem.from_record(json.loads((_FIXTURES / "bcb_sample.jsonl").read_text().splitlines()[0]))
 
 SOLUTION = "import sys\nprint(sum(int(x) for x in sys.stdin.read().split()))\n"
 CASES = [(" ".join(str(i * j) for j in range(1, 50)), str(sum(i * j for j in range(1, 50)))) for i in range(20)]
@@ -55,6 +64,8 @@ class PlainRunner:
     """Unsandboxed baseline: the same python, a fresh temp dir, no isolation at all."""
 
     async def run(self, command, *, files=None, stdin=None, timeout) -> ExecResult:
+        if command[0] == "python3":  # the checks' default command: this interpreter, not a PATH shim
+            command = [sys.executable, *command[1:]]
         with tempfile.TemporaryDirectory() as d:
             for rel, content in (files or {}).items():
                 Path(d, rel).write_text(content)
@@ -89,6 +100,18 @@ async def batched(runner) -> int:
     return len(CASES)
 
 
+async def humaneval(runner) -> int:
+    r = await check_humaneval("```python\ndef add(x, y):\n    return x + y\n```", HE_PROBLEM, runner)
+    assert r.correct and HE_PROBLEM.entry_point == "add", r
+    return 1
+
+
+async def bigcodebench(runner) -> int:
+    r = await check_bigcodebench(f"```python\n{BCB_PROBLEM.reference_program}\n```", BCB_PROBLEM, runner, 30)
+    assert r.correct, r
+    return 1
+
+
 async def measure(runner, fn, rounds: int, concurrency: int) -> float:
     await fn(runner)  # warm-up (self-check, page cache)
     sem = asyncio.Semaphore(concurrency)
@@ -114,6 +137,8 @@ async def main() -> None:
         ("trivial (print)", trivial, args.rounds * 4),
         ("20 tests, separate executions", separate, max(2, args.rounds // 2)),
         ("20 tests, batched in one sandbox", batched, args.rounds * 2),
+        ("HumanEval check (parent + child driver)", humaneval, args.rounds),
+        ("BigCodeBench check (parent + child driver)", bigcodebench, args.rounds),
     ):
         base = sand = 0.0
         for _ in range(args.repeats):  # interleaved; best of each
