@@ -273,7 +273,8 @@ def verdict_to_result(
     if verdict is None:
         details.update(stderr_tail=run.stderr[-1500:], timed_out=run.timed_out)
         if run.timed_out:
-            return _result(False, program, f"time-out: no verdict within {timeout + 2 + SANDBOX_SLACK:g} s", TIMEOUT, details)
+            why = f"time-out: no verdict within {timeout + 2 + SANDBOX_SLACK:g} s"
+            return _result(False, program, why, TIMEOUT, details)
         m = re.search(r"ModuleNotFoundError: No module named '([^']+)'", run.stderr)
         if m:  # the process died before the driver could report (should not happen)
             details["missing_module"] = m.group(1)

@@ -43,7 +43,9 @@ DEFAULT_TIMEOUT = OFFICIAL_TIMEOUT
 SANDBOX_SLACK = 10.0  # sandbox start and the driver's own work, on top of the limit
 
 _HERE = Path(__file__).parent
-DRIVER_FILES = {name: (_HERE / name).read_text(encoding="utf-8") for name in ("humaneval_driver.py", "verdict_channel.py")}
+DRIVER_FILES = {
+    name: (_HERE / name).read_text(encoding="utf-8") for name in ("humaneval_driver.py", "verdict_channel.py")
+}
 
 
 @dataclass(frozen=True)

@@ -163,7 +163,8 @@ def test_sanitize_takes_the_longest_parsable_span_of_the_whole_answer():
     )
     assert sanitize(answer, "task_func").code == "import os\ndef task_func(x):\n    return x + 1"
     # official quirk: a trailing unindented line naming the entry point is cut
-    assert sanitize("import os; import sys\ndef task_func(): return os.sep", "task_func").code == "import os\nimport sys"
+    one_liner = "import os; import sys\ndef task_func(): return os.sep"
+    assert sanitize(one_liner, "task_func").code == "import os\nimport sys"
 
 
 def test_calibration_inserts_the_prompt_only_in_calibrated_mode():

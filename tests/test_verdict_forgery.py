@@ -106,7 +106,8 @@ async def test_humaneval_attacks_fail(runner, name):
 
 
 async def test_humaneval_a_correct_answer_still_passes(runner):
-    result = await check_humaneval(fence("def add(x, y):\n    return x + y\n"), problem_from_record(HE["HumanEval/53"]), runner)
+    problem = problem_from_record(HE["HumanEval/53"])
+    result = await check_humaneval(fence("def add(x, y):\n    return x + y\n"), problem, runner)
     assert result.correct, result.reason
 
 
@@ -115,7 +116,8 @@ async def test_humaneval_a_correct_answer_still_passes(runner):
 WRONG = "import collections, re\ndef task_func(text, top_n=3):\n    {trick}\n    return []\n"
 PATCH_UNITTEST = (
     "import unittest\n"
-    "_p = [setattr(unittest.TestCase, n, lambda *a, **k: None) for n in dir(unittest.TestCase) if n.startswith('assert')]\n"
+    "_p = [setattr(unittest.TestCase, n, lambda *a, **k: None)\n"
+    "      for n in dir(unittest.TestCase) if n.startswith('assert')]\n"
     "_q = setattr(unittest.TestResult, 'addFailure', lambda *a, **k: None)\n"
 )
 BCB_ATTACKS = {
@@ -135,7 +137,8 @@ BCB_ATTACKS = {
         "unittest.TestResult.addFailure = lambda *a: None; unittest.TestResult.addError = lambda *a: None"
     ),
     "patch_driver_reporter": WRONG.format(
-        trick="import sys; R = sys.modules['__main__'].Reporter; R.addFailure = lambda *a: None; R.addError = lambda *a: None"
+        trick="import sys; R = sys.modules['__main__'].Reporter; "
+        "R.addFailure = lambda *a: None; R.addError = lambda *a: None"
     ),
     "patch_test_methods": WRONG.format(
         trick="import sys; T = sys.modules['__test__'].TestCases\n    "
