@@ -38,7 +38,8 @@ def livecodebench_scorer(
     problems: str | None = None,
     sandbox_name: str | None = None,
 ) -> Scorer:
-    """LiveCodeBench: the last fenced block passes all public + private tests.
+    """LiveCodeBench: the code between the last two lines containing ``` (the official
+    extraction) passes all public + private tests.
 
     Args:
         timeout: per-test limit in seconds (official 6); the whole problem gets

@@ -149,6 +149,11 @@ WORKER = "workers:\n  - model: openai/gpt-5\n"
         (WORKER + "    config: {temperature: hot}\n", r"\.config\.temperature: .*'hot'", "GenerateConfig documents"),
         (WORKER + "    config: {reasoning_effort: extreme}\n", r"\.config\.reasoning_effort", "GenerateConfig"),
         (WORKER + "    config: [1]\n", r"\.config: expected a mapping", "max_tokens: 4096"),
+        (WORKER + "    config: {timeout: -5}\n", r"\.config\.timeout: must be > 0, got -5", "more than 0"),
+        (WORKER + "    config: {attempt_timeout: 0}\n", r"\.config\.attempt_timeout: must be > 0", "more than 0"),
+        (WORKER + "    config: {max_retries: -1}\n", r"\.config\.max_retries: must be >= 0", "at least 0"),
+        (WORKER + "    config: {max_tokens: 0}\n", r"\.config\.max_tokens: must be > 0", "more than 0"),
+        (WORKER + "    config: {temperature: -0.5}\n", r"\.config\.temperature: must be >= 0", "at least 0"),
         (WORKER + "    model_args: 3\n", r"\.model_args: expected a mapping", "base_url"),
         (
             WORKER + "    task_overrides: {bigcodebench: {reasoning_efort: medium}}\n",

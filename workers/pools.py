@@ -233,7 +233,26 @@ def generate_config(value: Any, where: str) -> dict[str, Any]:
         key = ".".join(str(p) for p in first["loc"])
         raise _Invalid(f"{where}.{key}", f"{first['msg']} (got {first.get('input')!r})",
                        "use the type Inspect's GenerateConfig documents for this option") from None  # fmt: skip
+    for key, (low, inclusive) in _CONFIG_BOUNDS.items():
+        number = value.get(key)
+        if number is not None and not (number >= low if inclusive else number > low):
+            raise _Invalid(f"{where}.{key}", f"must be {'>=' if inclusive else '>'} {low}, got {number!r}",
+                           f"set {key} to {'at least' if inclusive else 'more than'} {low} or leave it out")  # fmt: skip
     return dict(value)
+
+
+# generate options whose type Inspect checks but not their range: (bound, bound allowed)
+_CONFIG_BOUNDS = {
+    "max_tokens": (0, False),
+    "timeout": (0, False),
+    "attempt_timeout": (0, False),
+    "max_connections": (0, False),
+    "max_retries": (0, True),
+    "temperature": (0, True),
+    "top_p": (0, False),
+    "top_k": (0, False),
+    "num_choices": (0, False),
+}
 
 
 def _text(data: Mapping, key: str, where: str) -> str:
