@@ -109,7 +109,7 @@ async def test_stalled_server_fails_at_the_overall_deadline(serve):
         message, took = await _timed_failure(model)
     finally:
         server.close()
-    assert took < 6.0, took  # the 4 s deadline holds although 50 retries are left
+    assert took < 9.0, took  # the 4 s deadline holds although 50 retries (50+ s) are left
     assert server.requests >= 2  # it did retry
     assert server.address in message and "stalls" in message
     assert "timeout=4 s" in message and "-M timeout=" in message
@@ -142,7 +142,7 @@ async def test_generate_config_wins_over_model_args(serve):
         message, took = await _timed_failure(model, timeout=2, attempt_timeout=1, max_retries=0)
     finally:
         server.close()
-    assert took < 3.5 and server.requests == 1
+    assert took < 6.0 and server.requests == 1  # the 600 s of model_args would hang far longer
     assert "attempt_timeout=1 s" in message
 
 
@@ -187,7 +187,7 @@ async def test_a_stalled_worker_fails_its_step_and_the_workflow_goes_on(serve):
     finally:
         dead.close()
         alive.close()
-    assert time.monotonic() - start < 3.0
+    assert time.monotonic() - start < 8.0  # the 2 s deadline, with room for a loaded machine
     assert not records[0].ok and "LocalServerUnavailable" in records[0].error
     assert dead.address in records[0].error
     assert records[1].ok and records[1].output == "ANSWER: 4"
