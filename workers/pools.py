@@ -236,8 +236,9 @@ def generate_config(value: Any, where: str) -> dict[str, Any]:
     for key, (low, inclusive) in _CONFIG_BOUNDS.items():
         number = value.get(key)
         if number is not None and not (number >= low if inclusive else number > low):
-            raise _Invalid(f"{where}.{key}", f"must be {'>=' if inclusive else '>'} {low}, got {number!r}",
-                           f"set {key} to {'at least' if inclusive else 'more than'} {low} or leave it out")  # fmt: skip
+            relation, fix = (">=", "at least") if inclusive else (">", "more than")
+            raise _Invalid(f"{where}.{key}", f"must be {relation} {low}, got {number!r}",
+                           f"set {key} to {fix} {low} or leave it out")  # fmt: skip
     return dict(value)
 
 
