@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Literal
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -24,13 +25,14 @@ from inspect_ai.model import (
     ModelOutput,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import span
+from inspect_ai.util import LimitExceededError, span
 
 from solvers import prompts
 from solvers.executor import (
     ErrorPolicy,
     RoundRecord,
     Turn,
+    Usage,
     Worker,
     constrained_config,
     execute_workflow,
@@ -40,8 +42,25 @@ from solvers.executor import (
 from solvers.few_shot import FEW_SHOT_SETS, set_access
 from solvers.grammar import Constraint, answer_constraint, workflow_constraint
 from solvers.prompts import QUESTION_MODES, QuestionMode
-from solvers.team import CONDUCTOR_MAX_TOKENS, Conductor, resolve_conductor, resolve_workers, sample_subset
-from solvers.workflow import ACCESS_SCHEMES, DEFAULT_MAX_STEPS, AccessScheme, parse_workflow
+from solvers.team import (
+    CONDUCTOR_MAX_TOKENS,
+    Conductor,
+    replaced_workers,
+    resolve_conductor,
+    resolve_workers,
+    sample_subset,
+)
+from solvers.workflow import (
+    ACCESS_SCHEMES,
+    DEFAULT_MAX_STEPS,
+    AccessScheme,
+    ParseResult,
+    Workflow,
+    parse_workflow,
+)
+
+SubtaskMode = Literal["written", "fixed"]
+SUBTASK_MODES = ("written", "fixed")
 
 # grammar bounds for constrained (local) models; their exact worst case sets max_tokens
 SUBTASK_CHARS = 160
@@ -64,6 +83,8 @@ class Settings:
     on_error: ErrorPolicy = "continue"
     step_timeout: float | None = None
     concurrent: bool = True
+    subtasks: SubtaskMode = "written"
+    replace_workers: str | None = None
 
 
 @solver
@@ -87,6 +108,8 @@ def conductor(
     on_error: ErrorPolicy = "continue",
     step_timeout: float | None = None,
     concurrent: bool = True,
+    subtasks: str = "written",
+    replace_workers: str | None = None,
 ) -> Solver:
     """Answer with a workflow written by a conductor model and run by a worker pool.
 
@@ -111,6 +134,10 @@ def conductor(
         on_error: "continue" past a failed step, or "fail" the sample.
         step_timeout: seconds before a worker call counts as failed.
         concurrent: run independent steps concurrently (False: in list order, as the paper).
+        subtasks: "written" (the conductor's subtasks) or "fixed" (the "no subtasks" ablation:
+            every step gets one fixed instruction to solve the question).
+        replace_workers: an Inspect model name that runs every worker slot (the "every worker
+            is one model" ablation); the slots keep their descriptions in the prompt.
     """
     settings = check_settings(
         Settings(
@@ -125,6 +152,8 @@ def conductor(
             on_error=on_error,
             step_timeout=step_timeout,
             concurrent=concurrent,
+            subtasks=_lower(subtasks),  # type: ignore[arg-type]
+            replace_workers=replace_workers,
         )
     )
     check_generation(
@@ -140,7 +169,12 @@ def conductor(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         lead = resolve_conductor(pool, temperature, max_tokens, grammar)
-        pool_workers = resolve_workers(pool, worker_temperature, worker_max_tokens, sample_answer_constraint(state))
+        constraint = sample_answer_constraint(state)
+        pool_workers = resolve_workers(pool, worker_temperature, worker_max_tokens, constraint)
+        if replace_workers:
+            pool_workers = replaced_workers(
+                pool_workers, replace_workers, pool, worker_temperature, worker_max_tokens, constraint
+            )
         chosen = sample_subset(len(pool_workers), pool_size, seed, f"{state.sample_id}/{state.epoch}")
         workers = [pool_workers[i] for i in chosen]
         record = await conduct(state.input_text, lead, workers, settings)
@@ -193,6 +227,13 @@ def check_settings(settings: Settings) -> Settings:
         "a number of seconds > 0 (leave it unset for no timeout)",
     )
     need_option(isinstance(s.concurrent, bool), "concurrent", s.concurrent, "true | false")
+    need_option(s.subtasks in SUBTASK_MODES, "subtasks", s.subtasks, "written | fixed")
+    need_option(
+        s.replace_workers is None or (isinstance(s.replace_workers, str) and "/" in s.replace_workers),
+        "replace_workers",
+        s.replace_workers,
+        "an Inspect model name such as openai/gpt-5 (or unset)",
+    )
     needs = set_access(s.few_shot)
     need_option(
         needs is None or needs == s.access,
@@ -235,6 +276,33 @@ class _Budget:
     left: int
 
 
+CONDUCTOR_ERROR = "conductor_error"  # the conductor's own generate call raised
+NO_SUBTASK = "Solve the question."  # -S subtasks=fixed: every step's subtask
+NO_SUBTASK_RESTATED = "Solve this question:\n\n{question}"  # the same, for a step that cannot see the question
+
+
+def conductor_messages(
+    question: str, descriptions: Sequence[str], settings: Settings, self_id: int | None = None
+) -> list[ChatMessage]:
+    """The exact conductor prompt of a root round (one user message); `self_id` offers the
+    conductor itself as Model `self_id` (recursion). Training builds its prompts with it."""
+    text = prompts.conductor_prompt(
+        question,
+        descriptions,
+        settings.max_steps,
+        self_id=self_id,
+        few_shot=settings.few_shot,
+        access=settings.access,
+        question_mode=settings.question,
+    )
+    return [ChatMessageUser(content=text)]
+
+
+def offers_conductor(settings: Settings, depth: int, budget_left: int) -> bool:
+    """Whether a round at `depth` offers the conductor as a worker (recursion left)."""
+    return depth < settings.max_depth and budget_left > 0
+
+
 async def conduct(
     question: str,
     lead: Conductor,
@@ -245,27 +313,19 @@ async def conduct(
     conversation: list[ChatMessage] | None = None,
     previous: Turn | None = None,
 ) -> RoundRecord:
-    """One conductor round: write a workflow (resampled on a format failure up to
-    `format_retries` times), validate it, run it. A nested round (depth > 0) continues the
-    conductor's `conversation`; `previous` is the turn of the step before the call."""
+    """One conductor round: generate a workflow (resampled on a format failure up to
+    `format_retries` times), then `run_completion`. A nested round (depth > 0) continues the
+    conductor's `conversation`; `previous` is the turn of the step before the call. A failing
+    conductor call is the named rejection `conductor_error`, never an exception."""
     budget = budget if budget is not None else _Budget(settings.max_recursions)
-    offers_self = depth < settings.max_depth and budget.left > 0
+    offers_self = offers_conductor(settings, depth, budget.left)
     offered = len(workers) + offers_self
     if conversation is None:
-        prompt = prompts.conductor_prompt(
-            question,
-            [w.description for w in workers],
-            settings.max_steps,
-            self_id=len(workers) if offers_self else None,
-            few_shot=settings.few_shot,
-            access=settings.access,
-            question_mode=settings.question,
+        conversation = conductor_messages(
+            question, [w.description for w in workers], settings, len(workers) if offers_self else None
         )
-        conversation = [ChatMessageUser(content=prompt)]
     nested = previous is not None or depth > 0
     record = RoundRecord(depth=depth, conductor=lead.name)
-    if depth:
-        record.conversation = [{"role": m.role, "content": m.text} for m in conversation[1:]]
     async with span(f"conductor round {depth}", type="conductor_round"):
         constraint = (
             workflow_constraint(
@@ -282,69 +342,172 @@ async def conduct(
         config = conductor_config(lead.model, constraint)
         for _ in range(1 + settings.format_retries):
             start = time.perf_counter()
-            output = await lead.model.generate(conversation, config=config)
+            try:
+                output = await lead.model.generate(conversation, config=config)
+            except LimitExceededError:
+                raise
+            except Exception as error:  # a dead conductor is a rejected round, not a crashed sample
+                return _conductor_failed(record, conversation, error, time.perf_counter() - start)
             latency = time.perf_counter() - start
             usage = output_usage(output, lead.price)
-            parsed = parse_workflow(output.completion, range(offered), settings.max_steps, nested, settings.access)
-            record.attempts.append(
-                {
-                    "completion": output.completion,
-                    "rejection": parsed.reason,
-                    "rejection_message": parsed.error.message if parsed.error else None,
-                    "input_tokens": usage.input_tokens,
-                    "output_tokens": usage.output_tokens,
-                    "cost": usage.cost,
-                    "latency": latency,
-                }
-            )
+            parsed = _parse(output.completion, offered, settings, nested)
+            record.attempts.append(_attempt(output.completion, parsed, usage, latency))
             record.usage.add(usage)
             record.latency += latency
-            record.completion = output.completion
             if parsed.ok:
                 break
-        if not parsed.ok:
-            record.rejection = parsed.reason
-            record.rejection_message = parsed.error.message if parsed.error else None
-            return record
-        workflow = parsed.workflow
-        record.workflow = workflow.to_dict()
-        if workflow.keeps_answer:
-            record.answer = previous[1] if previous else None
-            return record
-        completion = record.completion
-
-        async def recurse(before: Turn | None) -> RoundRecord:
-            if budget.left <= 0:
-                return RoundRecord(
-                    depth=depth + 1,
-                    conductor=None,
-                    rejection="recursion_budget",
-                    rejection_message=f"-S max_recursions={settings.max_recursions} recursive calls already made",
-                )
-            budget.left -= 1
-            can_recurse = depth + 1 < settings.max_depth and budget.left > 0
-            tail = [
-                ChatMessageAssistant(content=completion),
-                ChatMessageUser(
-                    content=prompts.recursion_turn(
-                        before[1] if before else None, settings.max_steps, can_recurse, len(workers)
-                    )
-                ),
-            ]
-            return await conduct(question, lead, workers, settings, depth + 1, budget, [*conversation, *tail], before)
-
-        record.steps = await execute_workflow(
-            workflow,
+        return await run_completion(
+            output.completion,
             question,
             workers,
-            on_error=settings.on_error,
-            step_timeout=settings.step_timeout,
-            recurse=recurse if offers_self else None,
-            concurrent=settings.concurrent,
-            question_mode=settings.question,
-            prior=previous,
+            settings,
+            lead,
+            depth=depth,
+            budget=budget,
+            conversation=conversation,
+            previous=previous,
+            record=record,
         )
-        record.answer = final_answer(record.steps)
+
+
+async def run_completion(
+    completion: str,
+    question: str,
+    workers: Sequence[Worker],
+    settings: Settings,
+    lead: Conductor | None = None,
+    *,
+    depth: int = 0,
+    budget: _Budget | None = None,
+    conversation: list[ChatMessage] | None = None,
+    previous: Turn | None = None,
+    record: RoundRecord | None = None,
+    conductor_name: str = "policy",
+) -> RoundRecord:
+    """Everything after the conductor's generation: parse and validate `completion`, run the
+    workflow on `workers`, recurse, pick the answer. The `conductor` solver's round is
+    generation + this; the training reward calls it with a rollout's completion.
+
+    Without `lead` (a completion generated elsewhere, e.g. a training rollout) the conductor
+    is not offered as a worker, so naming it is `unknown_worker`. `conversation` is the
+    conductor's context (default: `conductor_messages`), continued by a recursive call;
+    `record` is a round already holding this completion's generation attempts (the solver's).
+    A worker failure is a recorded failed step, never an exception (`on_error="continue"`).
+    """
+    budget = budget if budget is not None else _Budget(settings.max_recursions)
+    offers_self = lead is not None and offers_conductor(settings, depth, budget.left)
+    nested = previous is not None or depth > 0
+    if record is None:
+        record = RoundRecord(depth=depth, conductor=lead.name if lead else conductor_name)
+        parsed = _parse(completion, len(workers) + offers_self, settings, nested)
+        record.attempts.append(_attempt(completion, parsed, None, 0.0))
+    else:
+        parsed = _parse(completion, len(workers) + offers_self, settings, nested)
+    if depth and conversation is not None:
+        record.conversation = [{"role": m.role, "content": m.text} for m in conversation[1:]]
+    record.completion = completion
+    if not parsed.ok:
+        record.rejection = parsed.reason
+        record.rejection_message = parsed.error.message if parsed.error else None
+        return record
+    workflow = parsed.workflow
+    record.workflow = workflow.to_dict()
+    if workflow.keeps_answer:
+        record.answer = previous[1] if previous else None
+        return record
+    if settings.subtasks == "fixed":
+        workflow = fixed_subtasks(workflow, question, settings.question)
+    if conversation is None:
+        self_id = len(workers) if offers_self else None
+        conversation = conductor_messages(question, [w.description for w in workers], settings, self_id)
+
+    async def recurse(before: Turn | None) -> RoundRecord:
+        assert lead is not None  # only offered with a lead
+        if budget.left <= 0:
+            return RoundRecord(
+                depth=depth + 1,
+                conductor=None,
+                rejection="recursion_budget",
+                rejection_message=f"-S max_recursions={settings.max_recursions} recursive calls already made",
+            )
+        budget.left -= 1
+        can_recurse = offers_conductor(settings, depth + 1, budget.left)
+        tail = [
+            ChatMessageAssistant(content=completion),
+            ChatMessageUser(
+                content=prompts.recursion_turn(
+                    before[1] if before else None, settings.max_steps, can_recurse, len(workers)
+                )
+            ),
+        ]
+        return await conduct(question, lead, workers, settings, depth + 1, budget, [*conversation, *tail], before)
+
+    record.steps = await execute_workflow(
+        workflow,
+        question,
+        workers,
+        on_error=settings.on_error,
+        step_timeout=settings.step_timeout,
+        recurse=recurse if offers_self else None,
+        concurrent=settings.concurrent,
+        question_mode=settings.question,
+        prior=previous,
+    )
+    record.answer = final_answer(record.steps)
+    return record
+
+
+def fixed_subtasks(workflow: Workflow, question: str, question_mode: QuestionMode) -> Workflow:
+    """The "no subtasks" ablation (-S subtasks=fixed): every step gets the same fixed
+    instruction; a step that would not see the question (question="first": not the first
+    step of its round and not reading step 0) gets it restated in that instruction."""
+
+    def sees_question(i: int) -> bool:
+        return question_mode == "every" or i == 0 or 0 in workflow.visible(i)
+
+    texts = tuple(
+        NO_SUBTASK if sees_question(i) else NO_SUBTASK_RESTATED.format(question=question) for i in range(len(workflow))
+    )
+    return replace(workflow, subtasks=texts)
+
+
+def _parse(completion: str, offered: int, settings: Settings, nested: bool) -> ParseResult:
+    return parse_workflow(completion, range(offered), settings.max_steps, nested, settings.access)
+
+
+def _attempt(completion: str, parsed: ParseResult, usage: Usage | None, latency: float) -> dict:
+    """One conductor generation as recorded in `RoundRecord.attempts`."""
+    return {
+        "completion": completion,
+        "rejection": parsed.reason,
+        "rejection_message": parsed.error.message if parsed.error else None,
+        "input_tokens": usage.input_tokens if usage else 0,
+        "output_tokens": usage.output_tokens if usage else 0,
+        "cost": usage.cost if usage else None,
+        "latency": latency,
+    }
+
+
+def _conductor_failed(
+    record: RoundRecord, conversation: list[ChatMessage], error: Exception, latency: float
+) -> RoundRecord:
+    """Record a conductor generation that raised as the round's rejection."""
+    message = f"{type(error).__name__}: {error}"[:2000]
+    record.attempts.append(
+        {
+            "completion": "",
+            "rejection": CONDUCTOR_ERROR,
+            "rejection_message": message,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cost": None,
+            "latency": latency,
+        }  # fmt: skip
+    )
+    if record.depth and not record.conversation:
+        record.conversation = [{"role": m.role, "content": m.text} for m in conversation[1:]]
+    record.latency += latency
+    record.rejection, record.rejection_message = CONDUCTOR_ERROR, message
     return record
 
 
@@ -358,12 +521,18 @@ def conductor_config(model: Model, constraint: Constraint | None) -> GenerateCon
 
 
 def sample_answer_constraint(state: TaskState) -> Constraint | None:
-    """The final step's `ANSWER:` grammar for grammar-capable workers: restricted to the
-    choice letters of a multiple-choice sample (Inspect `choices`, or `metadata["choices"]`);
-    none where the task answers with code (`metadata["answer_format"] == "code"`)."""
-    if state.metadata.get("answer_format") == "code":
-        return None
+    """The final step's `ANSWER:` grammar for the running sample (`answer_constraint_for`
+    with Inspect `choices`, else `metadata["choices"]`, and `metadata["answer_format"]`)."""
     choices = state.choices or state.metadata.get("choices")
+    return answer_constraint_for([str(c) for c in choices] if choices else None, state.metadata.get("answer_format"))
+
+
+def answer_constraint_for(choices: Sequence[str] | None, answer_format: str | None = None) -> Constraint | None:
+    """The final step's `ANSWER:` grammar for grammar-capable workers: restricted to the
+    choice letters of a multiple-choice question; none where the answer is code
+    (`answer_format == "code"`)."""
+    if answer_format == "code":
+        return None
     letters = [chr(ord("A") + i) for i in range(len(choices))] if choices else None
     return answer_constraint(letters, max_text_chars=ANSWER_TEXT_CHARS)
 
@@ -374,10 +543,13 @@ def finish_sample(
     workers: Sequence[Worker],
     chosen: list[int],
     settings: Settings | None = None,
+    *,
+    method: str = "conductor",
 ) -> TaskState:
     """Store the round in the sample (metadata, transcript) and make its answer the output;
-    `settings` (the conductor's options in force) are stored with it."""
-    state.metadata["conductor"] = summary(record, workers, chosen)
+    `settings` (the conductor's options in force) are stored with it, `method` names the
+    solver (a baseline passes its own name)."""
+    state.metadata["conductor"] = summary(record, workers, chosen, method=method)
     if settings is not None:
         state.metadata["conductor"]["settings"] = asdict(settings)
     transcript().info(workflow_markdown(record), source="conductor")
@@ -388,7 +560,7 @@ def finish_sample(
     return state
 
 
-def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int]) -> dict:
+def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *, method: str = "conductor") -> dict:
     """Sample metadata: headline numbers for reports (worker and conductor cost and calls
     apart, as the paper counts them; a cost is None when a price is unknown), then the
     full round tree."""
@@ -396,6 +568,7 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int]) -
     total = record.total_usage()
     rounds = list(_rounds(record))
     return {
+        "method": method,
         "parsed": record.rejection is None,
         "rejection": record.rejection,
         "steps": len(record.steps),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from copy import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
 
@@ -78,6 +78,34 @@ def resolve_conductor(
         spec.price,
         spec.grammar if grammar is None else grammar,
     )
+
+
+def replaced_workers(
+    workers: list[Worker],
+    model: str,
+    pool: str | None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    answer_constraint: Constraint | None = None,
+) -> list[Worker]:
+    """Every worker slot run by one model (`-S replace_workers=`, the paper's Table 10): each
+    slot keeps its description, so the conductor's prompt is unchanged. The model runs with its
+    own entry's config and price when the pool (`pool`, else `local`) lists it, else with
+    Inspect's defaults and the known list price."""
+    overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+    spec = next((s for s in load_pool(pool or DEFAULT_POOL).workers if s.model == model), None)
+    if spec is not None:
+        base = _spec_worker(spec, overrides, answer_constraint, current_task_name())
+    else:
+        grammar = model.startswith(GRAMMAR_PROVIDERS)
+        config = overrides if overrides.model_dump(exclude_none=True) else None
+        base = Worker(
+            get_model(model, config=config or GenerateConfig()),
+            model,
+            price=known_prices().get(model),
+            answer_constraint=answer_constraint if grammar else None,
+        )
+    return [replace(base, description=w.description) for w in workers]
 
 
 def sample_subset(n: int, k: int | None, seed: int, key: str) -> list[int]:

@@ -413,6 +413,8 @@ def test_worker_and_conductor_cost_and_calls_are_apart():
         ({"seed": "x"}, "seed='x'"),
         ({"grammar": "false"}, "grammar='false'"),
         ({"concurrent": "yes"}, "concurrent='yes'"),
+        ({"subtasks": "none"}, "subtasks='none'"),
+        ({"replace_workers": "gpt5"}, "replace_workers='gpt5'"),
     ],
 )
 def test_nonsensical_options_fail_at_start_naming_the_option(options, named):
@@ -460,3 +462,108 @@ def test_single_worker_sends_the_benchmark_prompt_alone():
     assert [m.text for m in call] == [QUESTION]
     meta = log.samples[0].metadata["conductor"]
     assert meta["agent_calls"] == 1 and meta["conductor_calls"] == 0
+
+
+# ---------------------------------------------------------------- one code path after generation
+
+
+async def test_run_completion_is_the_solvers_round_after_generation():
+    from solvers.conductor import conductor_messages, run_completion
+
+    conductor_model = scripted(TWO_STEPS)
+    solved = await conduct(QUESTION, Conductor(conductor_model, "c", None, False), workers(), Settings())
+    direct = await run_completion(TWO_STEPS, QUESTION, workers(), Settings(), conductor_name="c")
+    assert direct.to_dict()["workflow"] == solved.to_dict()["workflow"]
+    assert [(s.model, s.subtask, s.visible, s.output) for s in direct.steps] == [
+        (s.model, s.subtask, s.visible, s.output) for s in solved.steps
+    ]
+    assert direct.answer == solved.answer == "42" and direct.conductor_calls() == 1
+    # the prompt builder is the exact message the solver sent
+    [sent] = conductor_model.calls[0]
+    [built] = conductor_messages(QUESTION, ["first", "second"], Settings())
+    assert sent.role == built.role == "user" and sent.text == built.text
+
+
+async def test_run_completion_rejects_with_a_reason_and_runs_nothing():
+    from solvers.conductor import run_completion
+
+    pool = workers()
+    record = await run_completion("no lists here", QUESTION, pool, Settings())
+    assert record.rejection == "missing_list" and record.answer is None and record.steps == []
+    assert record.attempts[0]["rejection"] == "missing_list"
+    assert all(w.model.calls == [] for w in pool)
+
+
+async def test_run_completion_without_a_lead_does_not_offer_recursion():
+    from solvers.conductor import run_completion
+
+    calls_self = 'model_id = [0, 2]\nsubtasks = ["Compute it.", "Review."]\naccess_list = [[], ["all"]]'
+    record = await run_completion(calls_self, QUESTION, workers(), Settings(max_depth=1))
+    assert record.rejection == "unknown_worker"
+
+
+async def test_run_completion_with_a_lead_recurses():
+    from solvers.conductor import run_completion
+
+    calls_self = 'model_id = [0, 2]\nsubtasks = ["Compute it.", "Review."]\naccess_list = [[], ["all"]]'
+    reviewer = recursive_conductor(KEEP)
+    record = await run_completion(calls_self, QUESTION, workers(), Settings(max_depth=1), reviewer)
+    assert record.answer == "41" and record.steps[1].round.workflow == {
+        "model_id": [],
+        "subtasks": [],
+        "access_list": [],
+    }
+    [nested_call] = reviewer.model.calls  # only the recursive round generated
+    assert nested_call[1].text == calls_self and "Model 2: yourself" in nested_call[0].text
+
+
+async def test_a_failing_conductor_is_a_named_rejection_not_an_error():
+    dead = Conductor(scripted("x", fail=ConnectionError("server gone")), "local/dead", None, False)
+    record = await conduct(QUESTION, dead, workers(), Settings(format_retries=2))
+    assert record.rejection == "conductor_error" and "server gone" in record.rejection_message
+    assert record.answer is None and record.steps == [] and len(record.attempts) == 1
+
+
+def test_eval_with_a_dead_conductor_scores_the_sample_wrong():
+    roles = {"conductor": scripted("x", fail=ConnectionError("server gone"))}
+    log = run_eval("unused", **roles)
+    assert log.status == "success", log.error
+    meta = log.samples[0].metadata["conductor"]
+    assert meta["rejection"] == "conductor_error" and meta["method"] == "conductor"
+    assert log.samples[0].scores["includes"].value == "I"
+
+
+async def test_fixed_subtasks_replace_every_subtask_and_restate_the_question_where_unseen():
+    three = 'model_id = [0, 1, 0]\nsubtasks = ["A", "B", "C"]\naccess_list = [[], [], ["all"]]'
+    pool = workers()
+    record = await conduct(QUESTION, lead(three), pool, Settings(subtasks="fixed"))
+    assert record.workflow["subtasks"] == ["A", "B", "C"]  # what the conductor wrote is kept
+    first, unseen, sees_all = (s.subtask for s in record.steps)
+    assert first == sees_all == "Solve the question."
+    assert unseen.startswith("Solve this question") and QUESTION in unseen
+    texts = [m.text for call in pool[0].model.calls + pool[1].model.calls for m in call]
+    assert not {"A", "B", "C"} & {t.rsplit(": ", 1)[-1] for t in texts}
+
+
+def test_eval_replace_workers_runs_every_slot_on_one_model_and_records_it(monkeypatch):
+    import solvers.team
+
+    replacement = scripted("The answer is 42")
+    monkeypatch.setattr(solvers.team, "get_model", lambda name, **_: replacement if name == "mockllm/one" else None)
+    workers_role = [scripted("I think 41"), scripted("I think 40")]
+    log = run_eval(TWO_STEPS, solver=conductor(replace_workers="mockllm/one"), workers=workers_role)
+    assert log.status == "success", log.error
+    meta = log.samples[0].metadata["conductor"]
+    assert meta["settings"]["replace_workers"] == "mockllm/one" and meta["settings"]["subtasks"] == "written"
+    assert meta["workers"] == ["mockllm/one", "mockllm/one"]
+    assert len(replacement.calls) == 2 and all(w.calls == [] for w in workers_role)
+    assert log.samples[0].scores["includes"].value == "C"
+
+
+async def test_replaced_workers_keep_their_descriptions():
+    from solvers.team import replaced_workers
+
+    pool = [Worker(scripted("41"), "w0", "good at algebra"), Worker(scripted("42"), "w1", "good at code")]
+    replaced = replaced_workers(pool, "mockllm/model", None)
+    assert [w.description for w in replaced] == ["good at algebra", "good at code"]
+    assert {w.name for w in replaced} == {"mockllm/model"}
