@@ -44,9 +44,21 @@ def resolve_workers(
     if role is not None and pool is None:
         models = role if isinstance(role, list) else [role]
         return [_role_worker(m, overrides) for m in models]
-    task = current_task_name()
-    specs = load_pool(pool or DEFAULT_POOL).workers
-    return [_spec_worker(spec, overrides, answer_constraint, task) for spec in specs]
+    return pool_workers(pool or DEFAULT_POOL, temperature, max_tokens, answer_constraint, current_task_name())
+
+
+def pool_workers(
+    pool: str | PoolSpec,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    answer_constraint: Constraint | None = None,
+    task: str | None = None,
+) -> list[Worker]:
+    """The workers of a pool (bundled name, YAML path or a loaded `PoolSpec`), outside any
+    eval too (training); `task` selects the entries' `task_overrides`."""
+    overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+    spec = load_pool(pool) if isinstance(pool, str) else pool
+    return [_spec_worker(s, overrides, answer_constraint, task) for s in spec.workers]
 
 
 def resolve_conductor(

@@ -1,0 +1,334 @@
+"""The conductor's GRPO reward for TRL: run each rollout's workflow on the pool, score its answer.
+
+    reward = ConductorReward("sim", max_concurrency=32, rollout_log="runs/x/rollouts.jsonl")
+    GRPOTrainer(model=..., reward_funcs=[reward], train_dataset=dataset, ...)
+
+One code path with evaluation: each completion goes through `solvers.conductor.run_completion`
+(parse, validate, execute on the workers, pick the answer: what the `conductor` solver does after
+its generation) and the answer is scored by the pure checks the Inspect scorers wrap
+(`check_choice`, `check_math`, `check_numeric`; LiveCodeBench's `check_livecodebench` with a
+`BwrapRunner`). Reward: the paper's `paper_reward` (0 unparseable, 0.5 parseable and wrong, 1
+correct). All rollouts of a batch run concurrently on one event loop (TRL runs async reward
+functions on its own loop), at most `max_concurrency` at a time. A worker failure is a failed
+step (a wrong answer); any other failure of a rollout is logged as `error` and scored as a wrong
+answer of a parseable workflow (or 0 if unparseable), never a crashed training step.
+
+Dataset columns read (TRL passes every column as a keyword list): `question`, `target`, `check`
+("choice" | "math" | "numeric" | "lcb"), `choices` (list or None), `pool_indices` (the pool
+members the prompt lists as Model 0..k-1, in that order), `domain`, `item_id`; for `check="lcb"`
+the problem comes from the tables of `scorers.code_lcb.register_problems` by `question_id` (else
+`item_id`), or from an `lcb_record` column (a full dataset row).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect as pyinspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scorers.checks import check_choice, check_math, check_numeric
+from solvers.conductor import (
+    Settings,
+    answer_constraint_for,
+    check_settings,
+    conductor_messages,
+    run_completion,
+)
+from solvers.executor import RoundRecord, Worker
+from solvers.team import pool_workers, sample_subset
+from solvers.workflow import paper_reward, parse_workflow
+from training.rollouts import RolloutLog, batch_metrics, clip, completion_text, workflow_refines
+from workers.pools import PoolSpec, load_pool
+
+log = logging.getLogger(__name__)
+
+CHECKS = ("choice", "math", "numeric", "lcb")
+COLUMNS = ("question", "target", "check", "pool_indices")  # required dataset columns
+DOMAIN_TASKS = {"math": "math500", "mmlu": "mmlu", "rlpr": "rlpr", "lcb": "livecodebench"}  # task_overrides keys
+METRIC_PREFIX = "conductor/"
+
+
+@dataclass
+class Rollout:
+    """One scored rollout: the round it ran (None if it never started), its reward and why."""
+
+    reward: float
+    parsed: bool
+    correct: bool
+    record: RoundRecord | None
+    check_reason: str = ""
+    error: str | None = None
+
+
+class ConductorReward:
+    """TRL reward function (async): `await reward(prompts, completions, **columns)` -> rewards.
+
+    Args:
+        pool: bundled pool name, pool YAML path or `PoolSpec` whose workers run the workflows.
+        settings: the conductor's `Settings` (or a dict of its fields); `on_error` must be
+            "continue". Recursion is not offered by a rollout (no conductor to call); see
+            `training/rollouts.py` for the recursion reward.
+        max_concurrency: most rollouts running at once (each runs its workflow's worker calls).
+        rollout_log: JSONL file that receives every rollout (appended per call).
+        worker_temperature / worker_max_tokens: override the pool's worker sampling.
+        lcb_timeout: per-test limit of the LiveCodeBench check (official 6 s).
+        runner: the sandbox of code checks (default: a `BwrapRunner`, made on first use).
+        sample_context: a function of a row (dict of its columns) returning a context manager
+            entered around that rollout (e.g. the simulated pool's answer key); default: the
+            simulated provider's `answer_key` when the pool has `sim/` workers.
+    """
+
+    __name__ = "conductor_reward"  # TRL logs rewards under the function's name
+
+    def __init__(
+        self,
+        pool: str | PoolSpec,
+        *,
+        settings: Settings | Mapping[str, Any] | None = None,
+        max_concurrency: int = 16,
+        rollout_log: str | Path | None = None,
+        worker_temperature: float | None = None,
+        worker_max_tokens: int | None = None,
+        lcb_timeout: float = 6.0,
+        runner: Any = None,
+        sample_context: Callable[[dict], contextlib.AbstractContextManager] | None = None,
+    ) -> None:
+        self.pool = load_pool(pool) if isinstance(pool, str) else pool
+        self.settings = check_settings(settings if isinstance(settings, Settings) else Settings(**(settings or {})))
+        if self.settings.on_error != "continue":
+            raise ValueError(
+                f"the training reward needs on_error='continue' (got {self.settings.on_error!r}): "
+                "a failed worker step must be a wrong answer, not a crashed training step"
+            )
+        if not (isinstance(max_concurrency, int) and max_concurrency >= 1):
+            raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
+        self.max_concurrency = max_concurrency
+        self.log = RolloutLog(rollout_log) if rollout_log else None
+        self.worker_temperature = worker_temperature
+        self.worker_max_tokens = worker_max_tokens
+        self.lcb_timeout = lcb_timeout
+        self._runner = runner
+        self.sample_context = sample_context or default_sample_context(self.pool)
+        self.pool_names = [w.model for w in self.pool.workers]
+        self._workers: dict[tuple, list[Worker]] = {}
+        self.last_metrics: dict[str, float] = {}
+
+    async def __call__(self, prompts: Sequence, completions: Sequence, **columns: Any) -> list[float]:
+        rows = dataset_rows(len(completions), columns)
+        texts = [completion_text(c) for c in completions]
+        rollouts = await self.score(texts, rows)
+        ids = columns.get("completion_ids")
+        state = columns.get("trainer_state")
+        step = getattr(state, "global_step", None)
+        records = [
+            rollout_row(r, row, text, len(ids[i]) if ids else None, step, self.pool_names)
+            for i, (r, row, text) in enumerate(zip(rollouts, rows, texts, strict=True))
+        ]
+        if self.log:
+            self.log.write(records)
+        self.last_metrics = batch_metrics(records, self.pool_names)
+        if callable(log_metric := columns.get("log_metric")):
+            for name, value in self.last_metrics.items():
+                log_metric(METRIC_PREFIX + name, value)
+        if callable(log_extra := columns.get("log_extra")):
+            log_extra("rejection", [r["rejection"] or "" for r in records])
+            log_extra("workers", [" ".join(map(str, r["workers"])) for r in records])
+            log_extra("answer", [clip(r["answer"], 200) or "" for r in records])
+        return [r.reward for r in rollouts]
+
+    async def score(self, completions: Sequence[str], rows: Sequence[dict]) -> list[Rollout]:
+        """Every rollout at once, at most `max_concurrency` running."""
+        gate = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(text: str, row: dict) -> Rollout:
+            async with gate:
+                return await self.rollout(text, row)
+
+        return list(await asyncio.gather(*(one(t, r) for t, r in zip(completions, rows, strict=True))))
+
+    async def rollout(self, completion: str, row: dict) -> Rollout:
+        """Run one completion's workflow on the row's workers and score its answer."""
+        try:
+            workers = self.workers_for(row)
+            with self.sample_context(row):
+                record = await run_completion(completion, row["question"], workers, self.settings)
+                parsed = record.rejection is None
+                if not parsed or record.answer is None:
+                    return Rollout(paper_reward(parsed, False), parsed, False, record, "no answer")
+                correct, reason = await self.check(record.answer, row)
+            return Rollout(paper_reward(True, correct), True, correct, record, reason)
+        except Exception as error:  # noqa: BLE001 - a broken rollout is data, never a crashed step
+            message = f"{type(error).__name__}: {error}"[:2000]
+            log.warning("rollout of item %s failed: %s", row.get("item_id"), message)
+            parsed = self._parses(completion, row)
+            return Rollout(paper_reward(parsed, False), parsed, False, None, "harness error", message)
+
+    def _parses(self, completion: str, row: dict) -> bool:
+        s = self.settings
+        return parse_workflow(completion, range(len(row["pool_indices"])), s.max_steps, False, s.access).ok
+
+    def workers_for(self, row: dict) -> list[Worker]:
+        """The pool members the row's prompt listed, in its order (Model 0..k-1)."""
+        choices = row.get("choices")
+        answer_format = "code" if row["check"] == "lcb" else None
+        task = DOMAIN_TASKS.get(str(row.get("domain")))
+        key = (len(choices) if choices else 0, answer_format, task)
+        if key not in self._workers:
+            constraint = answer_constraint_for(list(choices) if choices else None, answer_format)
+            self._workers[key] = pool_workers(
+                self.pool, self.worker_temperature, self.worker_max_tokens, constraint, task
+            )
+        everyone = self._workers[key]
+        return [everyone[i] for i in row["pool_indices"]]
+
+    async def check(self, answer: str, row: dict) -> tuple[bool, str]:
+        """The row's check on an answer: (correct, the check's reason)."""
+        check, target = row["check"], str(row["target"])
+        if check == "lcb":
+            return await self._check_code(answer, row)
+        if check == "math":  # math-verify can be slow: off the event loop, as the scorer does
+            result = await asyncio.to_thread(check_math, answer, target)
+        else:
+            result = (check_choice if check == "choice" else check_numeric)(answer, target)
+        return result.correct, result.reason
+
+    async def _check_code(self, answer: str, row: dict) -> tuple[bool, str]:
+        from scorers.code_lcb import check_livecodebench, lookup_problem
+
+        if self._runner is None:
+            from sandboxes.bwrap import BwrapRunner
+
+            self._runner = BwrapRunner()
+        question_id = str(row.get("question_id") or row.get("item_id"))
+        problem = lookup_problem(question_id, metadata={"lcb_record": row.get("lcb_record")})
+        result = await check_livecodebench(answer, problem, self._runner, timeout=self.lcb_timeout)
+        return result.correct, result.reason
+
+
+def dataset_rows(n: int, columns: Mapping[str, Any]) -> list[dict]:
+    """Per-rollout dicts of the dataset columns TRL passed (each a list of length n),
+    validated: a missing column or a bad value fails with the column and the fix named."""
+    missing = [c for c in COLUMNS if c not in columns]
+    if missing:
+        raise ValueError(
+            f"the conductor reward needs the dataset columns {', '.join(missing)}; "
+            "fix: build the dataset with training/data.py (columns: question, target, check, choices, "
+            "pool_indices, domain, item_id)"
+        )
+    skip = {"trainer_state", "log_extra", "log_metric", "completion_ids", "environments"}
+    names = [k for k, v in columns.items() if k not in skip and isinstance(v, list) and len(v) == n]
+    rows = [{k: columns[k][i] for k in names} for i in range(n)]
+    for row in rows:
+        if row["check"] not in CHECKS:
+            raise ValueError(f"column check={row['check']!r} is not one of {' | '.join(CHECKS)}")
+        indices = row["pool_indices"]
+        if not indices or not all(isinstance(i, int) and i >= 0 for i in indices) or len(set(indices)) != len(indices):
+            raise ValueError(
+                f"column pool_indices={indices!r} must be distinct pool indices >= 0 (one per listed model)"
+            )
+    return rows
+
+
+def rollout_row(
+    rollout: Rollout,
+    row: Mapping[str, Any],
+    completion: str,
+    conductor_tokens: int | None,
+    step: int | None,
+    pool_names: Sequence[str],
+) -> dict:
+    """The JSONL line of one rollout (see `training.rollouts` for the fields)."""
+    record, indices = rollout.record, list(row["pool_indices"])
+    steps = record.steps if record is not None else []
+    used = pool_steps(record, indices) if record is not None else []
+    usage = record.worker_usage() if record is not None else None
+    return {
+        "step": step,
+        "item_id": row.get("item_id"),
+        "domain": row.get("domain"),
+        "pool_indices": indices,
+        "completion": clip(completion),
+        "parsed": rollout.parsed,
+        "rejection": record.rejection if record is not None else None,
+        "rejection_message": record.rejection_message if record is not None else None,
+        "workflow": record.workflow if record is not None else None,
+        "steps": len(steps),
+        "workers": used,
+        "worker_names": [pool_names[i] if i < len(pool_names) else f"pool_{i}" for i in used],
+        "refines": workflow_refines(record.workflow if record is not None else None),
+        "step_records": [
+            {"worker": s.worker, "visible": s.visible, "error": s.error, "output": clip(s.output, 1000)} for s in steps
+        ],
+        "answer": record.answer if record is not None else None,
+        "correct": rollout.correct,
+        "check_reason": clip(rollout.check_reason, 500),
+        "reward": rollout.reward,
+        "agent_calls": record.agent_calls() if record is not None else 0,
+        "conductor_tokens": conductor_tokens,
+        "worker_input_tokens": usage.input_tokens if usage else 0,
+        "worker_output_tokens": usage.output_tokens if usage else 0,
+        "worker_cost_usd": usage.cost if usage else 0.0,
+        "recursive": any(s.round is not None for s in steps),
+        "error": rollout.error,
+    }
+
+
+def pool_steps(record: RoundRecord, pool_indices: Sequence[int]) -> list[int]:
+    """The pool index of every executed worker step (nested rounds included): the prompt's
+    Model j is pool member `pool_indices[j]`."""
+    out: list[int] = []
+    for step in record.steps:
+        if step.round is not None:
+            out += pool_steps(step.round, pool_indices)
+        elif step.worker < len(pool_indices):
+            out.append(pool_indices[step.worker])
+    return out
+
+
+def training_prompt(
+    question: str,
+    pool: str | PoolSpec,
+    pool_indices: Sequence[int],
+    settings: Settings | None = None,
+    self_id: int | None = None,
+) -> list[dict[str, str]]:
+    """The conversational TRL prompt of one training item: exactly the `conductor` solver's
+    prompt (`conductor_messages`) listing the pool members `pool_indices` as Model 0..k-1."""
+    spec = load_pool(pool) if isinstance(pool, str) else pool
+    descriptions = [spec.workers[i].description for i in pool_indices]
+    messages = conductor_messages(question, descriptions, settings or Settings(), self_id)
+    return [{"role": m.role, "content": m.text} for m in messages]
+
+
+def random_pool(n: int, k: int | None, seed: int, key: str, shuffle: bool = False) -> list[int]:
+    """A seeded random k-of-n choice of pool members for one training prompt (the same draw
+    as the solver's `-S pool_size`), in pool order or, with `shuffle`, in a seeded random
+    order (so that a model's number says nothing about which member it is)."""
+    chosen = sample_subset(n, k, seed, key)
+    if shuffle:
+        import random
+
+        random.Random(f"{seed}/{key}/order").shuffle(chosen)
+    return chosen
+
+
+def default_sample_context(pool: PoolSpec) -> Callable[[dict], contextlib.AbstractContextManager]:
+    """The simulated provider's answer key around each rollout when the pool has `sim/`
+    workers (they need the correct answer outside an Inspect sample); else nothing."""
+    if not any(w.model.startswith("sim/") for w in pool.workers):
+        return lambda row: contextlib.nullcontext()
+    from workers.sim_provider import answer_key  # the simulated pool's provider (CONTRACTS item 3)
+
+    parameters = pyinspect.signature(answer_key).parameters.values()
+    takes_all = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    accepted = {p.name for p in parameters}
+
+    def enter(row: dict) -> contextlib.AbstractContextManager:
+        return answer_key(**{k: v for k, v in row.items() if takes_all or k in accepted})
+
+    return enter
