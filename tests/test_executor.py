@@ -1,9 +1,11 @@
 """The DAG executor with scripted workers: visibility, concurrency, failures, records."""
 
+import asyncio
 import time
 
 import pytest
-from scripted import scripted, user_texts
+from inspect_ai.model import get_model
+from scripted import output, scripted, user_texts
 
 from solvers.executor import Worker, WorkerError, execute_workflow, final_answer, step_messages
 from solvers.workflow import Workflow
@@ -104,18 +106,33 @@ async def test_every_mode_question_is_always_visible():
     assert all(QUESTION in messages[0].text for messages in model.calls)
 
 
+def timed(spans, name, delay):
+    """A worker that records the (start, end) of each of its calls in `spans[name]`."""
+
+    async def respond(messages, tools, tool_choice, config):
+        start = time.perf_counter()
+        await asyncio.sleep(delay)
+        spans.setdefault(name, []).append((start, time.perf_counter()))
+        return output("x")
+
+    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+
+
 async def test_independent_steps_run_concurrently():
-    delay = 0.2
-    workers = pool(*(scripted("x", delay=delay) for _ in range(5)))
+    # overlap, not wall time: robust on a loaded machine (a slow event loop delays every
+    # call alike, but cannot make sequential calls overlap)
+    spans = {}
+    workers = pool(*(timed(spans, i, 0.2) for i in range(5)))
     workflow = Workflow((0, 1, 2, 3, 4), tuple("ABCDE"), ((), (), (), (), "all"))
-    start = time.perf_counter()
     records = await execute_workflow(workflow, QUESTION, workers)
-    elapsed = time.perf_counter() - start
     assert all(r.ok for r in records)
-    # four parallel calls then one aggregating call: 2 call times, not 5
-    assert elapsed < 2 * delay + 0.15, f"took {elapsed:.2f}s; sequential would take {5 * delay:.1f}s"
-    first_four_end = max(r.latency for r in records[:4])
-    assert records[4].latency < first_four_end + delay
+    independent = [spans[i][0] for i in range(4)]
+    assert max(start for start, _ in independent) < min(end for _, end in independent)  # all four overlap
+    assert spans[4][0][0] >= max(end for _, end in independent)  # the aggregator waited for them
+    sequential = await execute_workflow(workflow, QUESTION, workers, concurrent=False)
+    assert all(r.ok for r in sequential)
+    calls = [spans[i][1] for i in range(5)]
+    assert all(calls[i][1] <= calls[i + 1][0] for i in range(4))  # in order, no overlap
 
 
 async def test_a_step_waits_for_the_steps_it_sees():
@@ -166,11 +183,11 @@ async def test_fail_policy_raises_with_the_step_named():
 
 
 async def test_timeout_becomes_a_failed_step_with_the_fix():
-    workers = pool(scripted("late", delay=2.0), scripted("x"))
+    workers = pool(scripted("late", delay=30.0), scripted("x"))
     workflow = Workflow((0, 1), ("A", "B"), ((), ()))
     start = time.perf_counter()
     records = await execute_workflow(workflow, QUESTION, workers, step_timeout=0.1)
-    assert time.perf_counter() - start < 1.5
+    assert time.perf_counter() - start < 10  # the late call was abandoned, not awaited (30 s)
     assert "timed out after 0.1 s" in records[0].error and "step_timeout" in records[0].error
     assert records[1].ok
 
