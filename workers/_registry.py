@@ -2,6 +2,6 @@
 sandbox type, solvers and scorers with Inspect (see `[project.entry-points.inspect_ai]`)."""
 
 from sandboxes import inspect_bwrap  # noqa: F401
-from scorers import code_scorers, inspect_scorers  # noqa: F401
+from scorers import code_scorers, inspect_scorers, rlpr  # noqa: F401
 from solvers import baselines, conductor  # noqa: F401
-from workers import local_provider  # noqa: F401
+from workers import local_provider, sim_provider  # noqa: F401

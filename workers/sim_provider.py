@@ -1,0 +1,170 @@
+"""Inspect model provider `sim/<profile>`: simulated workers (workers/simulation.py).
+
+SIMULATION: no model runs. Each call answers correctly with the profile's probability for
+the item's domain (profiles: workers/sim_profiles.yaml, or `-M profiles=<file>`), decided
+by a hash of (seed, profile, item, subtask); the seed is the call's `seed` config
+(`--seed`, a pool entry's `config: {seed: 1}`), else `-M seed=`, else 0. Every output
+starts with "(simulated answer from sim/<profile> ...)", its model name is `sim/<profile>`
+and its metadata carries `simulated: true` with the domain, mode and whether it is correct.
+
+The answer key (correct answer, domain, format) comes from, in order:
+1. `answer_key(...)`, a context manager for code outside an Inspect sample (training
+   rewards, router training)::
+
+       with answer_key(target="C", domain="mmlu", choices=["..."] * 4, item_id="mmlu/12"):
+           output = await get_model("sim/premium").generate("...")
+
+   It sets a context variable, so set it inside the coroutine (asyncio task) that makes
+   the calls: each task sees the key of its own context, concurrent rollouts do not mix.
+2. Inspect's running sample: its target, choices (or `metadata["choices"]`), id, and its
+   domain from `metadata["domain"]` or the task's name (mapping: `simulation.TASKS`).
+Without either, the call fails with `SimError` naming both ways; it never guesses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from workers.simulation import (
+    AnswerKey,
+    SimError,
+    load_profiles,
+    make_key,
+    simulate,
+    task_domain,
+)
+
+__all__ = ["SimError", "SimModelAPI", "answer_key", "current_key", "key_from_sample", "sim"]
+
+_KEY: ContextVar[AnswerKey | None] = ContextVar("conductor_bench_sim_answer_key", default=None)
+NO_KEY = (
+    "sim/{profile} has no answer key: it is a simulated worker and must know the correct answer. "
+    "Run it inside an Inspect sample of a bundled task (or one whose metadata has 'domain'), or "
+    "wrap the calls in `with workers.sim_provider.answer_key(target=..., domain=...)`."
+)
+
+
+@contextmanager
+def answer_key(
+    target: str,
+    domain: str | None = None,
+    check: str | None = None,
+    choices: Sequence[str] | None = None,
+    item_id: str | int | None = None,
+) -> Iterator[AnswerKey]:
+    """Give simulated workers the item's answer for the calls made inside the block.
+
+    domain: math | mmlu | rlpr | lcb; check: choice | math | numeric | lcb | code (each
+    defaults from the other); item_id: the item's identity in the hash (pass it, so two
+    items with the same answer draw independently).
+    """
+    token = _KEY.set(make_key(target, domain, check, choices, item_id))
+    try:
+        yield _KEY.get()  # type: ignore[misc]
+    finally:
+        _KEY.reset(token)
+
+
+def current_key() -> AnswerKey | None:
+    """The key of `answer_key`, else of Inspect's running sample, else None."""
+    key = _KEY.get()
+    if key is not None:
+        return key
+    from inspect_ai.log._samples import sample_active  # no public accessor (as solvers/team.py)
+
+    active = sample_active()
+    return key_from_sample(active.sample, active.task) if active is not None else None
+
+
+def key_from_sample(sample: Any, task: str | None) -> AnswerKey:
+    """An answer key from an Inspect Sample (target, choices, metadata, id) and task name."""
+    metadata = sample.metadata or {}
+    known = task_domain(task)
+    domain = metadata.get("domain") or (known[0] if known else None)
+    if domain is None:
+        raise SimError(
+            f"simulated worker: task {task!r} is not a bundled task, so its domain is unknown; add "
+            "metadata 'domain' (math | mmlu | rlpr | lcb) to its samples"
+        )
+    check = metadata.get("check") or (known[1] if known and known[0] == domain else None)
+    target = sample.target[0] if isinstance(sample.target, list) and sample.target else sample.target
+    choices = sample.choices or metadata.get("choices")
+    return make_key(str(target or ""), domain, check, choices, f"{task}/{sample.id}")
+
+
+class SimModelAPI(ModelAPI):
+    """A simulated worker: see the module docstring."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        seed: int = 0,
+        profiles: str | None = None,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        if model_args:
+            raise SimError(f"sim/{model_name}: unknown model arg(s) {sorted(model_args)}; allowed: seed, profiles")
+        available = load_profiles(profiles)
+        if model_name not in available:
+            raise SimError(f"no simulated profile {model_name!r}; use sim/<one of {', '.join(available)}>")
+        self.profile = available[model_name]
+        self.seed = int(seed)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        key = current_key()
+        if key is None:
+            raise SimError(NO_KEY.format(profile=self.profile.name))
+        seed = config.seed if config.seed is not None else self.seed
+        turns = [(message.role, message.text) for message in input]
+        result = simulate(self.profile, key, turns, seed)
+        output = ModelOutput.from_content(model=f"sim/{self.profile.name}", content=result.text)
+        output.usage = ModelUsage(
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            total_tokens=result.input_tokens + result.output_tokens,
+            reasoning_tokens=self.profile.reasoning_tokens,
+        )
+        output.metadata = {
+            "simulated": True,
+            "profile": self.profile.name,
+            "domain": key.domain,
+            "check": key.check,
+            "mode": result.mode,
+            "correct": result.correct,
+            "seed": seed,
+        }
+        return output
+
+    def max_connections(self) -> int:
+        return 1000  # nothing remote: calls are instant
+
+    def connection_key(self) -> str:
+        return "sim"
+
+
+@modelapi(name="sim")
+def sim() -> type[ModelAPI]:
+    return SimModelAPI
