@@ -195,3 +195,23 @@ def test_bad_options_and_columns_are_named():
         asyncio.run(reward(["p"], ["x"], **columns([row(check="regex")])))
     with pytest.raises(ValueError, match="pool_indices"):
         asyncio.run(reward(["p"], ["x"], **columns([row(pool_indices=[1, 1])])))
+
+
+async def test_code_rollouts_are_scored_by_the_livecodebench_check_in_the_sandbox(monkeypatch, runner):
+    import json
+    from pathlib import Path
+
+    record = json.loads((Path(__file__).parent / "fixtures" / "lcb_sample.jsonl").read_text().splitlines()[0])
+    assert record["question_id"] == "abc900_a"  # A + B on stdin
+    right = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+    wrong = "```python\na, b = map(int, input().split())\nprint(a - b)\n```"
+    models = [scripted(right), scripted(wrong)]
+    monkeypatch.setattr(
+        training.rewards,
+        "pool_workers",
+        lambda pool, *a: [Worker(m, s.model) for m, s in zip(models, pool.workers, strict=True)],
+    )
+    reward = ConductorReward(PoolSpec("code", POOL.workers[:2]), runner=runner)
+    code_row = row((0, 1), check="lcb", target="", domain="lcb", item_id="abc900_a", lcb_record=record)
+    rewards = await reward(["p"] * 2, [ONE_STEP.format(m=0), ONE_STEP.format(m=1)], **columns([code_row] * 2))
+    assert rewards == [1.0, 0.5]
