@@ -215,3 +215,21 @@ async def test_code_rollouts_are_scored_by_the_livecodebench_check_in_the_sandbo
     code_row = row((0, 1), check="lcb", target="", domain="lcb", item_id="abc900_a", lcb_record=record)
     rewards = await reward(["p"] * 2, [ONE_STEP.format(m=0), ONE_STEP.format(m=1)], **columns([code_row] * 2))
     assert rewards == [1.0, 0.5]
+
+
+async def test_simulated_pool_gets_each_rollouts_answer_key():
+    """With the bundled `sim` pool (no monkeypatch) the reward hands every rollout its item's
+    answer: the math-strong member wins on math, the choice-strong member on multiple choice."""
+    reward = ConductorReward("sim")
+    math_rows = [row(item_id=f"m{i}", domain="math") for i in range(30)]
+    choice_rows = [
+        row(check="choice", target="B", choices=["w", "x", "y", "z"], domain="mmlu", item_id=f"c{i}") for i in range(30)
+    ]
+    accuracy = {}
+    for name, rows in (("math", math_rows), ("mmlu", choice_rows)):
+        for member in (0, 1):  # math-strong, choice-strong
+            await reward(["p"] * 30, [ONE_STEP.format(m=member)] * 30, **columns(rows))
+            accuracy[name, member] = reward.last_metrics["accuracy"]
+            assert reward.last_metrics["parse_rate"] == 1.0 and reward.last_metrics["harness_error_rate"] == 0
+    assert accuracy["math", 0] > accuracy["math", 1] + 0.2
+    assert accuracy["mmlu", 1] > accuracy["mmlu", 0] + 0.2
