@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
+
 from scorers.checks import check_choice, check_math, check_numeric
 from solvers.conductor import (
     Settings,
@@ -39,10 +41,18 @@ from solvers.conductor import (
     conductor_messages,
     run_completion,
 )
-from solvers.executor import RoundRecord, Worker
+from solvers.executor import RoundRecord, StepRecord, Worker
 from solvers.team import pool_workers, sample_subset
 from solvers.workflow import paper_reward, parse_workflow
-from training.rollouts import RolloutLog, batch_metrics, clip, completion_text, workflow_refines
+from training.rollouts import (
+    FIRST_ROUND_WEIGHT,
+    RolloutLog,
+    batch_metrics,
+    clip,
+    completion_text,
+    recursive_reward,
+    workflow_refines,
+)
 from workers.pools import PoolSpec, load_pool
 
 log = logging.getLogger(__name__)
@@ -51,6 +61,7 @@ CHECKS = ("choice", "math", "numeric", "lcb")
 COLUMNS = ("question", "target", "check", "pool_indices")  # required dataset columns
 DOMAIN_TASKS = {"math": "math500", "mmlu": "mmlu", "rlpr": "rlpr", "lcb": "livecodebench"}  # task_overrides keys
 METRIC_PREFIX = "conductor/"
+FORCED_RECURSION = "(forced recursive call: review the last response)"
 
 
 @dataclass
@@ -63,6 +74,21 @@ class Rollout:
     record: RoundRecord | None
     check_reason: str = ""
     error: str | None = None
+    first_reward: float | None = None  # a forced-recursion rollout: its first round's reward
+
+
+@dataclass
+class Recursion:
+    """A forced recursive call after a rollout's first round (made by `training.recursion`):
+    the conductor's first-round completion and its scored run, and the completion the
+    conductor wrote when its conversation was continued with `turn` (None: no second round,
+    because the first round did not parse)."""
+
+    prompt: str  # the conductor's first user message
+    first_completion: str
+    first: Rollout
+    turn: str
+    second_completion: str | None
 
 
 class ConductorReward:
@@ -97,6 +123,7 @@ class ConductorReward:
         lcb_timeout: float = 6.0,
         runner: Any = None,
         sample_context: Callable[[dict], contextlib.AbstractContextManager] | None = None,
+        recursion_first_weight: float = FIRST_ROUND_WEIGHT,
     ) -> None:
         self.pool = load_pool(pool) if isinstance(pool, str) else pool
         self.settings = check_settings(settings if isinstance(settings, Settings) else Settings(**(settings or {})))
@@ -117,10 +144,14 @@ class ConductorReward:
         self.pool_names = [w.model for w in self.pool.workers]
         self._workers: dict[tuple, list[Worker]] = {}
         self.last_metrics: dict[str, float] = {}
+        self.recursion_first_weight = recursion_first_weight
 
     async def __call__(self, prompts: Sequence, completions: Sequence, **columns: Any) -> list[float]:
         rows = dataset_rows(len(completions), columns)
-        texts = [completion_text(c) for c in completions]
+        texts = [
+            row["recursion"].first_completion if row.get("recursion") else completion_text(c)
+            for c, row in zip(completions, rows, strict=True)
+        ]
         rollouts = await self.score(texts, rows)
         ids = columns.get("completion_ids")
         state = columns.get("trainer_state")
@@ -153,6 +184,8 @@ class ConductorReward:
 
     async def rollout(self, completion: str, row: dict) -> Rollout:
         """Run one completion's workflow on the row's workers and score its answer."""
+        if isinstance(row.get("recursion"), Recursion):
+            return await self.recursive_rollout(row["recursion"], row)
         try:
             workers = self.workers_for(row)
             with self.sample_context(row):
@@ -167,6 +200,54 @@ class ConductorReward:
             log.warning("rollout of item %s failed: %s", row.get("item_id"), message)
             parsed = self._parses(completion, row)
             return Rollout(paper_reward(parsed, False), parsed, False, None, "harness error", message)
+
+    async def recursive_rollout(self, recursion: Recursion, row: dict) -> Rollout:
+        """A forced-recursion rollout: the scored first round plus the recursive round the
+        conductor wrote (the eval's nested round at the end of the workflow: it sees the last
+        step's response and may keep it with three empty lists). Reward: `recursive_reward`
+        of both rounds' paper rewards; no second round (first round unparseable): the first's."""
+        first = recursion.first
+        if recursion.second_completion is None or first.record is None or not first.parsed:
+            return first
+        record = first.record
+        try:
+            workers = self.workers_for(row)
+            last = len(record.steps) - 1
+            previous = (record.steps[-1].subtask, record.steps[-1].output, last == 0) if record.steps[-1].ok else None
+            conversation = [
+                ChatMessageUser(content=recursion.prompt),
+                ChatMessageAssistant(content=recursion.first_completion),
+                ChatMessageUser(content=recursion.turn),
+            ]
+            with self.sample_context(row):
+                nested = await run_completion(
+                    recursion.second_completion,
+                    row["question"],
+                    workers,
+                    self.settings,
+                    depth=1,
+                    previous=previous,
+                    conversation=conversation,
+                )
+                parsed = nested.rejection is None
+                correct, reason = (
+                    await self.check(nested.answer, row)
+                    if parsed and nested.answer is not None
+                    else (False, "no answer")
+                )
+        except Exception as error:  # noqa: BLE001 - a broken rollout is data, never a crashed step
+            message = f"{type(error).__name__}: {error}"[:2000]
+            log.warning("recursive round of item %s failed: %s", row.get("item_id"), message)
+            return Rollout(first.reward, True, first.correct, record, first.check_reason, message, first.reward)
+        step = StepRecord(len(record.steps), len(workers), "conductor", FORCED_RECURSION, [last] if last >= 0 else [])
+        step.round, step.output = nested, nested.answer or ""
+        if nested.answer is None:
+            step.error = f"recursive round gave no answer ({nested.rejection or 'its last step failed'})"
+        record.steps.append(step)
+        record.answer = nested.answer
+        second = paper_reward(parsed, correct)
+        reward = recursive_reward(first.reward, second, self.recursion_first_weight)
+        return Rollout(reward, True, correct, record, reason, None, first.reward)
 
     def _parses(self, completion: str, row: dict) -> bool:
         s = self.settings
@@ -221,6 +302,7 @@ def dataset_rows(n: int, columns: Mapping[str, Any]) -> list[dict]:
             "pool_indices, domain, item_id)"
         )
     skip = {"trainer_state", "log_extra", "log_metric", "completion_ids", "environments"}
+    # `recursion` (a Recursion or None per row) comes from training.recursion's rollout_func
     names = [k for k, v in columns.items() if k not in skip and isinstance(v, list) and len(v) == n]
     rows = [{k: columns[k][i] for k in names} for i in range(n)]
     for row in rows:
@@ -274,6 +356,8 @@ def rollout_row(
         "worker_output_tokens": usage.output_tokens if usage else 0,
         "worker_cost_usd": usage.cost if usage else 0.0,
         "recursive": any(s.round is not None for s in steps),
+        "first_reward": rollout.first_reward,
+        "second_completion": clip(row["recursion"].second_completion) if row.get("recursion") else None,
         "error": rollout.error,
     }
 

@@ -1,0 +1,146 @@
+"""Recursion training: the forced recursive call as a TRL rollout_func (a scripted trainer and
+a character tokenizer stand in for TRL's generation), and its reward arithmetic."""
+
+import asyncio
+
+import pytest
+from scripted import scripted
+
+import training.rewards
+from solvers.executor import Worker
+from training.recursion import ForcedRecursion, forced_rows, prompt_key, turn_suffix_ids
+from training.rewards import ConductorReward, training_prompt
+from training.rollouts import read_rollouts, recursive_reward
+from workers.pools import ModelSpec, PoolSpec
+
+QUESTION = "What is 6 x 7?"
+POOL = PoolSpec(name="test", workers=tuple(ModelSpec(f"mockllm/w{i}", description=f"member {i}") for i in range(2)))
+STEP = 'model_id = [{m}]\nsubtasks = ["Solve it; end with ANSWER: <number>."]\naccess_list = [["all"]]'
+KEEP = "model_id = []\nsubtasks = []\naccess_list = []"
+EOS = "\u00b6"
+
+
+class CharTokenizer:
+    """One token per character; a chat template of [role]content<EOS>\\n turns."""
+
+    eos_token_id = ord(EOS)
+
+    def apply_chat_template(self, messages, add_generation_prompt=False, tokenize=True, **_):
+        text = "".join(f"[{m['role']}]{m['content']}{EOS}\n" for m in messages)
+        return self.encode(text + ("[assistant]" if add_generation_prompt else ""))
+
+    @staticmethod
+    def encode(text):
+        return [ord(c) for c in text]
+
+    def batch_decode(self, ids, skip_special_tokens=True):
+        return ["".join(chr(t) for t in seq if t != self.eos_token_id) for seq in ids]
+
+
+class Trainer:
+    """What ForcedRecursion uses of a GRPOTrainer; generation replies from scripts."""
+
+    def __init__(self, first, second, group):
+        self.processing_class = CharTokenizer()
+        self.num_generations = group
+        self.model = type("Model", (), {"training": True})()
+        self.chat_template, self.chat_template_kwargs = None, {}
+        self.first, self.second = list(first), list(second)
+        self.generated = []  # (prompt text, reply) of every generation
+
+    def _tokenize_prompts(self, prompts):
+        return [self.processing_class.apply_chat_template(p, add_generation_prompt=True) for p in prompts], None, {}
+
+    def _generate_single_turn(self, prompt_ids, images, fields, num_generations):
+        replies = []
+        for ids in prompt_ids:
+            text = "".join(map(chr, ids))
+            script = self.second if "Your workflow has run" in text else self.first
+            replies.append(script.pop(0))
+            self.generated.append((text, replies[-1]))
+        return [self.processing_class.encode(r + EOS) for r in replies], None
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    models = [scripted("ANSWER: 41"), scripted("ANSWER: 42")]
+    monkeypatch.setattr(
+        training.rewards,
+        "pool_workers",
+        lambda pool, *a: [Worker(m, s.model) for m, s in zip(models, pool.workers, strict=True)],
+    )
+    return models
+
+
+def dataset():
+    prompt = training_prompt(QUESTION, POOL, [0, 1])
+    row = {"question": QUESTION, "target": "42", "check": "numeric", "choices": None, "pool_indices": [0, 1],
+           "domain": "math", "item_id": "q1"}  # fmt: skip
+    return prompt, [{"prompt": prompt, **row}], row
+
+
+def test_forced_rows_are_the_last_share_of_every_group():
+    assert forced_rows(8, 4, 0.5) == [False, False, True, True] * 2
+    assert forced_rows(4, 4, 0.0) == [False] * 4 and forced_rows(4, 4, 1.0) == [True] * 4
+    with pytest.raises(ValueError, match="groups of 3"):
+        forced_rows(8, 3, 0.5)
+    with pytest.raises(ValueError, match="0..1"):
+        forced_rows(4, 4, 1.5)
+
+
+def test_forced_recursion_trains_both_rounds_and_scores_them_with_the_discount(pool, tmp_path):
+    prompt, data, row = dataset()
+    reward = ConductorReward(POOL, rollout_log=tmp_path / "r.jsonl")
+    recursion = ForcedRecursion(reward, data, share=0.5)
+    # rollouts 0, 1 stay one-round; 2 and 3 get the forced call; 3's first round does not parse
+    first = [STEP.format(m=0), STEP.format(m=1), STEP.format(m=0), "no workflow here"]
+    trainer = Trainer(first, second=[STEP.format(m=1)], group=4)
+    out = recursion([prompt] * 4, trainer)
+
+    [(second_prompt, _)] = [g for g in trainer.generated if "Your workflow has run" in g[0]]
+    tokenizer = CharTokenizer()
+    conversation = [*prompt, {"role": "assistant", "content": first[2]}]
+    assert second_prompt.startswith("".join(map(chr, tokenizer.apply_chat_template(conversation))))
+    assert "<response>\nANSWER: 41\n</response>" in second_prompt and second_prompt.endswith("[assistant]")
+
+    ids, mask = out["completion_ids"][2], out["env_mask"][2]
+    first_len = len(first[2]) + 1  # + EOS
+    join = ids[first_len : len(ids) - len(STEP.format(m=1)) - 1]
+    assert mask == [1] * first_len + [0] * len(join) + [1] * (len(STEP.format(m=1)) + 1)
+    assert "Your workflow has run" in "".join(map(chr, join))
+    assert out["env_mask"][0] == [1] * len(out["completion_ids"][0]) and out["recursion"][:2] == [None, None]
+    assert out["recursion"][3].second_completion is None  # unparseable first round: no second round
+
+    columns = {k: [row[k]] * 4 for k in row} | {"recursion": out["recursion"]}
+    completions = tokenizer.batch_decode(out["completion_ids"])
+    rewards = asyncio.run(reward([prompt] * 4, completions, **columns))
+    assert rewards == [0.5, 1.0, pytest.approx(recursive_reward(0.5, 1.0)), 0.0]
+    logged = read_rollouts(tmp_path / "r.jsonl")
+    assert logged[2]["recursive"] and logged[2]["first_reward"] == 0.5 and logged[2]["workers"] == [0, 1]
+    assert logged[2]["completion"] == first[2] and logged[2]["second_completion"] == STEP.format(m=1)
+    assert logged[2]["answer"] == "ANSWER: 42" and not logged[0]["recursive"]
+
+
+def test_keeping_the_answer_in_the_recursive_round_scores_it(pool):
+    prompt, data, row = dataset()
+    reward = ConductorReward(POOL)
+    recursion = ForcedRecursion(reward, data, share=1.0)
+    out = recursion([prompt] * 2, Trainer([STEP.format(m=1), STEP.format(m=0)], [KEEP, KEEP], group=2))
+    columns = {k: [row[k]] * 2 for k in row} | {"recursion": out["recursion"]}
+    rewards = asyncio.run(reward([prompt] * 2, ["x", "x"], **columns))
+    # a kept right answer: (0.25 x 1 + 1) / 1.25 = 1; a kept wrong one: 0.5
+    assert rewards == [pytest.approx(1.0), pytest.approx(0.5)]
+
+
+def test_unknown_prompt_is_a_clear_error():
+    _, data, _ = dataset()
+    recursion = ForcedRecursion(ConductorReward(POOL), data)
+    with pytest.raises(KeyError, match="not in the dataset"):
+        recursion.row([{"role": "user", "content": "another question"}])
+    assert prompt_key("plain") == "plain"
+
+
+def test_turn_suffix_follows_an_assistant_turn_ending_in_eos():
+    tokenizer = CharTokenizer()
+    suffix = "".join(map(chr, turn_suffix_ids(tokenizer, "review this")))
+    assert suffix == "\n[user]review this" + EOS + "\n[assistant]"
