@@ -1,31 +1,59 @@
-"""Baselines that share the conductor's executor, records and metadata layout.
+"""Test-time baselines on the conductor's executor, records and metadata layout.
 
     inspect eval tasks/gpqa.py --solver single_worker -S worker=1
+    inspect eval tasks/math500.py --solver self_reflection -S worker=0 -S rounds=5
+    inspect eval tasks/mmlu.py --solver consensus -S worker=2 -S samples=5
+    inspect eval tasks/math500.py --solver mixture_of_agents -S seed=0
+    inspect eval tasks/math500.py --solver smoothie -S mode=dependent -S embeddings=local
+    inspect eval tasks/math500.py --solver random_workflow -S seed=0
 
-A single worker gets the benchmark prompt alone (the paper's baseline: no subtask line) and
-is recorded as a one-step workflow with no conductor call, so reports compare tokens, cost
-and accuracy on the same footing.
+Every model call is a recorded step (`solvers.executor.run_step` or `execute_workflow`), so
+the sample's `metadata["conductor"]` has the conductor's headline keys (calls, tokens, cost,
+the round with its steps) plus `method` (the solver's name), `settings` (its options) and
+`selection` (how the answer was picked). There is no conductor call (`conductor` is None).
+A step that gets the benchmark prompt alone (the paper's single-model setting: no subtask
+line) records the subtask PROMPT_ALONE.
 """
 
 from __future__ import annotations
 
-from inspect_ai.model import ChatMessageUser
+import asyncio
+from collections.abc import Sequence
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
+from solvers import consensus as voting
+from solvers import moa, reflection
+from solvers import smoothie as smoothing
 from solvers.conductor import (
     Settings,
     check_generation,
     check_settings,
     finish_sample,
+    fixed_subtasks,
     is_int,
     need_option,
     sample_answer_constraint,
 )
-from solvers.executor import ErrorPolicy, RoundRecord, StepRecord, WorkerError, final_answer, run_step
-from solvers.team import resolve_workers
+from solvers.executor import (
+    ErrorPolicy,
+    RoundRecord,
+    StepRecord,
+    Worker,
+    WorkerError,
+    execute_workflow,
+    final_answer,
+    run_step,
+)
+from solvers.random_workflow import random_workflow as draw_workflow
+from solvers.team import current_task_name, resolve_workers
+from solvers.workflow import DEFAULT_MAX_STEPS
+from workers.embeddings import embedding_source
 
 PROMPT_ALONE = "(the benchmark prompt alone)"
+CHECK_OPTIONS = ("auto", *voting.CHECK_KINDS)
 
 
 @solver
@@ -38,24 +66,325 @@ def single_worker(
     step_timeout: float | None = None,
 ) -> Solver:
     """One pool member answers the benchmark prompt alone (Model `worker` of the pool)."""
-    check_settings(Settings(on_error=on_error, step_timeout=step_timeout))
+    options = _common(locals())
     need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")
-    check_generation(max_tokens=max_tokens, temperature=temperature)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        workers = resolve_workers(pool, temperature, max_tokens, sample_answer_constraint(state))
-        if not 0 <= worker < len(workers):
-            raise ValueError(f"-S worker={worker} is not in the pool (0..{len(workers) - 1})")
-        chosen = workers[worker]
-        step = StepRecord(0, 0, chosen.name, PROMPT_ALONE, [])
-        async with span("step 0: Model 0", type="workflow_step"):
-            messages = [ChatMessageUser(content=state.input_text)]
-            await run_step(step, messages, chosen, chosen.answer_constraint, step_timeout)
-        if step.error and on_error == "fail":
-            raise WorkerError(f"{chosen.name} failed: {step.error}")
-        workflow = {"model_id": [0], "subtasks": [PROMPT_ALONE], "access_list": [[]]}
-        record = RoundRecord(depth=0, conductor=None, workflow=workflow, steps=[step])
+        chosen = _member(_workers(state, pool, temperature, max_tokens), worker)
+        step = await _ask(0, 0, chosen, [ChatMessageUser(content=state.input_text)], PROMPT_ALONE, [], step_timeout)
+        _raise_failed([step], on_error)
+        record = _record([step], [[]])
         record.answer = final_answer(record.steps)
-        return finish_sample(state, record, [chosen], [worker])
+        return _finish(state, record, [chosen], [worker], "single_worker", options)
 
     return solve
+
+
+@solver
+def self_reflection(
+    worker: int = 0,
+    rounds: int = 5,
+    stop: str = "unchanged",
+    check: str = "auto",
+    pool: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    on_error: ErrorPolicy = "continue",
+    step_timeout: float | None = None,
+) -> Solver:
+    """Model `worker` answers, then revises its answer up to `rounds` times with every earlier
+    attempt in its conversation; `stop`: "unchanged" ends when a revision states the previous
+    attempt's answer (by the task's check, `check`), "never" runs every round."""
+    options = _common(locals())
+    need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")
+    need_option(is_int(rounds) and rounds >= 0, "rounds", rounds, "an integer >= 0 (revisions after the first answer)")
+    need_option(stop in reflection.STOP_RULES, "stop", stop, " | ".join(reflection.STOP_RULES))
+    need_option(check in CHECK_OPTIONS, "check", check, " | ".join(CHECK_OPTIONS))
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        chosen = _member(_workers(state, pool, temperature, max_tokens), worker)
+        kind, letters = _check_kind(check, state)
+        steps: list[StepRecord] = []
+        attempts: list[str] = []
+        stopped = "rounds"
+        for r in range(rounds + 1):
+            messages = _messages(reflection.conversation(state.input_text, attempts))
+            subtask = PROMPT_ALONE if r == 0 else reflection.REVISE_SUBTASK
+            step = await _ask(r, 0, chosen, messages, subtask, list(range(r)), step_timeout)
+            steps.append(step)
+            if not step.ok:
+                stopped = "error"
+                break
+            attempts.append(step.output)
+            if r and stop == "unchanged":
+                if await asyncio.to_thread(reflection.unchanged, attempts[-2], attempts[-1], kind, letters):
+                    stopped = "unchanged"
+                    break
+        _raise_failed(steps, on_error)
+        record = _record(steps, [[]] + [["all"]] * (len(steps) - 1))
+        record.answer = attempts[-1] if attempts else None
+        answers = [voting.read_answer(a, kind, letters) for a in attempts]
+        selection = {"check": kind, "answers": answers, "stopped": stopped, "revisions": max(0, len(steps) - 1)}
+        return _finish(state, record, [chosen], [worker], "self_reflection", options, selection)
+
+    return solve
+
+
+@solver
+def consensus(
+    worker: int = 0,
+    samples: int = 5,
+    check: str = "auto",
+    pool: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    on_error: ErrorPolicy = "continue",
+    step_timeout: float | None = None,
+) -> Solver:
+    """`samples` independent answers of Model `worker` to the benchmark prompt alone; the
+    majority answer wins, two answers being equal when the task's check (`check`) says so;
+    a tie goes to the answer given first (rules: `solvers.consensus`)."""
+    options = _common(locals())
+    need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")
+    need_option(is_int(samples) and samples >= 1, "samples", samples, "an integer >= 1")
+    need_option(check in CHECK_OPTIONS, "check", check, " | ".join(CHECK_OPTIONS))
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        chosen = _member(_workers(state, pool, temperature, max_tokens), worker)
+        kind, letters = _check_kind(check, state)
+        prompt = [ChatMessageUser(content=state.input_text)]
+        steps = list(
+            await asyncio.gather(*(_ask(i, 0, chosen, prompt, PROMPT_ALONE, [], step_timeout) for i in range(samples)))
+        )
+        _raise_failed(steps, on_error)
+        outputs = [s.output if s.ok else None for s in steps]
+        vote = await asyncio.to_thread(voting.majority, outputs, kind, letters)
+        record = _record(steps, [[]] * samples)
+        record.answer = outputs[vote.chosen] if vote.chosen is not None else None
+        selection = {
+            "check": kind,
+            "answers": vote.answers,
+            "groups": vote.groups,
+            "votes": [len(g) for g in vote.groups],
+            "chosen_step": vote.chosen,
+            "tie": vote.tie,
+        }
+        return _finish(state, record, [chosen], [worker], "consensus", options, selection)
+
+    return solve
+
+
+@solver
+def mixture_of_agents(
+    seed: int = 0,
+    aggregator: int | None = None,
+    pool: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    on_error: ErrorPolicy = "continue",
+    step_timeout: float | None = None,
+) -> Solver:
+    """Every pool member answers the benchmark prompt alone (one proposer layer), then one
+    member aggregates the answers: drawn at random per sample with `seed`, or pool index
+    `aggregator` when given (n + 1 calls on n workers)."""
+    options = _common(locals())
+    need_option(is_int(seed), "seed", seed, "an integer")
+    need_option(
+        aggregator is None or (is_int(aggregator) and aggregator >= 0), "aggregator", aggregator, "a pool index"
+    )
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        workers = _workers(state, pool, temperature, max_tokens)
+        steps = await _propose(state, workers, step_timeout)
+        drawn = aggregator is None
+        lead = moa.draw_aggregator(len(workers), seed, _key(state)) if drawn else aggregator
+        _member(workers, lead)
+        text = moa.aggregate_prompt(state.input_text, [s.output for s in steps if s.ok])
+        n = len(workers)
+        message = [ChatMessageUser(content=text)]
+        steps.append(await _ask(n, lead, workers[lead], message, moa.AGGREGATE_SUBTASK, list(range(n)), step_timeout))
+        _raise_failed(steps, on_error)
+        record = _record(steps, [[]] * n + [["all"]])
+        record.answer = final_answer(record.steps)
+        selection = {"aggregator": lead, "drawn": drawn, "seed": seed, "proposals": sum(s.ok for s in steps[:-1])}
+        return _finish(state, record, workers, list(range(n)), "mixture_of_agents", options, selection)
+
+    return solve
+
+
+@solver
+def smoothie(
+    mode: str = "dependent",
+    embeddings: str = "local",
+    embeddings_base_url: str | None = None,
+    pool: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    on_error: ErrorPolicy = "continue",
+    step_timeout: float | None = None,
+) -> Solver:
+    """Every pool member (3 or more) answers the benchmark prompt alone; the output of the
+    member whose embedding agrees best with the others' (Smoothie's weights, `solvers.smoothie`)
+    is the answer. `mode`: "dependent" fits on each question's outputs alone; "independent"
+    fits one set of weights over the task, online: on every question of this task answered so
+    far in this eval, this one included (the paper fits once over the finished test set,
+    which one sample cannot see; run with --max-samples 1 for a reproducible order).
+    `embeddings`: hash[:dim], local[:model] (llama.cpp, offline) or an embedding model name at
+    an OpenAI-compatible endpoint (`embeddings_base_url`); see `workers.embeddings`."""
+    options = _common(locals())
+    need_option(mode in smoothing.MODES, "mode", mode, " | ".join(smoothing.MODES))
+    try:
+        source = embedding_source(embeddings, embeddings_base_url)
+    except (ValueError, OSError) as error:
+        raise ValueError(f"invalid solver option -S embeddings={embeddings!r}: {error}") from error
+    fitted: dict[str, list[list[list[float]]]] = {}  # task -> questions' output embeddings
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        workers = _workers(state, pool, temperature, max_tokens)
+        if len(workers) < smoothing.MIN_VOTERS:
+            raise ValueError(
+                f"smoothie needs at least {smoothing.MIN_VOTERS} workers (it compares each output with two "
+                f"others), the pool has {len(workers)}; use a larger pool or --model-role workers=a,b,c"
+            )
+        steps = await _propose(state, workers, step_timeout)
+        _raise_failed(steps, on_error)
+        vectors = await asyncio.to_thread(source.embed, [s.output if s.ok else "" for s in steps])
+        history = [vectors]
+        if mode == "independent":
+            history = fitted.setdefault(current_task_name() or "", [])
+            history.append(vectors)
+        result = smoothing.fit(list(history))
+        record = _record(steps, [[]] * len(steps))
+        record.answer = steps[result.chosen].output if steps[result.chosen].ok else None
+        selection = {
+            "mode": mode,
+            "embeddings": source.name,
+            "chosen_step": result.chosen,
+            "deltas": result.deltas,
+            "weights": result.weights,
+            "fit_questions": result.samples,
+        }
+        return _finish(state, record, workers, list(range(len(workers))), "smoothie", options, selection)
+
+    return solve
+
+
+@solver
+def random_workflow(
+    seed: int = 0,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    pool: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    on_error: ErrorPolicy = "continue",
+    step_timeout: float | None = None,
+) -> Solver:
+    """A random valid workflow over the pool, drawn per sample with `seed` (1..`max_steps`
+    steps, random workers and access, the fixed "solve the question" subtask of the
+    no-subtasks ablation), run by the executor: the sanity floor."""
+    options = _common(locals())
+    need_option(is_int(seed), "seed", seed, "an integer")
+    need_option(is_int(max_steps) and max_steps >= 1, "max_steps", max_steps, "an integer >= 1")
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        workers = _workers(state, pool, temperature, max_tokens)
+        workflow = draw_workflow(len(workers), max_steps, seed, _key(state))
+        workflow = fixed_subtasks(workflow, state.input_text, "first")
+        steps = await execute_workflow(
+            workflow, state.input_text, workers, on_error=on_error, step_timeout=step_timeout, question_mode="first"
+        )
+        record = RoundRecord(depth=0, conductor=None, workflow=workflow.to_dict(), steps=steps)
+        record.answer = final_answer(steps)
+        selection = {"seed": seed, "steps": len(workflow)}
+        return _finish(state, record, workers, list(range(len(workers))), "random_workflow", options, selection)
+
+    return solve
+
+
+# ---------------------------------------------------------------- shared glue
+
+
+def _common(options: dict) -> dict:
+    """Validate the options every baseline shares; return all options for the record."""
+    check_settings(Settings(on_error=options["on_error"], step_timeout=options["step_timeout"]))
+    check_generation(max_tokens=options["max_tokens"], temperature=options["temperature"])
+    pool = options["pool"]
+    need_option(pool is None or isinstance(pool, str), "pool", pool, "a bundled pool name or a pool YAML path")
+    return dict(options)
+
+
+def _workers(state: TaskState, pool: str | None, temperature: float | None, max_tokens: int | None) -> list[Worker]:
+    return resolve_workers(pool, temperature, max_tokens, sample_answer_constraint(state))
+
+
+def _member(workers: Sequence[Worker], index: int) -> Worker:
+    if not 0 <= index < len(workers):
+        raise ValueError(f"worker index {index} is not in the pool (0..{len(workers) - 1})")
+    return workers[index]
+
+
+def _key(state: TaskState) -> str:
+    return f"{state.sample_id}/{state.epoch}"
+
+
+def _check_kind(check: str, state: TaskState) -> tuple[str, str]:
+    choices = state.choices or state.metadata.get("choices") or []
+    kind = check
+    if check == "auto":
+        kind = voting.auto_check(current_task_name(), len(choices), state.metadata.get("answer_format"))
+    return kind, voting.letters_for(len(choices))
+
+
+def _messages(turns: list[tuple[str, str]]) -> list[ChatMessage]:
+    return [ChatMessageUser(content=t) if role == "user" else ChatMessageAssistant(content=t) for role, t in turns]
+
+
+async def _ask(
+    index: int,
+    worker_index: int,
+    worker: Worker,
+    messages: list[ChatMessage],
+    subtask: str,
+    visible: list[int],
+    step_timeout: float | None,
+) -> StepRecord:
+    """One recorded call in its own transcript span (with the worker's answer grammar)."""
+    step = StepRecord(index, worker_index, worker.name, subtask, visible)
+    async with span(f"step {index}: Model {worker_index}", type="workflow_step"):
+        await run_step(step, messages, worker, worker.answer_constraint, step_timeout)
+    return step
+
+
+async def _propose(state: TaskState, workers: Sequence[Worker], step_timeout: float | None) -> list[StepRecord]:
+    """Every worker answers the benchmark prompt alone, concurrently."""
+    prompt = [ChatMessageUser(content=state.input_text)]
+    calls = (_ask(i, i, w, prompt, PROMPT_ALONE, [], step_timeout) for i, w in enumerate(workers))
+    return list(await asyncio.gather(*calls))
+
+
+def _raise_failed(steps: Sequence[StepRecord], on_error: str) -> None:
+    failed = next((s for s in steps if not s.ok), None)
+    if failed is not None and on_error == "fail":
+        raise WorkerError(f"step {failed.index} ({failed.model}) failed: {failed.error}")
+
+
+def _record(steps: list[StepRecord], access: list[list]) -> RoundRecord:
+    """A round without a conductor call, its fixed workflow written in the paper's lists."""
+    workflow = {"model_id": [s.worker for s in steps], "subtasks": [s.subtask for s in steps], "access_list": access}
+    return RoundRecord(depth=0, conductor=None, workflow=workflow, steps=steps)
+
+
+def _finish(
+    state: TaskState,
+    record: RoundRecord,
+    workers: Sequence[Worker],
+    chosen: list[int],
+    method: str,
+    options: dict,
+    selection: dict | None = None,
+) -> TaskState:
+    state = finish_sample(state, record, workers, chosen, method=method)
+    state.metadata["conductor"]["settings"] = options
+    if selection is not None:
+        state.metadata["conductor"]["selection"] = selection
+    return state
