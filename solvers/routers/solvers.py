@@ -1,0 +1,169 @@
+"""Inspect solvers for the trained routers (`-S router_file=...`, default: the file the
+training command writes for that pool).
+
+    inspect eval tasks/math500.py --solver router_dc -S pool=sim
+    inspect eval tasks/math500.py --solver mas_router -S pool=sim -S router_file=mas.json
+
+`router_dc` sends the benchmark prompt alone to the worker its router picks (recorded like
+`single_worker`); `mas_router` runs its router's multi-agent plan as a workflow on the
+shared executor. Both store the conductor's metadata layout with `method` and a `router`
+entry (file, choice, scores or plan).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from inspect_ai.model import ChatMessageUser
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import span
+
+from solvers.baselines import PROMPT_ALONE
+from solvers.conductor import Settings as _Settings
+from solvers.conductor import check_generation, check_settings, finish_sample, need_option, sample_answer_constraint
+from solvers.executor import (
+    ErrorPolicy,
+    RoundRecord,
+    StepRecord,
+    Worker,
+    WorkerError,
+    execute_workflow,
+    final_answer,
+    run_step,
+)
+from solvers.routers.features import featurize
+from solvers.routers.mas_router import MASRouter, plan_workflow
+from solvers.routers.outcomes import router_cache_dir
+from solvers.routers.router_dc import RouterDC
+from solvers.team import current_task_name, resolve_workers
+from workers.pools import DEFAULT_POOL, load_pool
+
+TASK_DOMAINS = {"rlpr": "rlpr", "livecodebench": "lcb", "bigcodebench": "lcb", "humaneval": "lcb"}
+
+
+def default_router_file(kind: str, pool: str | None) -> Path:
+    """Where `python -m solvers.routers.train <kind> --pool <pool>` saves by default."""
+    return router_cache_dir(load_pool(pool or DEFAULT_POOL).name) / f"{kind}.json"
+
+
+def load_router(kind: str, router_file: str | None, pool: str | None) -> RouterDC | MASRouter:
+    path = Path(router_file) if router_file else default_router_file(kind, pool)
+    train = f"python -m solvers.routers.train {kind} --pool {pool or DEFAULT_POOL} --task math500 --out {path}"
+    if not path.is_file():
+        raise ValueError(f"{kind}: router file {path} not found; train it first: `{train}` (or -S router_file=<file>)")
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as error:
+        raise ValueError(f"{kind}: router file {path} is not JSON ({error}); retrain it: `{train}`") from error
+    return (RouterDC if kind == "router_dc" else MASRouter).from_dict(data)
+
+
+def check_pool(kind: str, trained: list[str], workers: list[Worker]) -> None:
+    names = [w.name for w in workers]
+    if names != trained:
+        raise ValueError(
+            f"{kind}: the router was trained for workers {trained} but the pool has {names}; "
+            "use the pool it was trained on (-S pool=...) or retrain it for this pool"
+        )
+
+
+def query_text(state: TaskState) -> str:
+    """What a router embeds: the bare question when the task keeps it, else the prompt."""
+    return str(state.metadata.get("question") or state.input_text)
+
+
+def sample_domain(state: TaskState) -> str:
+    """MASRouter's role set for the running sample: code, multiple choice, RLPR or math."""
+    task = (current_task_name() or "").split("/")[-1]
+    if state.metadata.get("answer_format") == "code" or task in TASK_DOMAINS and TASK_DOMAINS[task] == "lcb":
+        return "lcb"
+    if state.choices or state.metadata.get("choices"):
+        return "mmlu"
+    return TASK_DOMAINS.get(task, "math")
+
+
+def _checked(on_error: str, step_timeout: float | None, max_tokens: int | None, temperature: float | None) -> None:
+    check_settings(_Settings(on_error=on_error, step_timeout=step_timeout))  # type: ignore[arg-type]
+    check_generation(max_tokens=max_tokens, temperature=temperature)
+
+
+@solver
+def router_dc(
+    router_file: str | None = None,
+    pool: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    on_error: ErrorPolicy = "continue",
+    step_timeout: float | None = None,
+) -> Solver:
+    """RouterDC: the trained router picks one worker, which answers the benchmark prompt alone."""
+    _checked(on_error, step_timeout, max_tokens, temperature)
+    need_option(router_file is None or isinstance(router_file, str), "router_file", router_file, "a path")
+    router = load_router("router_dc", router_file, pool)
+    assert isinstance(router, RouterDC)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        workers = resolve_workers(pool, temperature, max_tokens, sample_answer_constraint(state))
+        check_pool("router_dc", router.workers, workers)
+        similarities = router.similarities(featurize([query_text(state)], router.source))[0]
+        choice = int(similarities.argmax())
+        chosen = workers[choice]
+        step = StepRecord(0, 0, chosen.name, PROMPT_ALONE, [])
+        async with span("step 0: Model 0", type="workflow_step"):
+            messages = [ChatMessageUser(content=state.input_text)]
+            await run_step(step, messages, chosen, chosen.answer_constraint, step_timeout)
+        if step.error and on_error == "fail":
+            raise WorkerError(f"{chosen.name} failed: {step.error}")
+        workflow = {"model_id": [0], "subtasks": [PROMPT_ALONE], "access_list": [[]]}
+        record = RoundRecord(depth=0, conductor=None, workflow=workflow, steps=[step])
+        record.answer = final_answer(record.steps)
+        finish_sample(state, record, [chosen], [choice], method="router_dc")
+        state.metadata["conductor"]["router"] = {
+            "file": router_file or str(default_router_file("router_dc", pool)),
+            "choice": choice,
+            "similarities": [round(float(s), 5) for s in similarities],
+            "source": router.source,
+        }
+        return state
+
+    return solve
+
+
+@solver
+def mas_router(
+    router_file: str | None = None,
+    pool: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    on_error: ErrorPolicy = "continue",
+    step_timeout: float | None = None,
+) -> Solver:
+    """MASRouter: the trained cascade picks a collaboration mode, roles and a worker per role;
+    the plan runs as a workflow (every step shown the question)."""
+    _checked(on_error, step_timeout, max_tokens, temperature)
+    need_option(router_file is None or isinstance(router_file, str), "router_file", router_file, "a path")
+    router = load_router("mas_router", router_file, pool)
+    assert isinstance(router, MASRouter)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        workers = resolve_workers(pool, temperature, max_tokens, sample_answer_constraint(state))
+        check_pool("mas_router", router.workers, workers)
+        domain = sample_domain(state)
+        plan = router.greedy(featurize([query_text(state)], router.source)[0], domain)
+        workflow = plan_workflow(plan)
+        record = RoundRecord(depth=0, conductor=None, workflow=workflow.to_dict())
+        record.steps = await execute_workflow(
+            workflow, state.input_text, workers, on_error=on_error, step_timeout=step_timeout, question_mode="every"
+        )
+        record.answer = final_answer(record.steps)
+        finish_sample(state, record, workers, list(range(len(workers))), method="mas_router")
+        state.metadata["conductor"]["router"] = {
+            "file": router_file or str(default_router_file("mas_router", pool)),
+            "domain": domain,
+            "plan": plan.to_dict(),
+            "source": router.source,
+        }
+        return state
+
+    return solve
