@@ -144,3 +144,68 @@ def test_turn_suffix_follows_an_assistant_turn_ending_in_eos():
     tokenizer = CharTokenizer()
     suffix = "".join(map(chr, turn_suffix_ids(tokenizer, "review this")))
     assert suffix == "\n[user]review this" + EOS + "\n[assistant]"
+
+
+def test_real_grpo_trainer_trains_forced_recursion_trajectories(tmp_path, monkeypatch):
+    """TRL's GRPOTrainer (pinned 1.16) with this rollout_func: a tiny random model, its
+    first rounds replaced by valid workflows so that half of each group gets a second round."""
+    pytest.importorskip("trl")
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    import torch
+    from datasets import Dataset
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from trl import GRPOConfig, GRPOTrainer
+
+    from solvers.conductor import Settings
+
+    vocab = {t: i for i, t in enumerate(["<|im_start|>", "<|im_end|>", "\n", *map(chr, range(32, 127))])}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=" "))
+    core.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
+    core.decoder = decoders.Fuse()
+    core.add_special_tokens(["<|im_start|>", "<|im_end|>"])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|im_end|>")
+    tokenizer.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
+                         eos_token_id=1, pad_token_id=1, bos_token_id=None)  # fmt: skip
+    settings = Settings(few_shot="none")
+    questions = [f"What is {i} + 40?" for i in range(2)]
+    rows = [
+        {"prompt": training_prompt(q, "sim", [0, 1, 2, 3], settings), "question": q, "target": str(i + 40),
+         "check": "numeric", "choices": None, "pool_indices": [0, 1, 2, 3], "domain": "math", "item_id": f"q{i}"}
+        for i, q in enumerate(questions)
+    ]  # fmt: skip
+    reward = ConductorReward("sim", settings=settings, rollout_log=tmp_path / "r.jsonl")
+    args = GRPOConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=4,
+                      max_completion_length=16, max_steps=1, logging_steps=1, report_to=[], use_cpu=True,
+                      save_strategy="no", beta=0.0)  # fmt: skip
+    trainer = GRPOTrainer(model=LlamaForCausalLM(config), processing_class=tokenizer, reward_funcs=[reward],
+                          args=args, train_dataset=Dataset.from_list(rows),
+                          rollout_func=ForcedRecursion(reward, rows))  # fmt: skip
+    generate = trainer._generate_single_turn
+
+    def valid_first_rounds(prompt_ids, images, fields, n):
+        ids, logprobs = generate(prompt_ids, images, fields, n)
+        for k, text in enumerate(tokenizer.batch_decode(prompt_ids)):
+            if "Your workflow has run" not in text:
+                workflow = f'model_id = [{k % 4}]\nsubtasks = ["Solve."]\naccess_list = [[]]'
+                ids[k] = tokenizer.encode(workflow, add_special_tokens=False) + [tokenizer.eos_token_id]
+        return ids, logprobs
+
+    trainer._generate_single_turn = valid_first_rounds
+    trainer.train()
+    [logged] = [h for h in trainer.state.log_history if "loss" in h]
+    rollouts = read_rollouts(tmp_path / "r.jsonl")
+    assert len(rollouts) == 4 and [r["second_completion"] is not None for r in rollouts] == [False, False, True, True]
+    assert logged["conductor/recursion_share"] == 0.5 and logged["conductor/parse_rate"] == 1.0
+    assert logged["reward"] == pytest.approx(sum(r["reward"] for r in rollouts) / 4)
+    for r in rollouts[2:]:  # a random model's second round does not parse: 0.25 x r1 / 1.25
+        assert r["reward"] == pytest.approx(recursive_reward(r["first_reward"], 0.0))
+    # the trained tokens exclude the turn between the rounds (TRL counts env_mask=1 tokens)
+    first_len = len(tokenizer.encode('model_id = [0]\nsubtasks = ["Solve."]\naccess_list = [[]]')) + 1
+    assert logged["completions/max_length"] <= first_len + 16

@@ -133,6 +133,8 @@ class ForcedRecursion:
                 if logprobs is not None and second_logprobs is not None:
                     logprobs[i] += [0.0] * len(joins[k]) + list(second_logprobs[k])
                 state[i].second_completion = second_texts[k]
+        for i in forced:
+            state[i].tokens = sum(env_mask[i])
         return {
             "prompt_ids": prompt_ids,
             "completion_ids": completion_ids,

@@ -89,6 +89,7 @@ class Recursion:
     first: Rollout
     turn: str
     second_completion: str | None
+    tokens: int | None = None  # the policy's tokens in both rounds (the turn between them excluded)
 
 
 class ConductorReward:
@@ -157,7 +158,7 @@ class ConductorReward:
         state = columns.get("trainer_state")
         step = getattr(state, "global_step", None)
         records = [
-            rollout_row(r, row, text, len(ids[i]) if ids else None, step, self.pool_names)
+            rollout_row(r, row, text, _conductor_tokens(row, ids[i] if ids else None), step, self.pool_names)
             for i, (r, row, text) in enumerate(zip(rollouts, rows, texts, strict=True))
         ]
         if self.log:
@@ -289,6 +290,13 @@ class ConductorReward:
         problem = lookup_problem(question_id, metadata={"lcb_record": row.get("lcb_record")})
         result = await check_livecodebench(answer, problem, self._runner, timeout=self.lcb_timeout)
         return result.correct, result.reason
+
+
+def _conductor_tokens(row: Mapping[str, Any], ids: Sequence[int] | None) -> int | None:
+    recursion = row.get("recursion")
+    if isinstance(recursion, Recursion) and recursion.tokens is not None:
+        return recursion.tokens
+    return len(ids) if ids is not None else None
 
 
 def dataset_rows(n: int, columns: Mapping[str, Any]) -> list[dict]:
