@@ -270,7 +270,7 @@ def _is_number(value: object) -> bool:
 
 
 @dataclass
-class _Budget:
+class Budget:
     """Recursive conductor calls left for one sample."""
 
     left: int
@@ -309,7 +309,7 @@ async def conduct(
     workers: Sequence[Worker],
     settings: Settings,
     depth: int = 0,
-    budget: _Budget | None = None,
+    budget: Budget | None = None,
     conversation: list[ChatMessage] | None = None,
     previous: Turn | None = None,
 ) -> RoundRecord:
@@ -317,7 +317,7 @@ async def conduct(
     `format_retries` times), then `run_completion`. A nested round (depth > 0) continues the
     conductor's `conversation`; `previous` is the turn of the step before the call. A failing
     conductor call is the named rejection `conductor_error`, never an exception."""
-    budget = budget if budget is not None else _Budget(settings.max_recursions)
+    budget = budget if budget is not None else Budget(settings.max_recursions)
     offers_self = offers_conductor(settings, depth, budget.left)
     offered = len(workers) + offers_self
     if conversation is None:
@@ -378,7 +378,7 @@ async def run_completion(
     lead: Conductor | None = None,
     *,
     depth: int = 0,
-    budget: _Budget | None = None,
+    budget: Budget | None = None,
     conversation: list[ChatMessage] | None = None,
     previous: Turn | None = None,
     record: RoundRecord | None = None,
@@ -394,7 +394,7 @@ async def run_completion(
     `record` is a round already holding this completion's generation attempts (the solver's).
     A worker failure is a recorded failed step, never an exception (`on_error="continue"`).
     """
-    budget = budget if budget is not None else _Budget(settings.max_recursions)
+    budget = budget if budget is not None else Budget(settings.max_recursions)
     offers_self = lead is not None and offers_conductor(settings, depth, budget.left)
     nested = previous is not None or depth > 0
     if record is None:
@@ -423,24 +423,7 @@ async def run_completion(
 
     async def recurse(before: Turn | None) -> RoundRecord:
         assert lead is not None  # only offered with a lead
-        if budget.left <= 0:
-            return RoundRecord(
-                depth=depth + 1,
-                conductor=None,
-                rejection="recursion_budget",
-                rejection_message=f"-S max_recursions={settings.max_recursions} recursive calls already made",
-            )
-        budget.left -= 1
-        can_recurse = offers_conductor(settings, depth + 1, budget.left)
-        tail = [
-            ChatMessageAssistant(content=completion),
-            ChatMessageUser(
-                content=prompts.recursion_turn(
-                    before[1] if before else None, settings.max_steps, can_recurse, len(workers)
-                )
-            ),
-        ]
-        return await conduct(question, lead, workers, settings, depth + 1, budget, [*conversation, *tail], before)
+        return await continue_round(question, lead, workers, settings, conversation, completion, before, depth, budget)
 
     record.steps = await execute_workflow(
         workflow,
@@ -455,6 +438,34 @@ async def run_completion(
     )
     record.answer = final_answer(record.steps)
     return record
+
+
+async def continue_round(
+    question: str,
+    lead: Conductor,
+    workers: Sequence[Worker],
+    settings: Settings,
+    conversation: list[ChatMessage],
+    completion: str,
+    before: Turn | None,
+    depth: int,
+    budget: Budget,
+) -> RoundRecord:
+    """The conductor called as a worker by a round at `depth`: its `conversation` continues
+    with its own `completion` and the recursion turn showing `before`'s response, and it
+    writes a nested round (depth + 1). Spends one recursive call of `budget`."""
+    if budget.left <= 0:
+        return RoundRecord(
+            depth=depth + 1,
+            conductor=None,
+            rejection="recursion_budget",
+            rejection_message=f"-S max_recursions={settings.max_recursions} recursive calls already made",
+        )
+    budget.left -= 1
+    can_recurse = offers_conductor(settings, depth + 1, budget.left)
+    turn = prompts.recursion_turn(before[1] if before else None, settings.max_steps, can_recurse, len(workers))
+    tail = [ChatMessageAssistant(content=completion), ChatMessageUser(content=turn)]
+    return await conduct(question, lead, workers, settings, depth + 1, budget, [*conversation, *tail], before)
 
 
 def fixed_subtasks(workflow: Workflow, question: str, question_mode: QuestionMode) -> Workflow:

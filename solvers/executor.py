@@ -195,7 +195,7 @@ async def execute_workflow(
         async with span(f"step {i}: Model {record.worker}", type="workflow_step"):
             if recursive:
                 previous = turn(i - 1) if i and records[i - 1].ok else (prior if i == 0 else None)
-                await _run_recursion(record, previous, recurse)
+                await run_recursion(record, previous, recurse)
                 return
             seen = [turn(j) for j in record.visible if records[j].ok]
             if prior is not None and workflow.sees_all(i):
@@ -239,7 +239,7 @@ async def run_step(
     record.latency = time.perf_counter() - start
 
 
-async def _run_recursion(record: StepRecord, previous: Turn | None, recurse: Recurse | None) -> None:
+async def run_recursion(record: StepRecord, previous: Turn | None, recurse: Recurse | None) -> None:
     """A conductor step: a nested round; without an answer it keeps the previous response."""
     if recurse is None:
         record.error = "the conductor was named as a worker but recursion is disabled"
