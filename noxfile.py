@@ -66,7 +66,13 @@ def bench(session: nox.Session) -> None:
     session.install(*TORCH_CPU)
     install(session, "[test,train]")
     ensure_bubblewrap(session)
-    for script in ("bench_orchestration.py", "bench_local_provider.py", "bench_sandbox.py", "bench_train.py"):
+    for script in (
+        "bench_orchestration.py",
+        "bench_local_provider.py",
+        "bench_sandbox.py",
+        "bench_train.py",
+        "bench_baselines.py",
+    ):
         session.run("python", f"benchmarks/{script}")
 
 
