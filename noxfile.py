@@ -85,3 +85,11 @@ def train(session: nox.Session) -> None:
     install(session, "[train]")
     ensure_bubblewrap(session)
     session.run("python", "training/train.py", *session.posargs)
+
+
+@nox.session
+def baselines(session: nox.Session) -> None:
+    """Every baseline, trained router and the conductor as one resumable Inspect eval-set:
+    `nox -s baselines -- --tasks gsm8k,math500 --pool local --limit 2 --log-dir DIR`."""
+    install(session)
+    session.run("python", "-m", "solvers.matrix", *(session.posargs or ["--tasks", "gsm8k", "--limit", "2"]))

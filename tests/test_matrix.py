@@ -1,0 +1,111 @@
+"""The baselines matrix: the runs built for given arguments (pure), the methods file, and a
+tiny resumable eval-set on the simulated pool that trains its missing routers first."""
+
+from __future__ import annotations
+
+import pytest
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from scorers.inspect_scorers import numeric_match
+from solvers import matrix
+from tasks.prompts import numeric_prompt
+
+METHODS = matrix.load_matrix()["methods"]
+ALL = {m["solver"] for m in METHODS}
+
+
+def test_every_method_of_the_matrix_is_a_registered_solver():
+    assert ALL <= matrix.registered_solvers()
+
+
+def test_the_matrix_for_two_tasks_on_a_two_worker_pool():
+    built = matrix.build_matrix(METHODS, ["gsm8k", "math500"], "local", 2, ALL - {"mas_router"})
+    labels = {(r.task, r.method) for r in built.runs}
+    assert ("gsm8k", "single_worker_w1") in labels and ("math500", "consensus_w0") in labels
+    assert ("gsm8k", "smoothie_dependent") not in labels  # smoothie needs 3 workers: reported
+    assert [s.split(":")[0] for s in built.skipped] == ["smoothie_independent", "smoothie_dependent"]
+    assert built.missing == ["mas_router: solver 'mas_router' is not registered (not implemented in this checkout)"]
+    assert built.trained == ["router_dc"]
+    # conductor, 2 x single_worker, 2 x self_reflection, 2 x consensus, MoA, random, router_dc
+    assert len(built.runs) == 2 * 10
+    run = next(r for r in built.runs if r.method == "self_reflection_w1")
+    assert run.solver == "self_reflection" and run.options == {"rounds": 5, "pool": "local", "worker": 1}
+    assert all(r.options["pool"] == "local" for r in built.runs)
+
+
+def test_the_matrix_keeps_only_the_named_methods():
+    built = matrix.build_matrix(METHODS, ["gsm8k"], "sim", 4, ALL, only=["router_dc", "smoothie_dependent"])
+    assert [(r.method, r.options) for r in built.runs] == [
+        ("smoothie_dependent", {"mode": "dependent", "pool": "sim"}),
+        ("router_dc", {"pool": "sim"}),
+    ]
+    with pytest.raises(ValueError, match="unknown method"):
+        matrix.build_matrix(METHODS, ["gsm8k"], "sim", 4, ALL, only=["routerdc"])
+
+
+def test_a_bad_methods_file_is_named(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("methods:\n  - {name: x, solver: conductor, option: {a: 1}}\n")
+    with pytest.raises(ValueError, match="unknown keys \\['option'\\]"):
+        matrix.load_matrix(path)
+
+
+def test_router_training_flags_per_pool():
+    settings = {"default": {"runs": 5}, "local": {"runs": 1, "train-items": 8}}
+    assert matrix.router_training_args(settings, "local") == ["--runs", "1", "--train-items", "8"]
+    assert matrix.router_training_args(settings, "sim") == ["--runs", "5"]
+
+
+def test_unknown_task_names_the_fix():
+    with pytest.raises(ValueError, match="no task file tasks/gsm9k.py"):
+        matrix.task_function("gsm9k")
+    assert matrix.task_function("gpqa").__name__ == "gpqa_diamond"
+
+
+# ----------------------------------------------------------------------------- a tiny eval-set
+
+
+def tiny_samples(split: str = "test") -> list[Sample]:
+    numbers = {"train": range(10, 22), "validation": range(30, 36), "test": range(50, 52)}[split]
+    return [
+        Sample(id=f"{split}{n}", input=numeric_prompt(f"What is {n} plus 0?"), target=str(n),
+               metadata={"question": f"What is {n} plus 0?", "domain": "math", "check": "numeric"})
+        for n in numbers
+    ]  # fmt: skip
+
+
+@task
+def tiny() -> Task:
+    return Task(dataset=tiny_samples(), scorer=numeric_match())
+
+
+def test_a_tiny_eval_set_on_the_sim_pool_trains_routers_and_resumes(tmp_path, monkeypatch):
+    from solvers.routers import data
+
+    monkeypatch.setenv("CONDUCTOR_BENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setitem(data.TRAINING_DATA, "tiny", (tiny_samples, "numeric", "math"))
+    monkeypatch.setattr(matrix, "task_function", lambda name: tiny)
+    methods = tmp_path / "methods.yaml"
+    methods.write_text(
+        "methods:\n"
+        "  - {name: single_worker, solver: single_worker, per_worker: true}\n"
+        "  - {name: router_dc, solver: router_dc, trained: true}\n"
+        "  - {name: mas_router, solver: mas_router, trained: true}\n"
+        "  - {name: not_here, solver: no_such_solver}\n"
+        "router_training:\n"
+        "  sim: {train-items: 8, val-items: 4, runs: 2, steps: 20, iterations: 2, batch-size: 4}\n"
+    )
+    argv = ["--tasks", "tiny", "--pool", "sim", "--limit", "1", "--log-dir", str(tmp_path / "logs"),
+            "--matrix", str(methods)]  # fmt: skip
+    assert matrix.main(argv) == 1  # ran, but a method is missing: said, and the exit status says so
+    assert (tmp_path / "cache" / "routers" / "sim" / "router_dc.json").is_file()
+    assert (tmp_path / "cache" / "routers" / "sim" / "mas_router.json").is_file()
+    logs = [read_eval_log(info) for info in list_eval_logs(str(tmp_path / "logs"))]
+    assert len(logs) == 6 and all(log.status == "success" for log in logs)
+    methods_seen = sorted(log.samples[0].metadata["conductor"]["method"] for log in logs)
+    assert methods_seen == ["mas_router", "router_dc", *["single_worker"] * 4]
+    assert all(log.samples[0].metadata["conductor"]["calls"] >= 1 for log in logs)
+    matrix.main(argv)  # resumed: everything is done, nothing new
+    assert len(list_eval_logs(str(tmp_path / "logs"))) == 6
