@@ -1,4 +1,4 @@
-"""Recursion training: the forced recursive call as a TRL rollout_func (a scripted trainer and
+"""Recursion training: self-calls and forced calls as a TRL rollout_func (a scripted trainer and
 a character tokenizer stand in for TRL's generation), and its reward arithmetic."""
 
 import asyncio
@@ -7,8 +7,9 @@ import pytest
 from scripted import scripted
 
 import training.rewards
+from solvers.conductor import Settings
 from solvers.executor import Worker
-from training.recursion import ForcedRecursion, forced_rows, prompt_key, turn_suffix_ids
+from training.recursion import RecursionRollout, _Barrier, forced_rows, prompt_key, turn_suffix_ids
 from training.rewards import ConductorReward, training_prompt
 from training.rollouts import read_rollouts, recursive_reward
 from workers.pools import ModelSpec, PoolSpec
@@ -17,6 +18,7 @@ QUESTION = "What is 6 x 7?"
 POOL = PoolSpec(name="test", workers=tuple(ModelSpec(f"mockllm/w{i}", description=f"member {i}") for i in range(2)))
 STEP = 'model_id = [{m}]\nsubtasks = ["Solve it; end with ANSWER: <number>."]\naccess_list = [["all"]]'
 KEEP = "model_id = []\nsubtasks = []\naccess_list = []"
+SELF_CALL = 'model_id = [0, 2]\nsubtasks = ["Solve it.", "Review."]\naccess_list = [[], ["all"]]'
 EOS = "\u00b6"
 
 
@@ -33,31 +35,32 @@ class CharTokenizer:
     def encode(text):
         return [ord(c) for c in text]
 
+    def decode(self, ids, skip_special_tokens=True):
+        return "".join(chr(t) for t in ids if t != self.eos_token_id)
+
     def batch_decode(self, ids, skip_special_tokens=True):
-        return ["".join(chr(t) for t in seq if t != self.eos_token_id) for seq in ids]
+        return [self.decode(seq) for seq in ids]
 
 
 class Trainer:
-    """What ForcedRecursion uses of a GRPOTrainer; generation replies from scripts."""
+    """What RecursionRollout uses of a GRPOTrainer. First rounds come from `first` (in order),
+    recursive rounds from `second(context text)`; every generation call is kept."""
 
     def __init__(self, first, second, group):
         self.processing_class = CharTokenizer()
         self.num_generations = group
         self.model = type("Model", (), {"training": True})()
         self.chat_template, self.chat_template_kwargs = None, {}
-        self.first, self.second = list(first), list(second)
-        self.generated = []  # (prompt text, reply) of every generation
+        self.first, self.second = list(first), second
+        self.calls = []  # the decoded prompts of each generation call
 
     def _tokenize_prompts(self, prompts):
         return [self.processing_class.apply_chat_template(p, add_generation_prompt=True) for p in prompts], None, {}
 
     def _generate_single_turn(self, prompt_ids, images, fields, num_generations):
-        replies = []
-        for ids in prompt_ids:
-            text = "".join(map(chr, ids))
-            script = self.second if "Your workflow has run" in text else self.first
-            replies.append(script.pop(0))
-            self.generated.append((text, replies[-1]))
+        texts = ["".join(map(chr, ids)) for ids in prompt_ids]
+        self.calls.append(texts)
+        replies = [self.second(t) if "Your workflow has run" in t else self.first.pop(0) for t in texts]
         return [self.processing_class.encode(r + EOS) for r in replies], None
 
 
@@ -72,11 +75,19 @@ def pool(monkeypatch):
     return models
 
 
-def dataset():
-    prompt = training_prompt(QUESTION, POOL, [0, 1])
+def dataset(self_call=False):
+    settings = Settings(max_depth=1) if self_call else Settings()
+    prompt = training_prompt(QUESTION, POOL, [0, 1], settings, self_id=2 if self_call else None)
     row = {"question": QUESTION, "target": "42", "check": "numeric", "choices": None, "pool_indices": [0, 1],
            "domain": "math", "item_id": "q1"}  # fmt: skip
-    return prompt, [{"prompt": prompt, **row}], row
+    return prompt, [{"prompt": prompt, **row}], row, settings
+
+
+def score(reward, prompt, row, out):
+    n = len(out["recursion"])
+    columns = {k: [row[k]] * n for k in row} | {"recursion": out["recursion"]}
+    completions = CharTokenizer().batch_decode(out["completion_ids"])
+    return asyncio.run(reward([prompt] * n, completions, **columns))
 
 
 def test_forced_rows_are_the_last_share_of_every_group():
@@ -88,53 +99,107 @@ def test_forced_rows_are_the_last_share_of_every_group():
         forced_rows(4, 4, 1.5)
 
 
-def test_forced_recursion_trains_both_rounds_and_scores_them_with_the_discount(pool, tmp_path):
-    prompt, data, row = dataset()
-    reward = ConductorReward(POOL, rollout_log=tmp_path / "r.jsonl")
-    recursion = ForcedRecursion(reward, data, share=0.5)
-    # rollouts 0, 1 stay one-round; 2 and 3 get the forced call; 3's first round does not parse
+def test_forced_calls_train_both_rounds_and_are_scored_with_the_discount(pool, tmp_path):
+    prompt, data, row, settings = dataset()
+    reward = ConductorReward(POOL, settings=settings, rollout_log=tmp_path / "r.jsonl")
+    # rollouts 0, 1 stay one-round; 2 and 3 are forced; 3's first round does not parse
     first = [STEP.format(m=0), STEP.format(m=1), STEP.format(m=0), "no workflow here"]
-    trainer = Trainer(first, second=[STEP.format(m=1)], group=4)
-    out = recursion([prompt] * 4, trainer)
+    trainer = Trainer(first, second=lambda context: STEP.format(m=1), group=4)
+    out = RecursionRollout(reward, data, share=0.5)([prompt] * 4, trainer)
 
-    [(second_prompt, _)] = [g for g in trainer.generated if "Your workflow has run" in g[0]]
+    assert len(trainer.calls) == 2 and len(trainer.calls[1]) == 1  # one batch per round
+    [second_prompt] = trainer.calls[1]
     tokenizer = CharTokenizer()
     conversation = [*prompt, {"role": "assistant", "content": first[2]}]
     assert second_prompt.startswith("".join(map(chr, tokenizer.apply_chat_template(conversation))))
     assert "<response>\nANSWER: 41\n</response>" in second_prompt and second_prompt.endswith("[assistant]")
 
     ids, mask = out["completion_ids"][2], out["env_mask"][2]
-    first_len = len(first[2]) + 1  # + EOS
-    join = ids[first_len : len(ids) - len(STEP.format(m=1)) - 1]
-    assert mask == [1] * first_len + [0] * len(join) + [1] * (len(STEP.format(m=1)) + 1)
+    first_len, second_len = len(first[2]) + 1, len(STEP.format(m=1)) + 1  # + EOS
+    join = ids[first_len : len(ids) - second_len]
+    assert mask == [1] * first_len + [0] * len(join) + [1] * second_len
     assert "Your workflow has run" in "".join(map(chr, join))
-    assert out["env_mask"][0] == [1] * len(out["completion_ids"][0]) and out["recursion"][:2] == [None, None]
-    assert out["recursion"][3].second_completion is None  # unparseable first round: no second round
+    assert out["env_mask"][0] == [1] * len(out["completion_ids"][0])
+    assert [s.second_completion is not None for s in out["recursion"]] == [False, False, True, False]
+    assert out["recursion"][2].tokens == first_len + second_len
 
-    columns = {k: [row[k]] * 4 for k in row} | {"recursion": out["recursion"]}
-    completions = tokenizer.batch_decode(out["completion_ids"])
-    rewards = asyncio.run(reward([prompt] * 4, completions, **columns))
+    rewards = score(reward, prompt, row, out)
     assert rewards == [0.5, 1.0, pytest.approx(recursive_reward(0.5, 1.0)), 0.0]
     logged = read_rollouts(tmp_path / "r.jsonl")
     assert logged[2]["recursive"] and logged[2]["first_reward"] == 0.5 and logged[2]["workers"] == [0, 1]
     assert logged[2]["completion"] == first[2] and logged[2]["second_completion"] == STEP.format(m=1)
-    assert logged[2]["answer"] == "ANSWER: 42" and not logged[0]["recursive"]
+    assert logged[2]["answer"] == "ANSWER: 42" and logged[2]["conductor_tokens"] == first_len + second_len
+    assert not logged[0]["recursive"]
+
+
+def test_a_self_call_is_generated_in_the_same_batch_and_its_workflow_goes_on(pool):
+    prompt, data, row, settings = dataset(self_call=True)
+    reward = ConductorReward(POOL, settings=settings)
+    # rollout 0 calls itself (Model 2) mid-workflow; rollout 1 (forced) gets the call after its last step
+    trainer = Trainer([SELF_CALL, STEP.format(m=0)], second=lambda context: STEP.format(m=1), group=2)
+    out = RecursionRollout(reward, data, share=0.5)([prompt] * 2, trainer)
+    assert len(trainer.calls) == 2 and len(trainer.calls[1]) == 2  # both recursive rounds in one batch
+    self_call, forced = out["recursion"]
+    assert not self_call.forced and self_call.shown == "ANSWER: 41"  # step 0's response, shown to the call
+    nested = self_call.record.steps[1].round
+    assert nested.depth == 1 and nested.workflow["model_id"] == [1] and self_call.record.answer == "ANSWER: 42"
+    assert forced.forced and forced.record.steps[-1].round is not None
+    assert score(reward, prompt, row, out) == [pytest.approx(recursive_reward(0.5, 1.0))] * 2
 
 
 def test_keeping_the_answer_in_the_recursive_round_scores_it(pool):
-    prompt, data, row = dataset()
-    reward = ConductorReward(POOL)
-    recursion = ForcedRecursion(reward, data, share=1.0)
-    out = recursion([prompt] * 2, Trainer([STEP.format(m=1), STEP.format(m=0)], [KEEP, KEEP], group=2))
-    columns = {k: [row[k]] * 2 for k in row} | {"recursion": out["recursion"]}
-    rewards = asyncio.run(reward([prompt] * 2, ["x", "x"], **columns))
+    prompt, data, row, settings = dataset()
+    reward = ConductorReward(POOL, settings=settings)
+    out = RecursionRollout(reward, data, share=1.0)(
+        [prompt] * 2, Trainer([STEP.format(m=1), STEP.format(m=0)], lambda context: KEEP, group=2)
+    )
     # a kept right answer: (0.25 x 1 + 1) / 1.25 = 1; a kept wrong one: 0.5
-    assert rewards == [pytest.approx(1.0), pytest.approx(0.5)]
+    assert score(reward, prompt, row, out) == [pytest.approx(1.0), pytest.approx(0.5)]
+
+
+def test_an_unparseable_recursive_round_scores_zero_for_that_round(pool):
+    prompt, data, row, settings = dataset()
+    reward = ConductorReward(POOL, settings=settings)
+    out = RecursionRollout(reward, data, share=1.0)(
+        [prompt] * 2, Trainer([STEP.format(m=1)] * 2, lambda context: "hmm", group=2)
+    )
+    assert out["recursion"][0].record.answer == "ANSWER: 42"  # the solver's fallback keeps the answer
+    assert score(reward, prompt, row, out) == [pytest.approx(recursive_reward(1.0, 0.0))] * 2
+
+
+def test_no_recursive_round_means_one_generation_and_a_failure_is_recorded(pool, monkeypatch):
+    prompt, data, row, settings = dataset()
+    reward = ConductorReward(POOL, settings=settings)
+    trainer = Trainer(["nothing", "nothing either"], lambda context: KEEP, group=2)
+    out = RecursionRollout(reward, data, share=1.0)([prompt] * 2, trainer)
+    assert len(trainer.calls) == 1 and score(reward, prompt, row, out) == [0.0, 0.0]
+
+    def broken(row):
+        raise RuntimeError("pool unreachable")
+
+    monkeypatch.setattr(reward, "workers_for", broken)
+    out = RecursionRollout(reward, data, share=1.0)([prompt] * 2, Trainer([STEP.format(m=1)] * 2, None, group=2))
+    assert all("pool unreachable" in s.error for s in out["recursion"])
+    monkeypatch.undo()
+    assert score(reward, prompt, row, out) == [0.5, 0.5]  # parseable, no answer: a recorded wrong answer
+
+
+async def test_barrier_generates_once_and_refuses_a_late_request():
+    batches = []
+    barrier = _Barrier(3, lambda batch: (batches.append(batch) or [[7] * len(ids) for ids in batch], None))
+
+    async def ask(ids):
+        return await barrier.request(ids)
+
+    results = await asyncio.gather(ask([1]), barrier.settle(), ask([2, 3]))
+    assert batches == [[[1], [2, 3]]] and results[0] == ([7], None) and results[2] == ([7, 7], None)
+    with pytest.raises(RuntimeError, match="after the batch"):
+        await barrier.request([4])
 
 
 def test_unknown_prompt_is_a_clear_error():
-    _, data, _ = dataset()
-    recursion = ForcedRecursion(ConductorReward(POOL), data)
+    _, data, _, _ = dataset()
+    recursion = RecursionRollout(ConductorReward(POOL), data)
     with pytest.raises(KeyError, match="not in the dataset"):
         recursion.row([{"role": "user", "content": "another question"}])
     assert prompt_key("plain") == "plain"
@@ -186,7 +251,7 @@ def test_real_grpo_trainer_trains_forced_recursion_trajectories(tmp_path, monkey
                       save_strategy="no", beta=0.0)  # fmt: skip
     trainer = GRPOTrainer(model=LlamaForCausalLM(config), processing_class=tokenizer, reward_funcs=[reward],
                           args=args, train_dataset=Dataset.from_list(rows),
-                          rollout_func=ForcedRecursion(reward, rows))  # fmt: skip
+                          rollout_func=RecursionRollout(reward, rows))  # fmt: skip
     generate = trainer._generate_single_turn
 
     def valid_first_rounds(prompt_ids, images, fields, n):

@@ -1,43 +1,50 @@
-"""Recursion training (the paper's Sec. 3.2) as a TRL `rollout_func`: one recursive conductor
-call forced for a share of each batch.
+"""Recursion training (the paper's Sec. 3.2) as a TRL `rollout_func`: the conductor may call
+itself, and one recursive call is forced for a share of each batch.
 
-    reward = ConductorReward(pool, ...)
-    recursion = ForcedRecursion(reward, train_dataset, share=0.5)
-    GRPOTrainer(..., reward_funcs=[reward], rollout_func=recursion)
+    reward = ConductorReward(pool, settings={"max_depth": 1, ...})
+    GRPOTrainer(..., reward_funcs=[reward], rollout_func=Recursion(reward, train_rows, share=0.5))
 
-For every prompt the policy writes its first-round workflow as usual. In each GRPO group the
-last `share` of the rollouts (half by default) then get a forced recursive call, exactly the
-conversation of the `conductor` solver's nested round when the conductor is the last step:
-the first round's workflow runs on the pool, and the conductor's own conversation continues
-with its completion and the recursion turn showing the last step's response
-(`solvers.prompts.recursion_turn`); the policy writes the second round (new steps, or three
-empty lists to keep the response). The trajectory trained on is
-`first completion + recursion turn + second completion`, the turn's tokens masked out of the
-loss (TRL's `env_mask`), both rounds' tokens trained. The reward scores the second round and
-combines both rounds with `training.rollouts.recursive_reward` (first round x 0.25,
-normalised), so one-round and two-round rollouts of a group share one 0..1 scale.
+Each call: (1) the policy writes every rollout's first round (one batched generation);
+(2) every first round runs on the pool through the solver's own code (`run_completion`, the
+policy as the conductor): a step naming the conductor (offered when the reward's settings have
+`max_depth >= 1`) is a recursive call, and in each GRPO group the last `share` of the rollouts
+that did not call themselves get one forced call after their last step (the conversation the
+solver builds when the conductor is the last step); (3) once every rollout has finished or is
+waiting in such a call, all recursive rounds are generated in one batch (`continue_round`:
+the conductor's conversation continued with the recursion turn) and the workflows go on.
+A process always makes exactly two generation calls, so several processes stay in step.
 
-Limits (stated, not hidden): a first round that does not parse gets no second round (reward
-0); the conductor is not offered as a worker inside the first round (a self-call in the middle
-of a workflow would need a generation while the workflow runs), so recursion-training prompts
-are built without `self_id`; the forced call always comes after the last step. It uses TRL's
-private `_tokenize_prompts` / `_generate_single_turn` (as TRL's own tool loop does), pinned to
-trl 1.16.
+The trajectory trained on is `first completion + recursion turn + second completion`, the
+turn's tokens masked out of the loss (TRL's `env_mask`). The reward (`ConductorReward`) then
+only scores: a rollout that recursed gets `recursive_reward(r1, r2)`, r1 the paper reward of
+the response the recursive round was shown, r2 that of the recursive round (0 if its lists do
+not parse) with the final answer; first round x 0.25, normalised (see training/rollouts.py).
+
+At most one recursive call per rollout (the reward's `max_recursions` is capped at 1 here).
+Uses TRL's private `_tokenize_prompts` / `_generate_single_turn`, as TRL's own tool loop does;
+tested against trl 1.16.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from solvers.prompts import recursion_turn
+from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, ModelOutput, ModelUsage
+
+from solvers.conductor import Budget, continue_round, run_completion
+from solvers.executor import RoundRecord, StepRecord, final_answer, run_recursion
+from solvers.team import Conductor
 from training.rewards import ConductorReward, Recursion
+
+FORCED_CALL = "(forced recursive call after the last step)"
 
 
 def forced_rows(n: int, group: int, share: float) -> list[bool]:
-    """Which of `n` rollouts (contiguous GRPO groups of `group`) get a forced recursive call:
-    the last round(share x group) of every group."""
+    """Which of `n` rollouts (contiguous GRPO groups of `group`) may get a forced recursive
+    call: the last round(share x group) of every group."""
     if not 0 <= share <= 1:
         raise ValueError(f"recursion share must be within 0..1, got {share}")
     if group < 1 or n % group:
@@ -60,11 +67,8 @@ def turn_suffix_ids(tokenizer: Any, text: str, chat_template: str | None = None,
     dummy = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]
     options = {"tokenize": True, "chat_template": chat_template, "return_dict": False, **template_kwargs}
     prefix = list(tokenizer.apply_chat_template(dummy, add_generation_prompt=False, **options))
-    full = list(
-        tokenizer.apply_chat_template(
-            [*dummy, {"role": "user", "content": text}], add_generation_prompt=True, **options
-        )
-    )
+    turn = {"role": "user", "content": text}
+    full = list(tokenizer.apply_chat_template([*dummy, turn], add_generation_prompt=True, **options))
     eos = [i for i, t in enumerate(prefix) if t == tokenizer.eos_token_id]
     if eos:
         prefix = prefix[: eos[-1] + 1]
@@ -73,29 +77,93 @@ def turn_suffix_ids(tokenizer: Any, text: str, chat_template: str | None = None,
     return full[len(prefix) :]
 
 
-class ForcedRecursion:
-    """TRL `rollout_func(prompts, trainer)` forcing one recursive call for `share` of each group.
+Generate = Callable[[list[list[int]]], tuple[list[list[int]], list[list[float]] | None]]
+
+
+class _Barrier:
+    """Collects the recursive generations of one batch and makes them in one call, once every
+    rollout has either asked for one or finished without."""
+
+    def __init__(self, rollouts: int, generate: Generate):
+        self.left, self.generate = rollouts, generate
+        self.pending: list[tuple[list[int], asyncio.Future]] = []
+        self.flushed = False
+
+    async def request(self, ids: list[int]) -> tuple[list[int], list[float] | None]:
+        if self.flushed:
+            raise RuntimeError("a second recursive generation was asked for after the batch was generated")
+        future = asyncio.get_running_loop().create_future()
+        self.pending.append((ids, future))
+        await self.settle()
+        return await future
+
+    async def settle(self) -> None:
+        """One rollout is settled (waiting for its generation, or finished)."""
+        self.left -= 1
+        if self.left > 0 or self.flushed:
+            return
+        self.flushed = True
+        batch = self.pending
+        try:
+            ids, logprobs = await asyncio.to_thread(self.generate, [b[0] for b in batch])
+        except BaseException as error:
+            for _, future in batch:
+                future.set_exception(error)
+            return
+        for k, (_, future) in enumerate(batch):
+            future.set_result((ids[k], logprobs[k] if logprobs is not None else None))
+
+
+class PolicyModel:
+    """The policy under training as the conductor of one rollout (an Inspect-style model:
+    `config` and `generate`): its only generation is the recursive round, continuing the
+    rollout's own token ids with the recursion turn."""
+
+    def __init__(self, barrier: _Barrier, tokenizer: Any, context_ids: list[int], template: dict) -> None:
+        self.barrier, self.tokenizer, self.context_ids, self.template = barrier, tokenizer, context_ids, template
+        self.config = GenerateConfig()
+        self.segment: tuple[list[int], list[int], list[float] | None] | None = None  # (turn ids, ids, logprobs)
+        self.text: str | None = None
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig | None = None) -> ModelOutput:
+        if self.segment is not None or len(messages) != 3:
+            raise RuntimeError("the policy writes one recursive round per rollout (max_recursions 1, depth 1)")
+        eos = self.tokenizer.eos_token_id
+        join = [] if self.context_ids and self.context_ids[-1] == eos else [eos]
+        join += turn_suffix_ids(self.tokenizer, messages[-1].text, **self.template)
+        self.segment = (join, [], None)
+        ids, logprobs = await self.barrier.request(self.context_ids + join)
+        self.segment = (join, list(ids), list(logprobs) if logprobs is not None else None)
+        self.text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        output = ModelOutput.from_content(model="policy", content=self.text)
+        tokens_in = len(self.context_ids) + len(join)
+        output.usage = ModelUsage(input_tokens=tokens_in, output_tokens=len(ids), total_tokens=tokens_in + len(ids))
+        return output
+
+
+class RecursionRollout:
+    """TRL `rollout_func(prompts, trainer)`: first rounds, self-calls and forced calls.
 
     Args:
-        reward: the run's `ConductorReward` (runs the first rounds here, scores both later).
-        dataset: the training rows (with `prompt` and the reward's columns), to find each
-            prompt's row (the rollout function receives prompts only).
-        share: share of each GRPO group that gets the forced call (the paper: half).
+        reward: the run's `ConductorReward` (its pool, settings and concurrency run the rounds;
+            it scores them afterwards).
+        dataset: the training rows (with `prompt` and the reward's columns): the rollout
+            function receives prompts only and finds each one's row here.
+        share: share of each GRPO group that gets a forced call when it did not call itself.
     """
 
-    __name__ = "forced_recursion"
+    __name__ = "recursion_rollout"
 
     def __init__(self, reward: ConductorReward, dataset: Iterable[Mapping[str, Any]], share: float = 0.5) -> None:
         forced_rows(2, 2, share)  # validates share
         self.reward, self.share = reward, share
+        self.settings = replace(reward.settings, max_recursions=min(1, reward.settings.max_recursions))
         self.rows = {prompt_key(r["prompt"]): {k: v for k, v in r.items() if k != "prompt"} for r in dataset}
 
     def row(self, prompt: object) -> dict:
         key = prompt_key(prompt)
         if key not in self.rows:
-            raise KeyError(
-                "a prompt of the batch is not in the dataset given to ForcedRecursion; pass the train dataset"
-            )
+            raise KeyError("a prompt of the batch is not in the dataset given to RecursionRollout; pass the train rows")
         return self.rows[key]
 
     def __call__(self, prompts: Sequence, trainer: Any) -> dict[str, Any]:
@@ -104,51 +172,103 @@ class ForcedRecursion:
         prompt_ids, _images, _fields = trainer._tokenize_prompts(prompts)
         first_ids, first_logprobs = trainer._generate_single_turn(prompt_ids, None, {}, group)
         texts = tokenizer.batch_decode(first_ids, skip_special_tokens=True)
-        forced = [i for i, f in enumerate(forced_rows(len(prompts), group, self.share)) if f]
-        rows = [self.row(prompts[i]) for i in forced]
-        firsts = _run(trainer, self.reward.score([texts[i] for i in forced], rows))
-        eos = tokenizer.eos_token_id
-        state: list[Recursion | None] = [None] * len(prompts)
-        second_at, second_prompts, joins = [], [], []
-        for i, row, first in zip(forced, rows, firsts, strict=True):
-            turn_text = _turn(first, len(row["pool_indices"]), self.reward.settings.max_steps)
-            state[i] = Recursion(prompt_key(prompts[i]), texts[i], first, turn_text, None)
-            if not first.parsed or first.record is None:
-                continue
-            join = ([] if first_ids[i] and first_ids[i][-1] == eos else [eos]) + turn_suffix_ids(
-                tokenizer, turn_text, trainer.chat_template, **trainer.chat_template_kwargs
-            )
-            second_at.append(i)
-            joins.append(join)
-            second_prompts.append(list(prompt_ids[i]) + list(first_ids[i]) + join)
+        forced = forced_rows(len(prompts), group, self.share)
+        template = {"chat_template": trainer.chat_template, **trainer.chat_template_kwargs}
+        barrier = _Barrier(len(prompts), lambda batch: _generate_second(trainer, batch, prompt_ids[0]))
+        policies = [
+            PolicyModel(barrier, tokenizer, list(prompt_ids[i]) + list(first_ids[i]), template)
+            for i in range(len(prompts))
+        ]
+        states = _run(trainer, self._rounds(prompts, texts, forced, policies, barrier))
         completion_ids = [list(ids) for ids in first_ids]
         env_mask = [[1] * len(ids) for ids in completion_ids]
         logprobs = [list(lp) for lp in first_logprobs] if first_logprobs is not None else None
-        if second_prompts:
-            second_ids, second_logprobs = trainer._generate_single_turn(second_prompts, None, {}, 1)
-            second_texts = tokenizer.batch_decode(second_ids, skip_special_tokens=True)
-            for k, i in enumerate(second_at):
-                completion_ids[i] += joins[k] + list(second_ids[k])
-                env_mask[i] += [0] * len(joins[k]) + [1] * len(second_ids[k])
-                if logprobs is not None and second_logprobs is not None:
-                    logprobs[i] += [0.0] * len(joins[k]) + list(second_logprobs[k])
-                state[i].second_completion = second_texts[k]
-        for i in forced:
-            state[i].tokens = sum(env_mask[i])
+        for i, policy in enumerate(policies):
+            if policy.segment is not None and policy.text is not None:
+                join, ids, lp = policy.segment
+                completion_ids[i] += join + ids
+                env_mask[i] += [0] * len(join) + [1] * len(ids)
+                if logprobs is not None:
+                    logprobs[i] += [0.0] * len(join) + (lp if lp is not None else [0.0] * len(ids))
+                states[i].second_completion = policy.text
+            states[i].tokens = sum(env_mask[i])
         return {
             "prompt_ids": prompt_ids,
             "completion_ids": completion_ids,
             "logprobs": logprobs,
             "env_mask": env_mask,
-            "recursion": state,
+            "recursion": states,
         }
 
+    async def _rounds(self, prompts, texts, forced, policies, barrier) -> list[Recursion]:  # noqa: ANN001
+        # every rollout at once: one waiting at the barrier must not hold a slot that a
+        # rollout the barrier waits for needs (the models' own connection limits still apply)
+        async def one(i: int) -> Recursion:
+            try:
+                return await self._round(prompts[i], texts[i], forced[i], policies[i])
+            finally:
+                if policies[i].segment is None:  # never asked for a generation
+                    await barrier.settle()
 
-def _turn(first: Any, workers: int, max_steps: int) -> str:
-    """The recursion turn after the first round: the last step's response (none if it failed)."""
-    steps = first.record.steps if first.record is not None else []
-    response = steps[-1].output if steps and steps[-1].ok else None
-    return recursion_turn(response, max_steps, can_recurse=False, self_id=workers)
+        return list(await asyncio.gather(*(one(i) for i in range(len(prompts)))))
+
+    async def _round(self, prompt: object, text: str, forced: bool, policy: PolicyModel) -> Recursion:
+        """Run one rollout's first round (and its recursive call, if any); errors are recorded."""
+        state = Recursion(prompt=prompt_key(prompt), first_completion=text, forced=forced)
+        try:
+            row = self.row(prompt)
+            workers = self.reward.workers_for(row)
+            lead = Conductor(policy, "policy", None, False)  # type: ignore[arg-type] - an Inspect-style model
+            budget = Budget(self.settings.max_recursions)
+            with self.reward.sample_context(row):
+                record = await run_completion(text, row["question"], workers, self.settings, lead, budget=budget)
+                state.record = record
+                if forced and record.rejection is None and record.steps and not _recursed(record):
+                    await self._forced_call(record, row["question"], state.prompt, text, lead, workers)
+            state.shown = shown_response(record)
+        except Exception as error:  # noqa: BLE001 - a broken rollout is data, never a crashed step
+            state.error = f"{type(error).__name__}: {error}"[:2000]
+        return state
+
+    async def _forced_call(self, record: RoundRecord, question: str, prompt: str, text: str, lead, workers) -> None:  # noqa: ANN001
+        """Append a conductor step after the last one, as the solver runs a final self-call."""
+        last = len(record.steps) - 1
+        step = StepRecord(last + 1, len(workers), "conductor", FORCED_CALL, [last])
+        previous = (record.steps[last].subtask, record.steps[last].output, last == 0) if record.steps[last].ok else None
+        conversation = [ChatMessageUser(content=prompt)]
+
+        async def recurse(before):  # noqa: ANN001, ANN202
+            return await continue_round(
+                question, lead, workers, self.settings, conversation, text, before, 0, Budget(1)
+            )
+
+        await run_recursion(step, previous, recurse)
+        record.steps.append(step)
+        record.answer = final_answer(record.steps)
+
+
+def shown_response(record: RoundRecord) -> str | None:
+    """The response the rollout's recursive round was shown (the step before the first
+    conductor step), or None (no recursion, or that step failed)."""
+    for i, step in enumerate(record.steps):
+        if step.round is not None:
+            before = record.steps[i - 1] if i else None
+            return before.output if before is not None and before.ok else None
+    return None
+
+
+def _recursed(record: RoundRecord) -> bool:
+    return any(step.round is not None for step in record.steps)
+
+
+def _generate_second(trainer: Any, batch: list[list[int]], filler: list[int]) -> tuple[list, list | None]:
+    """The batched recursive generations (one per request). With several processes an empty
+    batch still generates once (discarded) so that every process makes the same calls."""
+    processes = getattr(getattr(trainer, "accelerator", None), "num_processes", 1)
+    if not batch and processes <= 1:
+        return [], None
+    ids, logprobs = trainer._generate_single_turn(batch or [list(filler)], None, {}, 1)
+    return (ids, logprobs) if batch else ([], None)
 
 
 def _run(trainer: Any, coroutine: Any) -> Any:

@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
-
 from scorers.checks import check_choice, check_math, check_numeric
 from solvers.conductor import (
     Settings,
@@ -41,7 +39,7 @@ from solvers.conductor import (
     conductor_messages,
     run_completion,
 )
-from solvers.executor import RoundRecord, StepRecord, Worker
+from solvers.executor import RoundRecord, Worker
 from solvers.team import pool_workers, sample_subset
 from solvers.workflow import paper_reward, parse_workflow
 from training.rollouts import (
@@ -61,7 +59,6 @@ CHECKS = ("choice", "math", "numeric", "lcb")
 COLUMNS = ("question", "target", "check", "pool_indices")  # required dataset columns
 DOMAIN_TASKS = {"math": "math500", "mmlu": "mmlu", "rlpr": "rlpr", "lcb": "livecodebench"}  # task_overrides keys
 METRIC_PREFIX = "conductor/"
-FORCED_RECURSION = "(forced recursive call: review the last response)"
 
 
 @dataclass
@@ -79,17 +76,19 @@ class Rollout:
 
 @dataclass
 class Recursion:
-    """A forced recursive call after a rollout's first round (made by `training.recursion`):
-    the conductor's first-round completion and its scored run, and the completion the
-    conductor wrote when its conversation was continued with `turn` (None: no second round,
-    because the first round did not parse)."""
+    """One rollout of recursion training, run by `training.recursion.RecursionRollout`: its
+    first-round completion, the executed round tree (a recursive call is a conductor step
+    with its nested round), the response the recursive round was shown, and what was
+    generated in it."""
 
     prompt: str  # the conductor's first user message
     first_completion: str
-    first: Rollout
-    turn: str
-    second_completion: str | None
+    forced: bool = False  # in the share of its group that gets a forced call
+    record: RoundRecord | None = None
+    shown: str | None = None
+    second_completion: str | None = None
     tokens: int | None = None  # the policy's tokens in both rounds (the turn between them excluded)
+    error: str | None = None
 
 
 class ConductorReward:
@@ -191,11 +190,7 @@ class ConductorReward:
             workers = self.workers_for(row)
             with self.sample_context(row):
                 record = await run_completion(completion, row["question"], workers, self.settings)
-                parsed = record.rejection is None
-                if not parsed or record.answer is None:
-                    return Rollout(paper_reward(parsed, False), parsed, False, record, "no answer")
-                correct, reason = await self.check(record.answer, row)
-            return Rollout(paper_reward(True, correct), True, correct, record, reason)
+            return await self.score_record(record, row)
         except Exception as error:  # noqa: BLE001 - a broken rollout is data, never a crashed step
             message = f"{type(error).__name__}: {error}"[:2000]
             log.warning("rollout of item %s failed: %s", row.get("item_id"), message)
@@ -203,52 +198,36 @@ class ConductorReward:
             return Rollout(paper_reward(parsed, False), parsed, False, None, "harness error", message)
 
     async def recursive_rollout(self, recursion: Recursion, row: dict) -> Rollout:
-        """A forced-recursion rollout: the scored first round plus the recursive round the
-        conductor wrote (the eval's nested round at the end of the workflow: it sees the last
-        step's response and may keep it with three empty lists). Reward: `recursive_reward`
-        of both rounds' paper rewards; no second round (first round unparseable): the first's."""
-        first = recursion.first
-        if recursion.second_completion is None or first.record is None or not first.parsed:
-            return first
-        record = first.record
+        """Score a rollout of recursion training (already executed): without a recursive call,
+        the paper reward of its answer; with one, `recursive_reward(r1, r2)`: r1 the paper
+        reward of the response the recursive round was shown, r2 the recursive round's (0 if
+        its lists do not parse) judged on the final answer."""
+        record = recursion.record
+        if recursion.error is not None or record is None:
+            parsed = self._parses(recursion.first_completion, row)
+            return Rollout(paper_reward(parsed, False), parsed, False, record, "harness error", recursion.error)
         try:
-            workers = self.workers_for(row)
-            last = len(record.steps) - 1
-            previous = (record.steps[-1].subtask, record.steps[-1].output, last == 0) if record.steps[-1].ok else None
-            conversation = [
-                ChatMessageUser(content=recursion.prompt),
-                ChatMessageAssistant(content=recursion.first_completion),
-                ChatMessageUser(content=recursion.turn),
-            ]
-            with self.sample_context(row):
-                nested = await run_completion(
-                    recursion.second_completion,
-                    row["question"],
-                    workers,
-                    self.settings,
-                    depth=1,
-                    previous=previous,
-                    conversation=conversation,
-                )
-                parsed = nested.rejection is None
-                correct, reason = (
-                    await self.check(nested.answer, row)
-                    if parsed and nested.answer is not None
-                    else (False, "no answer")
-                )
+            final = await self.score_record(record, row)
+            nested = next((s.round for s in record.steps if s.round is not None), None)
+            if nested is None or not final.parsed:
+                return final
+            shown_correct = recursion.shown is not None and (await self.check(recursion.shown, row))[0]
+            first = paper_reward(True, shown_correct)
+            second = paper_reward(nested.rejection is None, final.correct)
+            reward = recursive_reward(first, second, self.recursion_first_weight)
+            return Rollout(reward, True, final.correct, record, final.check_reason, None, first)
         except Exception as error:  # noqa: BLE001 - a broken rollout is data, never a crashed step
             message = f"{type(error).__name__}: {error}"[:2000]
-            log.warning("recursive round of item %s failed: %s", row.get("item_id"), message)
-            return Rollout(first.reward, True, first.correct, record, first.check_reason, message, first.reward)
-        step = StepRecord(len(record.steps), len(workers), "conductor", FORCED_RECURSION, [last] if last >= 0 else [])
-        step.round, step.output = nested, nested.answer or ""
-        if nested.answer is None:
-            step.error = f"recursive round gave no answer ({nested.rejection or 'its last step failed'})"
-        record.steps.append(step)
-        record.answer = nested.answer
-        second = paper_reward(parsed, correct)
-        reward = recursive_reward(first.reward, second, self.recursion_first_weight)
-        return Rollout(reward, True, correct, record, reason, None, first.reward)
+            log.warning("scoring the recursive rollout of item %s failed: %s", row.get("item_id"), message)
+            return Rollout(0.5, True, False, record, "harness error", message)
+
+    async def score_record(self, record: RoundRecord, row: dict) -> Rollout:
+        """The paper reward of an executed round: 0 unparseable, else its answer's check."""
+        parsed = record.rejection is None
+        if not parsed or record.answer is None:
+            return Rollout(paper_reward(parsed, False), parsed, False, record, "no answer")
+        correct, reason = await self.check(record.answer, row)
+        return Rollout(paper_reward(True, correct), True, correct, record, reason)
 
     def _parses(self, completion: str, row: dict) -> bool:
         s = self.settings
