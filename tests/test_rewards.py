@@ -184,6 +184,8 @@ async def test_rollouts_run_concurrently_within_the_bound(monkeypatch):
 def test_bad_options_and_columns_are_named():
     with pytest.raises(ValueError, match="on_error"):
         ConductorReward(POOL, settings={"on_error": "fail"})
+    with pytest.raises(ValueError, match="unknown conductor setting.*max_step\\b.*valid:.*max_steps"):
+        ConductorReward(POOL, settings={"max_step": 3})
     with pytest.raises(ValueError, match="max_concurrency"):
         ConductorReward(POOL, max_concurrency=0)
     reward = ConductorReward(POOL)

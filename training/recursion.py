@@ -173,13 +173,14 @@ class RecursionRollout:
         first_ids, first_logprobs = trainer._generate_single_turn(prompt_ids, None, {}, group)
         texts = tokenizer.batch_decode(first_ids, skip_special_tokens=True)
         forced = forced_rows(len(prompts), group, self.share)
+        rows = [self.row(p) for p in prompts]  # a prompt missing from the dataset is a setup error
         template = {"chat_template": trainer.chat_template, **trainer.chat_template_kwargs}
         barrier = _Barrier(len(prompts), lambda batch: _generate_second(trainer, batch, prompt_ids[0]))
         policies = [
             PolicyModel(barrier, tokenizer, list(prompt_ids[i]) + list(first_ids[i]), template)
             for i in range(len(prompts))
         ]
-        states = _run(trainer, self._rounds(prompts, texts, forced, policies, barrier))
+        states = _run(trainer, self._rounds(prompts, rows, texts, forced, policies, barrier))
         completion_ids = [list(ids) for ids in first_ids]
         env_mask = [[1] * len(ids) for ids in completion_ids]
         logprobs = [list(lp) for lp in first_logprobs] if first_logprobs is not None else None
@@ -200,23 +201,22 @@ class RecursionRollout:
             "recursion": states,
         }
 
-    async def _rounds(self, prompts, texts, forced, policies, barrier) -> list[Recursion]:  # noqa: ANN001
+    async def _rounds(self, prompts, rows, texts, forced, policies, barrier) -> list[Recursion]:  # noqa: ANN001
         # every rollout at once: one waiting at the barrier must not hold a slot that a
         # rollout the barrier waits for needs (the models' own connection limits still apply)
         async def one(i: int) -> Recursion:
             try:
-                return await self._round(prompts[i], texts[i], forced[i], policies[i])
+                return await self._round(prompts[i], rows[i], texts[i], forced[i], policies[i])
             finally:
                 if policies[i].segment is None:  # never asked for a generation
                     await barrier.settle()
 
         return list(await asyncio.gather(*(one(i) for i in range(len(prompts)))))
 
-    async def _round(self, prompt: object, text: str, forced: bool, policy: PolicyModel) -> Recursion:
+    async def _round(self, prompt: object, row: dict, text: str, forced: bool, policy: PolicyModel) -> Recursion:
         """Run one rollout's first round (and its recursive call, if any); errors are recorded."""
         state = Recursion(prompt=prompt_key(prompt), first_completion=text, forced=forced)
         try:
-            row = self.row(prompt)
             workers = self.reward.workers_for(row)
             lead = Conductor(policy, "policy", None, False)  # type: ignore[arg-type] - an Inspect-style model
             budget = Budget(self.settings.max_recursions)

@@ -27,7 +27,7 @@ import contextlib
 import inspect as pyinspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +126,7 @@ class ConductorReward:
         recursion_first_weight: float = FIRST_ROUND_WEIGHT,
     ) -> None:
         self.pool = load_pool(pool) if isinstance(pool, str) else pool
-        self.settings = check_settings(settings if isinstance(settings, Settings) else Settings(**(settings or {})))
+        self.settings = check_settings(settings if isinstance(settings, Settings) else settings_from(settings or {}))
         if self.settings.on_error != "continue":
             raise ValueError(
                 f"the training reward needs on_error='continue' (got {self.settings.on_error!r}): "
@@ -276,6 +276,14 @@ def _conductor_tokens(row: Mapping[str, Any], ids: Sequence[int] | None) -> int 
     if isinstance(recursion, Recursion) and recursion.tokens is not None:
         return recursion.tokens
     return len(ids) if ids is not None else None
+
+
+def settings_from(options: Mapping[str, Any]) -> Settings:
+    """`Settings` from a dict of its fields; an unknown name fails with the valid ones listed."""
+    valid = {f.name for f in fields(Settings)}
+    if unknown := sorted(set(options) - valid):
+        raise ValueError(f"unknown conductor setting(s) {', '.join(unknown)}; valid: {', '.join(sorted(valid))}")
+    return Settings(**options)
 
 
 def dataset_rows(n: int, columns: Mapping[str, Any]) -> list[dict]:
