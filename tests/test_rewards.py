@@ -165,7 +165,7 @@ async def test_rollouts_run_concurrently_within_the_bound(monkeypatch):
     async def respond(messages, tools, tool_choice, config):
         active[0] += 1
         peak[0] = max(peak[0], active[0])
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)  # long enough that every admitted rollout is inside its call at once
         active[0] -= 1
         return output("ANSWER: 42")
 
