@@ -274,3 +274,14 @@ def test_real_grpo_trainer_trains_forced_recursion_trajectories(tmp_path, monkey
     # the trained tokens exclude the turn between the rounds (TRL counts env_mask=1 tokens)
     first_len = len(tokenizer.encode('model_id = [0]\nsubtasks = ["Solve."]\naccess_list = [[]]')) + 1
     assert logged["completions/max_length"] <= first_len + 16
+
+
+def test_several_processes_generate_the_second_batch_even_when_empty():
+    from training.recursion import _generate_second
+
+    trainer = Trainer([], lambda context: KEEP, group=1)
+    trainer.first = ["filler reply"]
+    assert _generate_second(trainer, [], [1, 2]) == ([], None) and trainer.calls == []  # one process: no call
+    trainer.accelerator = type("Accelerator", (), {"num_processes": 2})()
+    assert _generate_second(trainer, [], [ord("a")]) == ([], None)
+    assert trainer.calls == [["a"]]  # the filler was generated (and discarded) to stay in step
