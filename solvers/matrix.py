@@ -164,6 +164,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="eval model (the conductor when no conductor role is given)")
     p.add_argument("--model-role", action="append", default=[], help="role=model, e.g. conductor=openai/gpt-5")
     p.add_argument("--max-tasks", type=int, default=None, help="evals run in parallel")
+    p.add_argument("--display", default=None, help="Inspect display: full, rich, plain, none")
     p.add_argument("--matrix", default=str(MATRIX_FILE), help="the methods file")
     p.add_argument("--dry-run", action="store_true", help="print the runs and stop")
     return p
@@ -199,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model_roles=roles or None,
         limit=args.limit,
         max_tasks=args.max_tasks,
+        display=args.display,
     )
     print(f"eval-set {'complete' if success else 'INCOMPLETE (rerun the same command to retry)'}: {args.log_dir}")
     for line in [*(f"NOT RUN (missing) {m}" for m in matrix.missing), *(f"NOT RUN (pool) {m}" for m in matrix.skipped)]:

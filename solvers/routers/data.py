@@ -5,6 +5,10 @@ Tasks with training data and where it comes from:
 - rlpr: the task's own seeded split (hub data or a local file).
 - gsm8k: the GSM8K *train* file (7473 items; the task evaluates the 1319 test items), cut
   by the same hash rule into train / validation (its "test" fifth is left unused).
+- mmlu: the only offline copy is MMLU's test set; the train / validation parts of the
+  seeded split the conductor's training uses (`training.data.MMLU_SPLIT_SALT`). The `mmlu`
+  task evaluates all 14042 items, so a trained method's MMLU number should come from that
+  split's "test" part.
 Each item carries the bare question (router features), the benchmark prompt (what a single
 worker is sent), the target and the name of the task's own pure check.
 """
@@ -57,6 +61,16 @@ def _rlpr(split: str) -> list[Sample]:
     return list(rlpr(split=split).dataset)
 
 
+def _mmlu(split: str) -> list[Sample]:
+    from tasks.mmlu import mmlu
+    from tasks.splits import hash_split
+    from training.data import MMLU_SPLIT_SALT
+
+    samples = list(mmlu().dataset)
+    cut = hash_split((s.metadata["question"] for s in samples), MMLU_SPLIT_SALT)
+    return [s for s in samples if cut[s.metadata["question"]] == split]
+
+
 def _gsm8k(split: str) -> list[Sample]:
     from tasks.catalog import GSM8K_TRAIN
     from tasks.common import build_dataset
@@ -73,6 +87,7 @@ TRAINING_DATA: dict[str, tuple[Callable[[str], list[Sample]], str, str]] = {
     "math500": (_math500, "math", "math"),
     "gsm8k": (_gsm8k, "numeric", "math"),
     "rlpr": (_rlpr, "math", "rlpr"),
+    "mmlu": (_mmlu, "choice", "mmlu"),
 }
 
 
