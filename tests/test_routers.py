@@ -254,3 +254,37 @@ def test_a_router_refuses_a_different_pool(tmp_path):
     workers = [scripted("1"), scripted("2"), scripted("3")]
     [log] = eval(task, model="mockllm/model", model_roles={"workers": workers}, display="none", log_dir=None)
     assert log.status == "error" and "trained for workers" in str(log.error)
+
+
+def test_an_embeddings_source_from_workers_embeddings():
+    from solvers.routers.features import source_from_option
+
+    source = source_from_option("hash:64")
+    assert source == {"kind": "embeddings", "spec": "hash:64"} and source_from_option(None) == DEFAULT_SOURCE
+    rows = featurize(["a triangle", "a coin"], source)
+    assert rows.shape == (2, 64) and np.allclose(np.linalg.norm(rows, axis=1), 1.0)
+    with pytest.raises(ValueError, match="unknown embedding source"):
+        featurize(["x"], {"kind": "bert"})
+
+
+def test_training_on_the_sim_pool_reuses_cached_outcomes(tmp_path, monkeypatch):
+    from inspect_ai.dataset import Sample as S
+
+    from solvers.routers import data, train
+    from tasks.prompts import numeric_prompt
+
+    def samples(split: str) -> list[S]:
+        numbers = range(10, 18) if split == "train" else range(30, 34)
+        return [S(id=f"{split}{n}", input=numeric_prompt(f"{n} + 0?"), target=str(n),
+                  metadata={"question": f"{n} + 0?"}) for n in numbers]  # fmt: skip
+
+    monkeypatch.setenv("CONDUCTOR_BENCH_CACHE", str(tmp_path))
+    monkeypatch.setitem(data.TRAINING_DATA, "tiny", (samples, "numeric", "math"))
+    argv = ["router_dc", "--pool", "sim", "--task", "tiny", "--train-items", "8", "--val-items", "4",
+            "--runs", "3", "--steps", "10", "--out", str(tmp_path / "r.json")]  # fmt: skip
+    first = train.main(argv)
+    assert first["outcomes"] == {"requested": 144, "cached": 0, "ran": 144, "failed": 0}  # 12 items x 3 runs x 4
+    second = train.main(argv)
+    assert second["outcomes"] == {"requested": 144, "cached": 144, "ran": 0, "failed": 0}
+    assert second["val_worker_accuracy"] == first["val_worker_accuracy"]
+    assert dc.RouterDC.from_dict(json.loads((tmp_path / "r.json").read_text())).workers[0] == "sim/math-strong"

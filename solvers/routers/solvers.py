@@ -12,6 +12,7 @@ entry (file, choice, scores or plan).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -106,7 +107,8 @@ def router_dc(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         workers = resolve_workers(pool, temperature, max_tokens, sample_answer_constraint(state))
         check_pool("router_dc", router.workers, workers)
-        similarities = router.similarities(featurize([query_text(state)], router.source))[0]
+        features = await asyncio.to_thread(featurize, [query_text(state)], router.source)
+        similarities = router.similarities(features)[0]
         choice = int(similarities.argmax())
         chosen = workers[choice]
         step = StepRecord(0, 0, chosen.name, PROMPT_ALONE, [])
@@ -150,7 +152,8 @@ def mas_router(
         workers = resolve_workers(pool, temperature, max_tokens, sample_answer_constraint(state))
         check_pool("mas_router", router.workers, workers)
         domain = sample_domain(state)
-        plan = router.greedy(featurize([query_text(state)], router.source)[0], domain)
+        features = await asyncio.to_thread(featurize, [query_text(state)], router.source)
+        plan = router.greedy(features[0], domain)
         workflow = plan_workflow(plan)
         record = RoundRecord(depth=0, conductor=None, workflow=workflow.to_dict())
         record.steps = await execute_workflow(
