@@ -17,6 +17,7 @@ Texts are clipped to their first MAX_TEXT_CHARS characters (an encoder truncates
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import math
@@ -152,6 +153,13 @@ class LocalGGUF:
                 _wait_healthy(server.listening_address.rstrip("/"))
                 self._servers[str(self.path)] = server
         return server.listening_address.rstrip("/") + "/v1"
+
+
+@atexit.register
+def _stop_servers() -> None:
+    """Drop the embedding servers (the native destructor stops each) before interpreter exit."""
+    with LocalGGUF._lock:
+        LocalGGUF._servers.clear()
 
 
 def _wait_healthy(address: str, timeout: float = 60.0) -> None:
