@@ -235,7 +235,7 @@ def smoothie(
     need_option(mode in smoothing.MODES, "mode", mode, " | ".join(smoothing.MODES))
     try:
         source = embedding_source(embeddings, embeddings_base_url)
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, RuntimeError) as error:  # RuntimeError: a missing model package
         raise ValueError(f"invalid solver option -S embeddings={embeddings!r}: {error}") from error
     fitted: dict[str, list[list[list[float]]]] = {}  # task -> questions' output embeddings
 
