@@ -151,7 +151,12 @@ def eval_tasks(runs: Sequence[Run]) -> list:
     from inspect_ai import task_with
     from inspect_ai._util.registry import registry_create
 
-    return [task_with(task_function(r.task)(), solver=registry_create("solver", r.solver, **r.options)) for r in runs]
+    def one(run: Run):  # noqa: ANN202
+        made = task_function(run.task)()
+        metadata = {**(made.metadata or {}), "matrix_method": run.method}  # e.g. consensus_w2, for reports
+        return task_with(made, solver=registry_create("solver", run.solver, **run.options), metadata=metadata)
+
+    return [one(run) for run in runs]
 
 
 def parser() -> argparse.ArgumentParser:

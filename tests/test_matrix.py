@@ -106,6 +106,15 @@ def test_a_tiny_eval_set_on_the_sim_pool_trains_routers_and_resumes(tmp_path, mo
     assert len(logs) == 6 and all(log.status == "success" for log in logs)
     methods_seen = sorted(log.samples[0].metadata["conductor"]["method"] for log in logs)
     assert methods_seen == ["mas_router", "router_dc", *["single_worker"] * 4]
+    labels = sorted(log.eval.metadata["matrix_method"] for log in logs)
+    assert labels == [
+        "mas_router",
+        "router_dc",
+        "single_worker_w0",
+        "single_worker_w1",
+        "single_worker_w2",
+        "single_worker_w3",
+    ]
     assert all(log.samples[0].metadata["conductor"]["calls"] >= 1 for log in logs)
     matrix.main(argv)  # resumed: everything is done, nothing new
     assert len(list_eval_logs(str(tmp_path / "logs"))) == 6
