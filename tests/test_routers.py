@@ -288,3 +288,12 @@ def test_training_on_the_sim_pool_reuses_cached_outcomes(tmp_path, monkeypatch):
     assert second["outcomes"] == {"requested": 144, "cached": 144, "ran": 0, "failed": 0}
     assert second["val_worker_accuracy"] == first["val_worker_accuracy"]
     assert dc.RouterDC.from_dict(json.loads((tmp_path / "r.json").read_text())).workers[0] == "sim/math-strong"
+
+
+def test_training_options_are_checked_before_any_work():
+    from solvers.routers import train
+
+    with pytest.raises(ValueError, match="--steps=0: expected a number > 0"):
+        train.main(["router_dc", "--pool", "sim", "--steps", "0"])
+    with pytest.raises(ValueError, match="--cost-rate=-1.0: expected a number >= 0"):
+        train.main(["mas_router", "--pool", "sim", "--cost-rate", "-1"])

@@ -177,7 +177,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m solvers.routers.train", description=__doc__.split("\n\n")[0])
     p.add_argument("kind", choices=("router_dc", "mas_router"))
     p.add_argument("--pool", default="local", help="bundled pool name or pool YAML (default: local)")
-    p.add_argument("--task", default="math500", help="comma-separated: math500, gsm8k, rlpr (training splits)")
+    p.add_argument(
+        "--task", default="math500", help="comma-separated: math500, gsm8k, rlpr, mmlu (training splits only)"
+    )
     p.add_argument("--train-items", type=int, default=500, help="training questions in all (paper: 500)")
     p.add_argument("--val-items", type=int, default=100, help="validation questions (model selection)")
     p.add_argument("--runs", type=int, default=5, help="runs of each worker per question (router_dc; paper: 5)")
@@ -187,16 +189,26 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-concurrency", type=int, default=8)
     p.add_argument("--step-timeout", type=float, default=None, help="seconds per worker call")
     p.add_argument("--seed", type=int, default=0)
-    for cls in (dc.DCConfig, mas.MASConfig):
+    defaults: dict[str, list[str]] = {}
+    for cls, kind in ((dc.DCConfig, "router_dc"), (mas.MASConfig, "mas_router")):
         for f in fields(cls):
-            flag = "--" + f.name.replace("_", "-")
-            if f.name != "seed" and flag not in p._option_string_actions:
-                p.add_argument(flag, type=type(f.default), default=None, help=f"{cls.__name__} (default {f.default})")
+            if f.name != "seed":
+                defaults.setdefault(f.name, []).append(f"{kind} default {f.default}")
+    types = {f.name: type(f.default) for cls in (dc.DCConfig, mas.MASConfig) for f in fields(cls)}
+    for name, helps in defaults.items():
+        p.add_argument("--" + name.replace("_", "-"), type=types[name], default=None, help="; ".join(helps))
     return p
+
+
+ZERO_ALLOWED = ("sample_weight", "cost_rate", "early_stop_drop")
 
 
 def config_from(args: argparse.Namespace, cls: type) -> object:
     given = {f.name: getattr(args, f.name) for f in fields(cls) if getattr(args, f.name, None) is not None}
+    for name, value in given.items():
+        if value < 0 or (value == 0 and name not in ZERO_ALLOWED):
+            floor = ">= 0" if name in ZERO_ALLOWED else "> 0"
+            raise ValueError(f"--{name.replace('_', '-')}={value}: expected a number {floor}")
     return cls(**{**given, "seed": args.seed})
 
 
