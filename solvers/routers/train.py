@@ -204,7 +204,9 @@ ZERO_ALLOWED = ("sample_weight", "cost_rate", "early_stop_drop")
 
 
 def config_from(args: argparse.Namespace, cls: type) -> object:
-    given = {f.name: getattr(args, f.name) for f in fields(cls) if getattr(args, f.name, None) is not None}
+    given = {
+        f.name: getattr(args, f.name) for f in fields(cls) if f.name != "seed" and getattr(args, f.name) is not None
+    }
     for name, value in given.items():
         if value < 0 or (value == 0 and name not in ZERO_ALLOWED):
             floor = ">= 0" if name in ZERO_ALLOWED else "> 0"
