@@ -155,14 +155,26 @@ def make_reward(script: ScriptArguments, settings: Settings, output_dir: str) ->
 
 
 def metrics_callback(path: Path) -> Any:
-    """A TrainerCallback appending every logged dict (with its step) to `path` (JSONL)."""
+    """A TrainerCallback appending every logged dict (with its step and the wall seconds of
+    that step, `step_wall_s`) to `path` (JSONL); `.step_seconds` keeps every step's wall time."""
     from transformers import TrainerCallback
 
     class MetricsFile(TrainerCallback):
+        def __init__(self) -> None:
+            self.step_seconds: list[float] = []
+            self.started = time.perf_counter()
+
+        def on_step_begin(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201
+            self.started = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201
+            self.step_seconds.append(time.perf_counter() - self.started)
+
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001, ANN201
             if state.is_world_process_zero and logs:
+                wall = self.step_seconds[-1] if self.step_seconds else None
                 with open(path, "a") as f:
-                    f.write(json.dumps({"step": state.global_step, **logs}) + "\n")
+                    f.write(json.dumps({"step": state.global_step, **logs, "step_wall_s": wall}) + "\n")
 
     return MetricsFile()
 
@@ -238,12 +250,13 @@ def main(argv: list[str] | None = None) -> dict:
         train_dataset=dataset,
         processing_class=tokenizer,
         peft_config=get_peft_config(model_args),
-        callbacks=[metrics_callback(out / "metrics.jsonl")],
+        callbacks=[timer := metrics_callback(out / "metrics.jsonl")],
     )
     trainer.train(resume_from_checkpoint=resume_arg(config.resume_from_checkpoint))
     trainer.save_model(str(out))  # model, tokenizer and chat template: evaluable as hf/<output_dir>
     info["wall_s"] = round(time.time() - started, 1)
     info["global_step"] = trainer.state.global_step
+    info["step_wall_s"] = [round(x, 3) for x in timer.step_seconds]
     (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
     log.info("saved %s (%d steps, %.0f s)", out, trainer.state.global_step, info["wall_s"])
     return info
