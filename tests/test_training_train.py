@@ -74,10 +74,33 @@ def test_two_grpo_steps_then_resume(tiny):
     assert (out / "chat_template.jinja").is_file() or saved.get("chat_template")
     assert (out / "model.safetensors").is_file()
 
+    evaluate_saved_model(out)
+
     resumed = run(tiny, out, "--max_steps", "3", "--resume_from_checkpoint", str(checkpoint))
     assert resumed["global_step"] == 3
     state = json.loads((out / "checkpoint-3" / "trainer_state.json").read_text())
     assert [h["step"] for h in state["log_history"] if "reward" in h] == [1, 2, 3]  # continued, not restarted
+
+
+def evaluate_saved_model(out: Path) -> None:
+    """The saved dir is a conductor Inspect's hf provider runs as is (one GSM8K sample)."""
+    from inspect_ai import eval as inspect_eval
+
+    from solvers.conductor import conductor
+    from tasks.gsm8k import gsm8k
+
+    fixture = Path(__file__).parent / "fixtures" / "gsm8k.jsonl"
+    [log] = inspect_eval(
+        gsm8k(data_file=str(fixture)),
+        solver=conductor(pool="sim", max_tokens=8, temperature=1.0),
+        model_roles={"conductor": f"hf/{out}"},
+        limit=1,
+        display="none",
+        log_dir=None,
+    )
+    assert log.status == "success", log.error
+    meta = log.samples[0].metadata["conductor"]
+    assert meta["conductor_calls"] == 1 and (meta["parsed"] or meta["rejection"])
 
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=[r.stem for r in RECIPES])
