@@ -111,3 +111,22 @@ def test_bad_substitute():
     assert parse_substitutes("rlpr=math, lcb=mmlu") == {"rlpr": "math", "lcb": "mmlu"}
     with pytest.raises(ValueError, match="substitute"):
         parse_substitutes("rlpr=rlpr")
+
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
+
+
+def test_rlpr_and_lcb_from_files_register_lcb_problems(files):
+    from scorers.code_lcb import lookup_problem
+
+    loaders = default_loaders(
+        {**{"math": files["math_file"], "mmlu": files["mmlu_file"]},
+         "rlpr": str(FIXTURES / "rlpr_sample.jsonl"), "lcb": str(FIXTURES / "lcb_sample.jsonl")}
+    )  # fmt: skip
+    items, prov = build_items("rlpr=2,lcb=4", "", 0, loaders, lambda: loaded(files["math500_file"]))
+    assert prov["substituted"] == {} and {"rlpr", "lcb"} <= set(prov["sources"])
+    lcb = [i for i in items if i.domain == "lcb"]
+    assert len(lcb) == 4 and all(i.check == "lcb" and i.target == i.item_id for i in lcb)
+    assert all(lookup_problem(i.item_id).question_id == i.item_id for i in lcb)  # tests found by id
+    rlpr_rows = [i for i in items if i.domain == "rlpr"]
+    assert all(i.check == "math" and i.target for i in rlpr_rows)

@@ -115,6 +115,20 @@ def test_recipe_dry_run(recipe, tmp_path):
     assert info["data"]["pool_workers"]
 
 
+def test_recursion_training_step(tiny):
+    """One step with the policy offered as a worker and half of each group forced to recurse."""
+    out = tiny["root"] / "recursion"
+    info = run(tiny, out, "--max_steps", "1", "--max_depth", "1", "--recursion_share", "0.5", "--save_strategy", "no")
+    assert info["global_step"] == 1
+    rollouts = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
+    assert len(rollouts) == 4 and all(0.0 <= r["reward"] <= 1.0 for r in rollouts)
+
+
+def test_recursion_needs_depth(tiny, tmp_path):
+    with pytest.raises(SystemExit, match="max_depth"):
+        main([tiny["recipe"], "--dry_run", "true", "--recursion_share", "0.5", *data_args(tiny["files"])])
+
+
 def test_unknown_recipe_key_is_refused(tiny, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(TINY_RECIPE + "no_such_option: 1\n")

@@ -74,7 +74,8 @@ def main() -> None:
         raise SystemExit(f"{args.run}/rollouts.jsonl has no rollouts")
     info_file = args.run / "run_info.json"
     info = json.loads(info_file.read_text()) if info_file.is_file() else {}
-    title = f"{info.get('recipe', args.run.name)}: {info.get('model', '')}, pool {info.get('data', {}).get('pool', '?')}"
+    pool = info.get("data", {}).get("pool", "?")
+    title = f"{info.get('recipe', args.run.name)}: {info.get('model', '')}, pool {pool}"
     if info.get("simulated"):
         title = "SIMULATION - " + title
     stem = args.out or args.run / "curves"

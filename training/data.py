@@ -21,12 +21,12 @@ k-of-n) pool subset as Model 0..k-1.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from scorers.code_lcb import problem_from_record, register_problems
 from scorers.extract import find_boxed
 from solvers.conductor import Settings, conductor_messages
 from solvers.team import sample_subset
@@ -41,6 +41,7 @@ CHECKS = {"math": "math", "mmlu": "choice", "rlpr": "math", "lcb": "lcb"}
 PAPER_MIXTURE = "math=240,mmlu=240,rlpr=240,lcb=240"  # 960; the paper does not give the shares
 MMLU_SPLIT_SALT = "conductor-bench/mmlu-split/v1:"
 LCB_TRAIN_RELEASE = "release_v1"
+LCB_TABLE = "training/lcb_v1"
 
 Loader = Callable[[], LoadedRecords]
 
@@ -125,11 +126,15 @@ def rlpr_items(loaded: LoadedRecords) -> list[Item]:
 
 
 def lcb_items(loaded: LoadedRecords) -> list[Item]:
-    """LiveCodeBench v1 problems; `target` is the whole record as JSON (its tests)."""
+    """LiveCodeBench v1 problems. Their tests stay out of the dataset: the problems are
+    registered with the code scorer (`register_problems`), where the reward finds them by
+    `item_id` (the question id); `target` repeats that id."""
+    problems = [problem_from_record(r) for r in loaded.records]
+    register_problems(LCB_TABLE, problems)
     items = []
-    for record in loaded.records:
-        sample = livecodebench.record_to_sample(record)
-        items.append(Item("lcb", str(sample.id), sample.input, json.dumps(record), CHECKS["lcb"]))
+    for problem in problems:
+        sample = livecodebench.record_to_sample(problem)
+        items.append(Item("lcb", problem.question_id, sample.input, problem.question_id, CHECKS["lcb"]))
     return items
 
 

@@ -65,6 +65,11 @@ class ScriptArguments:
     few_shot: str = field(default="ood", metadata={"help": "few-shot set of the conductor prompt"})
     access: str = field(default="binary", metadata={"help": "binary | indices"})
     question: str = field(default="first", metadata={"help": "first | every"})
+    max_depth: int = field(default=0, metadata={"help": "1: the conductor is offered as a worker (recursion)"})
+    max_recursions: int = field(default=1, metadata={"help": "recursive calls per rollout after the root"})
+    recursion_share: float = field(
+        default=0.0, metadata={"help": "share of a GRPO group forced to recurse once (paper 0.5; max_depth 1)"}
+    )
     worker_temperature: float | None = field(default=None, metadata={"help": "override the pool's"})
     worker_max_tokens: int | None = field(default=None, metadata={"help": "override the pool's"})
     max_concurrency: int = field(default=16, metadata={"help": "rollouts running at once in the reward"})
@@ -103,6 +108,8 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
 def check(script: ScriptArguments) -> None:
     if script.reward not in REWARDS:
         raise SystemExit(f"reward must be one of {', '.join(REWARDS)}, got {script.reward!r}")
+    if script.recursion_share and (script.max_depth < 1 or script.reward != "conductor"):
+        raise SystemExit("recursion_share needs max_depth: 1 and the conductor reward (the policy calls itself)")
 
 
 def settings_of(script: ScriptArguments) -> Settings:
@@ -112,6 +119,8 @@ def settings_of(script: ScriptArguments) -> Settings:
             few_shot=script.few_shot,
             access=script.access,  # type: ignore[arg-type]
             question=script.question,  # type: ignore[arg-type]
+            max_depth=script.max_depth,
+            max_recursions=script.max_recursions,
         )
     )
 
@@ -239,6 +248,12 @@ def main(argv: list[str] | None = None) -> dict:
 
     from trl import GRPOTrainer, get_peft_config
 
+    rollout_func = None
+    if script.recursion_share:
+        from training.recursion import RecursionRollout
+
+        rollout_func = RecursionRollout(reward, dataset.to_list(), share=script.recursion_share)
+
     model, tokenizer = load_model(model_args, config)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -250,6 +265,7 @@ def main(argv: list[str] | None = None) -> dict:
         train_dataset=dataset,
         processing_class=tokenizer,
         peft_config=get_peft_config(model_args),
+        rollout_func=rollout_func,
         callbacks=[timer := metrics_callback(out / "metrics.jsonl")],
     )
     trainer.train(resume_from_checkpoint=resume_arg(config.resume_from_checkpoint))
