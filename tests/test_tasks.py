@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -119,6 +120,25 @@ def test_mmlu_task_from_fixture_with_subject_filter():
     sub = mmlu.mmlu(data_file=path, subject="college_mathematics,astronomy")
     assert len(sub.dataset) == 2
     assert all(s.metadata["data_source"].startswith("file:") for s in sub.dataset)
+
+
+def test_mmlu_splits_partition_the_questions_and_match_the_training_mixture(tmp_path):
+    rows = [
+        {"question": f"Question {i}?", "answer_a": "w", "answer_b": "x", "answer_c": "y", "answer_d": "z",
+         "correct_answer": "ABCD"[i % 4], "topic": "astronomy"}
+        for i in range(50)
+    ]  # fmt: skip
+    path = tmp_path / "mmlu.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    parts = {split: {s.metadata["question"] for s in mmlu.mmlu(split=split, data_file=str(path)).dataset}
+             for split in ("train", "validation", "test")}  # fmt: skip
+    assert [len(p) for p in parts.values()] == [30, 10, 10]
+    assert set().union(*parts.values()) == {r["question"] for r in rows}
+    assert len(mmlu.mmlu(data_file=str(path)).dataset) == 50  # default: all
+    assigned = mmlu.assign_splits(r["question"] for r in rows)
+    assert parts["train"] == {q for q, part in assigned.items() if part == "train"}
+    with pytest.raises(ValueError, match="unknown split 'dev'"):
+        mmlu.mmlu(split="dev", data_file=str(path))
 
 
 # ------------------------------------------------------------------------ MATH500
