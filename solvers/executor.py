@@ -289,9 +289,13 @@ def constrained_config(model: Model, constraint: Constraint | None) -> GenerateC
 
 
 def output_usage(output: ModelOutput, price: Price | None) -> Usage:
-    """Tokens and cost of one generation (cost None when the price is unknown)."""
+    """Tokens and cost of one generation (cost None when the price is unknown). Input tokens
+    are the whole prompt: Inspect reports prompt-cache reads and writes apart from
+    `input_tokens` (llama.cpp's prompt cache, OpenAI's cached tokens), so they are added back
+    and priced as input (an upper bound where a provider discounts cache reads)."""
     usage = output.usage
-    tokens_in = usage.input_tokens if usage else 0
+    cached = (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0) if usage else 0
+    tokens_in = usage.input_tokens + cached if usage else 0
     tokens_out = usage.output_tokens if usage else 0
     return Usage(tokens_in, tokens_out, price.cost(tokens_in, tokens_out) if price else None)
 

@@ -225,3 +225,20 @@ async def test_sequential_mode_runs_steps_in_list_order():
     order.clear()
     await execute_workflow(workflow, QUESTION, workers)
     assert order == ["second", "first"]
+
+
+def test_prompt_cache_tokens_count_as_input():
+    """Inspect reports llama.cpp's (and OpenAI's) cached prompt tokens apart from input_tokens;
+    a reused 80-token prompt is still 80 input tokens, not 1."""
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    from solvers.executor import output_usage
+
+    reused = ModelOutput.from_content("m", "x")
+    reused.usage = ModelUsage(input_tokens=1, output_tokens=8, total_tokens=89, input_tokens_cache_read=80)
+    usage = output_usage(reused, Price(input=1.0, output=2.0))
+    assert (usage.input_tokens, usage.output_tokens) == (81, 8)
+    assert usage.cost == pytest.approx((81 * 1.0 + 8 * 2.0) / 1e6)
+    fresh = ModelOutput.from_content("m", "x")
+    fresh.usage = ModelUsage(input_tokens=81, output_tokens=8, total_tokens=89)
+    assert output_usage(fresh, None).input_tokens == 81
