@@ -93,3 +93,11 @@ def baselines(session: nox.Session) -> None:
     `nox -s baselines -- --tasks gsm8k,math500 --pool local --limit 2 --log-dir DIR`."""
     install(session)
     session.run("python", "-m", "solvers.matrix", *(session.posargs or ["--tasks", "gsm8k", "--limit", "2"]))
+
+
+@nox.session
+def regression(session: nox.Session) -> None:
+    """The regression gate: a deterministic offline eval (simulated pool, scripted conductor, one short
+    local-model run) compared with regression/baseline.json; `nox -s regression -- --update` rewrites it."""
+    install(session)
+    session.run("python", "-m", "regression", *session.posargs)

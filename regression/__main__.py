@@ -1,0 +1,5 @@
+import sys
+
+from regression.cli import main
+
+sys.exit(main())
