@@ -29,6 +29,7 @@ from inspect_ai.solver import SolverSpec  # noqa: E402
 from scorers.inspect_scorers import choice_letter, numeric_match  # noqa: E402
 
 PREMIUM = 3  # sim/premium, the strongest worker of the sim pool
+SHOWN = ("worker", "mode", "samples", "rounds")  # options named in the table
 METHODS: list[tuple[str, dict]] = [
     ("single_worker", {"worker": PREMIUM}),
     ("self_reflection", {"worker": PREMIUM, "rounds": 5}),
@@ -90,7 +91,7 @@ def run(method: str, options: dict, questions: int, log_dir: str) -> dict:
     n = len(metas)
     costs = [m["cost_usd"] for m in metas]
     return {
-        "method": method + "".join(f" {k}={v}" for k, v in options.items() if k in ("mode", "samples", "rounds")),
+        "method": method + "".join(f" {k}={v}" for k, v in options.items() if k in SHOWN),
         "questions": n,
         "agent": sum(m["agent_calls"] for m in metas) / n,
         "conductor": sum(m["conductor_calls"] for m in metas) / n,
