@@ -124,7 +124,7 @@ def self_reflection(
         record = _record(steps, [[]] + [["all"]] * (len(steps) - 1))
         record.answer = attempts[-1] if attempts else None
         answers = [voting.read_answer(a, kind, letters) for a in attempts]
-        selection = {"check": kind, "answers": answers, "stopped": stopped, "revisions": max(0, len(steps) - 1)}
+        selection = {"check": kind, "answers": answers, "stopped": stopped, "revisions": max(0, len(attempts) - 1)}
         return _finish(state, record, [chosen], [worker], "self_reflection", options, selection)
 
     return solve

@@ -94,6 +94,7 @@ def test_self_reflection_keeps_the_last_good_attempt_when_a_call_fails():
 
     meta = meta_of(run(self_reflection(rounds=4), [scripted(reply)]))
     assert meta["selection"]["stopped"] == "error" and meta["agent_calls"] == 2
+    assert meta["selection"]["revisions"] == 0  # the failed call revised nothing
     assert meta["round"]["answer"] == "ANSWER: 42" and "503" in meta["round"]["steps"][1]["error"]
 
 
