@@ -39,6 +39,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from workers.simulation import (
+    DOMAINS,
     AnswerKey,
     SimError,
     load_profiles,
@@ -93,11 +94,15 @@ def key_from_sample(sample: Any, task: str | None) -> AnswerKey:
     """An answer key from an Inspect Sample (target, choices, metadata, id) and task name."""
     metadata = sample.metadata or {}
     known = task_domain(task)
-    domain = metadata.get("domain") or (known[0] if known else None)
+    # a task's own metadata may use "domain" for something else (GPQA: "Physics"): only a
+    # simulation domain counts; otherwise the bundled task's domain decides
+    given = metadata.get("domain")
+    domain = given if given in DOMAINS else (known[0] if known else None)
     if domain is None:
         raise SimError(
-            f"simulated worker: task {task!r} is not a bundled task, so its domain is unknown; add "
-            "metadata 'domain' (math | mmlu | rlpr | lcb) to its samples"
+            f"simulated worker: task {task!r} is not a bundled task and its samples' metadata "
+            f"'domain' ({given!r}) is not a simulation domain; set metadata 'domain' to one of "
+            f"{' | '.join(DOMAINS)}"
         )
     check = metadata.get("check") or (known[1] if known and known[0] == domain else None)
     target = sample.target[0] if isinstance(sample.target, list) and sample.target else sample.target
