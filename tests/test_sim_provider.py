@@ -164,7 +164,8 @@ def test_domain_comes_from_metadata_or_the_task_name_else_a_clear_error():
         key_from_sample(sample, "my_task")
     # a task's own "domain" field (GPQA: the science) is not a simulation domain: the task decides
     gpqa = Sample(input="x", target="C", choices=["a", "b", "c", "d"], metadata={"domain": "Physics"}, id=7)
-    assert key_from_sample(gpqa, "gpqa_diamond") == AnswerKey("C", "mmlu", "choice", ("a", "b", "c", "d"), "gpqa_diamond/7")
+    key = key_from_sample(gpqa, "gpqa_diamond")
+    assert key == AnswerKey("C", "mmlu", "choice", ("a", "b", "c", "d"), "gpqa_diamond/7")
     with pytest.raises(SimError, match="'Physics'"):
         key_from_sample(gpqa, "my_task")
 
