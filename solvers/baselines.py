@@ -5,6 +5,7 @@
     inspect eval tasks/mmlu.py --solver consensus -S worker=2 -S samples=5
     inspect eval tasks/math500.py --solver mixture_of_agents -S seed=0
     inspect eval tasks/math500.py --solver smoothie -S mode=dependent -S embeddings=local
+    inspect eval tasks/gsm8k.py --solver smoothie -S pool=local -S samples_per_worker=2
     inspect eval tasks/math500.py --solver random_workflow -S seed=0
 
 Every model call is a recorded step (`solvers.executor.run_step` or `execute_workflow`), so
@@ -19,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from copy import copy
 
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span
 
@@ -217,15 +219,19 @@ def smoothie(
     mode: str = "dependent",
     embeddings: str = "local",
     embeddings_base_url: str | None = None,
+    samples_per_worker: int = 1,
     pool: str | None = None,
     temperature: float | None = None,
     max_tokens: int | None = None,
     on_error: ErrorPolicy = "continue",
     step_timeout: float | None = None,
 ) -> Solver:
-    """Every pool member (3 or more) answers the benchmark prompt alone; the output of the
-    member whose embedding agrees best with the others' (Smoothie's weights, `solvers.smoothie`)
-    is the answer. `mode`: "dependent" fits on each question's outputs alone; "independent"
+    """Every pool member answers the benchmark prompt alone, `samples_per_worker` times (at its
+    temperature; sample s > 0 with seed s + its configured seed); every answer is a candidate
+    (3 or more needed: a pool of 2 needs samples_per_worker=2; like the Smoothie paper's
+    multi-prompt setting, several generations of one model are separate candidates). The
+    candidate whose embedding agrees best with the others' (Smoothie's weights,
+    `solvers.smoothie`) is the answer. `mode`: "dependent" fits on each question's outputs alone; "independent"
     fits one set of weights over the task, online: on every question of this task answered so
     far in this eval, this one included (the paper fits once over the finished test set,
     which one sample cannot see; run with --max-samples 1 for a reproducible order).
@@ -233,6 +239,10 @@ def smoothie(
     an OpenAI-compatible endpoint (`embeddings_base_url`); see `workers.embeddings`."""
     options = _common(locals())
     need_option(mode in smoothing.MODES, "mode", mode, " | ".join(smoothing.MODES))
+    need_option(
+        is_int(samples_per_worker) and samples_per_worker >= 1, "samples_per_worker", samples_per_worker,
+        "an integer >= 1 (answers drawn from each worker)",
+    )  # fmt: skip
     try:
         source = embedding_source(embeddings, embeddings_base_url)
     except (ValueError, OSError, RuntimeError) as error:  # RuntimeError: a missing model package
@@ -241,12 +251,14 @@ def smoothie(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         workers = _workers(state, pool, temperature, max_tokens)
-        if len(workers) < smoothing.MIN_VOTERS:
-            raise ValueError(
-                f"smoothie needs at least {smoothing.MIN_VOTERS} workers (it compares each output with two "
-                f"others), the pool has {len(workers)}; use a larger pool or --model-role workers=a,b,c"
-            )
-        steps = await _propose(state, workers, step_timeout)
+        _check_candidates(workers, samples_per_worker)
+        candidates = [(w, s) for w in range(len(workers)) for s in range(samples_per_worker)]
+        prompt = [ChatMessageUser(content=state.input_text)]
+        calls = (
+            _ask(i, w, _sample(workers[w], s), prompt, PROMPT_ALONE, [], step_timeout)
+            for i, (w, s) in enumerate(candidates)
+        )
+        steps = list(await asyncio.gather(*calls))
         _raise_failed(steps, on_error)
         vectors = await asyncio.to_thread(source.embed, [s.output if s.ok else "" for s in steps])
         history = [vectors]
@@ -259,7 +271,10 @@ def smoothie(
         selection = {
             "mode": mode,
             "embeddings": source.name,
+            "samples_per_worker": samples_per_worker,
+            "candidates": [list(c) for c in candidates],  # step i = [worker, sample]
             "chosen_step": result.chosen,
+            "chosen_worker": candidates[result.chosen][0],
             "deltas": result.deltas,
             "weights": result.weights,
             "fit_questions": result.samples,
@@ -321,6 +336,36 @@ def _member(workers: Sequence[Worker], index: int) -> Worker:
     if not 0 <= index < len(workers):
         raise ValueError(f"worker index {index} is not in the pool (0..{len(workers) - 1})")
     return workers[index]
+
+
+def seeded(worker: Worker, seed: int) -> Worker:
+    """The worker sampling with `seed` (its other settings kept)."""
+    model = copy(worker.model)
+    model.config = worker.model.config.merge(GenerateConfig(seed=seed))
+    return Worker(model, worker.name, worker.description, worker.price, worker.answer_constraint)
+
+
+def _sample(worker: Worker, sample: int) -> Worker:
+    """The worker drawing its `sample`-th answer: sample 0 as configured, later ones re-seeded."""
+    return seeded(worker, (worker.model.config.seed or 0) + sample) if sample else worker
+
+
+def _check_candidates(workers: Sequence[Worker], per_worker: int) -> None:
+    """Smoothie's triplets need 3+ candidates; several samples of a greedy worker would be one."""
+    count = len(workers) * per_worker
+    if count < smoothing.MIN_VOTERS:
+        fix = -(-smoothing.MIN_VOTERS // len(workers))
+        raise ValueError(
+            f"smoothie needs at least {smoothing.MIN_VOTERS} candidate outputs (it compares each with two others); "
+            f"the pool has {len(workers)} worker(s) x samples_per_worker={per_worker} = {count}; use "
+            f"-S samples_per_worker={fix}, a larger pool or --model-role workers=a,b,c"
+        )
+    greedy = [w.name for w in workers if w.model.config.temperature == 0]
+    if per_worker > 1 and greedy:
+        raise ValueError(
+            f"-S samples_per_worker={per_worker} draws several answers per worker, but {', '.join(greedy)} "
+            "sample(s) at temperature 0 (identical answers); set -S temperature=0.7 or use samples_per_worker=1"
+        )
 
 
 def _key(state: TaskState) -> str:

@@ -5,8 +5,10 @@ Inspect eval-set (resumable: a rerun retries what failed and skips what is done)
     nox -s baselines -- --tasks gpqa,math500 --pool sim --limit 20 --log-dir DIR
 
 Trained routers whose file is missing are trained first (`solvers.routers.train`, on the
-training splits of the chosen tasks that have one, else math500). A method whose solver is
-not registered, or that needs more workers than the pool has, is reported, not run.
+training splits of the chosen tasks that have one, else math500). A method that needs more
+candidate outputs than the pool has workers (smoothie: 3) draws several answers per worker
+(`-S samples_per_worker=k`, label suffix `_k<k>`). A method whose solver is not registered,
+or that needs more workers than the pool has, is reported, not run.
 `build_matrix` is pure: the runs for given arguments.
 """
 
@@ -23,7 +25,8 @@ from typing import Any
 import yaml
 
 MATRIX_FILE = Path(__file__).with_name("matrix.yaml")
-METHOD_KEYS = {"name", "solver", "options", "per_worker", "min_workers", "trained"}
+METHOD_KEYS = {"name", "solver", "options", "per_worker", "min_workers", "min_outputs", "trained"}
+SAMPLES_OPTION = "samples_per_worker"  # how a min_outputs method gets enough outputs from a small pool
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,10 @@ def build_matrix(
             skipped.append(f"{name}: needs at least {method['min_workers']} workers; pool {pool} has {pool_size}")
             continue
         base = {**(method.get("options") or {}), "pool": pool}
+        per_worker_samples = samples_needed(method.get("min_outputs", 1), pool_size)
+        if per_worker_samples > 1:  # e.g. smoothie on a 2-worker pool: 2 answers each
+            base[SAMPLES_OPTION] = per_worker_samples
+            name = f"{name}_k{per_worker_samples}"
         variants = (
             [(f"{name}_w{i}", {**base, "worker": i}) for i in range(pool_size)]
             if method.get("per_worker")
@@ -90,6 +97,11 @@ def build_matrix(
         if method.get("trained") and solver not in trained:
             trained.append(solver)
     return Matrix(runs, missing, skipped, trained)
+
+
+def samples_needed(outputs: int, pool_size: int) -> int:
+    """Answers per worker so that the pool gives at least `outputs` candidates."""
+    return max(1, -(-outputs // pool_size))
 
 
 def registered_solvers() -> set[str]:

@@ -3,8 +3,9 @@
 import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import includes
-from scripted import scripted, user_texts
+from scripted import output, scripted, user_texts
 
 from solvers.baselines import (
     consensus,
@@ -198,7 +199,7 @@ def test_smoothie_independent_fits_over_the_tasks_questions():
     assert fits == [1, 2, 3]
 
 
-def test_smoothie_refuses_fewer_than_three_workers():
+def test_smoothie_refuses_fewer_than_three_candidates_and_names_the_fix():
     task = Task(dataset=[Sample(input="q", target="x")], solver=smoothie(embeddings="hash"), scorer=includes())
     [log] = eval(
         task,
@@ -207,7 +208,49 @@ def test_smoothie_refuses_fewer_than_three_workers():
         display="none",
         log_dir=None,
     )
-    assert log.status == "error" and "at least 3 workers" in str(log.error)
+    assert log.status == "error"
+    assert "at least 3 candidate outputs" in str(log.error) and "-S samples_per_worker=2" in str(log.error)
+
+
+def by_seed(replies):
+    """A mock worker whose answer depends on the call's sampling seed (seeds kept in `.seeds`)."""
+    seeds = []
+
+    async def respond(messages, tools, tool_choice, config):
+        seeds.append(config.seed)
+        return output(replies[config.seed])
+
+    model = get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    model.seeds = seeds
+    return model
+
+
+def test_smoothie_on_two_workers_draws_seeded_samples_as_candidates():
+    agreeing = {None: "Six times seven is 42. ANSWER: 42", 1: "Six times seven gives 42. ANSWER: 42"}
+    scattered = {None: "Bananas are yellow fruit.", 1: "Paris is the capital of France."}
+    pool = [by_seed(scattered), by_seed(agreeing)]
+    meta = meta_of(run(smoothie(embeddings="hash:128", samples_per_worker=2), pool))
+    sel = meta["selection"]
+    assert sorted(pool[0].seeds, key=str) == sorted(pool[1].seeds, key=str) == [1, None]
+    assert sel["samples_per_worker"] == 2 and sel["candidates"] == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    assert meta["agent_calls"] == 4 and [s["worker"] for s in meta["round"]["steps"]] == [0, 0, 1, 1]
+    assert sel["chosen_worker"] == 1 and sel["chosen_step"] in (2, 3) and "ANSWER: 42" in meta["round"]["answer"]
+    assert meta["settings"]["samples_per_worker"] == 2
+
+
+def test_smoothie_samples_continue_from_a_configured_seed_and_refuse_greedy_workers():
+    pool = [scripted("a b"), scripted("a c"), scripted("d")]
+    for worker in pool:
+        worker.config = worker.config.merge(GenerateConfig(seed=7))
+    run(smoothie(embeddings="hash", samples_per_worker=3), pool)
+    assert sorted(c.seed for c in pool[2].configs) == [7, 8, 9]
+    task = Task(
+        dataset=[Sample(input="q", target="x")],
+        solver=smoothie(embeddings="hash", samples_per_worker=2, temperature=0),
+        scorer=includes(),
+    )
+    [log] = eval(task, model="mockllm/model", model_roles={"workers": pool}, display="none", log_dir=None)
+    assert log.status == "error" and "temperature 0" in str(log.error)
 
 
 # ---------------------------------------------------------------- random workflow
@@ -239,6 +282,7 @@ def test_random_workflow_runs_the_drawn_workflow_on_the_executor():
         (lambda: mixture_of_agents(aggregator=-2), "-S aggregator=-2"),
         (lambda: smoothie(mode="global"), "-S mode='global'"),
         (lambda: smoothie(embeddings="hash:2"), "-S embeddings='hash:2'"),
+        (lambda: smoothie(samples_per_worker=0), "-S samples_per_worker=0"),
         (lambda: random_workflow(max_steps=0), "-S max_steps=0"),
         (lambda: consensus(on_error="ignore"), "-S on_error='ignore'"),
         (lambda: single_worker(max_tokens=0), "-S max_tokens=0"),

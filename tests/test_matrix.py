@@ -24,15 +24,34 @@ def test_the_matrix_for_two_tasks_on_a_two_worker_pool():
     built = matrix.build_matrix(METHODS, ["gsm8k", "math500"], "local", 2, ALL - {"mas_router"})
     labels = {(r.task, r.method) for r in built.runs}
     assert ("gsm8k", "single_worker_w1") in labels and ("math500", "consensus_w0") in labels
-    assert ("gsm8k", "smoothie_dependent") not in labels  # smoothie needs 3 workers: reported
-    assert [s.split(":")[0] for s in built.skipped] == ["smoothie_independent", "smoothie_dependent"]
+    assert built.skipped == []  # smoothie needs 3 candidates: 2 answers from each of the 2 workers
+    smoothie = [r for r in built.runs if r.solver == "smoothie" and r.task == "gsm8k"]
+    assert [(r.method, r.options) for r in smoothie] == [
+        ("smoothie_independent_k2", {"mode": "independent", "pool": "local", "samples_per_worker": 2}),
+        ("smoothie_dependent_k2", {"mode": "dependent", "pool": "local", "samples_per_worker": 2}),
+    ]
     assert built.missing == ["mas_router: solver 'mas_router' is not registered (not implemented in this checkout)"]
     assert built.trained == ["router_dc"]
-    # conductor, 2 x single_worker, 2 x self_reflection, 2 x consensus, MoA, random, router_dc
-    assert len(built.runs) == 2 * 10
+    # conductor, 2 x single_worker, 2 x self_reflection, 2 x consensus, MoA, 2 x smoothie, random, router_dc
+    assert len(built.runs) == 2 * 12
     run = next(r for r in built.runs if r.method == "self_reflection_w1")
     assert run.solver == "self_reflection" and run.options == {"rounds": 5, "pool": "local", "worker": 1}
     assert all(r.options["pool"] == "local" for r in built.runs)
+
+
+@pytest.mark.parametrize("size, per_worker", [(1, 3), (2, 2), (3, 1), (7, 1)])
+def test_a_method_needing_three_outputs_samples_enough_from_a_small_pool(size, per_worker):
+    built = matrix.build_matrix(METHODS, ["gsm8k"], "p", size, ALL, only=["smoothie_dependent"])
+    [run] = built.runs
+    assert size * run.options.get("samples_per_worker", 1) >= 3
+    assert run.options.get("samples_per_worker", 1) == per_worker
+    assert run.method == ("smoothie_dependent" if per_worker == 1 else f"smoothie_dependent_k{per_worker}")
+
+
+def test_a_method_needing_more_workers_is_reported_not_run():
+    methods = [{"name": "big", "solver": "consensus", "min_workers": 3}]
+    built = matrix.build_matrix(methods, ["gsm8k"], "local", 2, ALL)
+    assert built.runs == [] and built.skipped == ["big: needs at least 3 workers; pool local has 2"]
 
 
 def test_the_matrix_keeps_only_the_named_methods():
@@ -118,3 +137,29 @@ def test_a_tiny_eval_set_on_the_sim_pool_trains_routers_and_resumes(tmp_path, mo
     assert all(log.samples[0].metadata["conductor"]["calls"] >= 1 for log in logs)
     matrix.main(argv)  # resumed: everything is done, nothing new
     assert len(list_eval_logs(str(tmp_path / "logs"))) == 6
+
+
+def test_smoothie_runs_on_a_two_worker_pool_with_two_answers_each(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix, "task_function", lambda name: tiny)
+    pool = tmp_path / "two.yaml"
+    pool.write_text(
+        "name: two\ndescription: two simulated workers\n"
+        "conductor: {model: local/smollm2-135m}\n"
+        "workers:\n  - {model: sim/math-strong}\n  - {model: sim/mediocre}\n"
+    )
+    methods = tmp_path / "methods.yaml"
+    methods.write_text(
+        "methods:\n"
+        "  - {name: smoothie_dependent, solver: smoothie, min_outputs: 3,\n"
+        "     options: {mode: dependent, embeddings: hash}}\n"
+    )
+    argv = ["--tasks", "tiny", "--pool", str(pool), "--limit", "2", "--log-dir", str(tmp_path / "logs"),
+            "--matrix", str(methods)]  # fmt: skip
+    assert matrix.main(argv) == 0
+    [log] = [read_eval_log(info) for info in list_eval_logs(str(tmp_path / "logs"))]
+    assert log.status == "success" and log.eval.metadata["matrix_method"] == "smoothie_dependent_k2"
+    for sample in log.samples:
+        meta = sample.metadata["conductor"]
+        assert meta["method"] == "smoothie" and meta["agent_calls"] == 4
+        assert meta["selection"]["samples_per_worker"] == 2 and len(meta["selection"]["candidates"]) == 4
+        assert [s["worker"] for s in meta["round"]["steps"]] == [0, 0, 1, 1]

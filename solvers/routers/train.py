@@ -19,11 +19,9 @@ import json
 import sys
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
-from copy import copy
 from dataclasses import asdict, fields
 
-from inspect_ai.model import GenerateConfig
-
+from solvers.baselines import seeded  # run r of an outcome samples with seed r, so runs differ
 from solvers.conductor import answer_constraint_for
 from solvers.executor import Worker, execute_workflow, final_answer
 from solvers.routers import mas_router as mas
@@ -56,13 +54,6 @@ def answer_key_for(workers: Sequence[Worker]):
         )  # fmt: skip
 
     return context
-
-
-def seeded(worker: Worker, seed: int) -> Worker:
-    """The worker sampling with `seed` (run r of an outcome uses seed r, so runs differ)."""
-    model = copy(worker.model)
-    model.config = worker.model.config.merge(GenerateConfig(seed=seed))
-    return Worker(model, worker.name, worker.description, worker.price, worker.answer_constraint)
 
 
 def items_for(tasks: list[str], split: str, total: int, seed: int) -> list[Item]:
