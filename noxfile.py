@@ -38,6 +38,18 @@ def ensure_bubblewrap(session: nox.Session) -> None:
         session.error("the code sandbox needs bubblewrap: run `sudo apt-get install -y bubblewrap`")
 
 
+def ensure_chromium(session: nox.Session) -> None:
+    """The report page's test renders it in headless Chromium (Debian's `chromium`); install it
+    where we can, else that test is skipped (it says so)."""
+    if any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")):
+        return
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
+    else:
+        session.warn("no chromium: the report page's browser test is skipped (`sudo apt-get install -y chromium`)")
+
+
 @nox.session
 def main(session: nox.Session) -> None:
     """The main job, offline on the embedded local pool: a conductor on 5 GPQA questions."""
@@ -51,6 +63,7 @@ def tests(session: nox.Session) -> None:
     session.install(*TORCH_CPU)
     install(session, "[test,train]")
     ensure_bubblewrap(session)
+    ensure_chromium(session)
     session.run("pytest", *(session.posargs or ["-q"]))
 
 

@@ -1,0 +1,224 @@
+"""The report page: one static HTML file of tables, plots and their provenance (pure; no JS).
+
+The caller gives the sections (`Section`: text, `Table`s, plots such as `reports.plots.Plot`);
+each table and plot names where it came from (`Provenance`: the logs, the commands). Plots are
+referenced by their path relative to the page (the files stay next to it) or, with
+`embed=True`, inlined as data URIs so the page is one self-contained file. Nothing is fetched
+from the network. Every text is HTML-escaped: log text (model output, labels) is never markup.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote
+
+CELL_CHARS = 400  # per table cell: longer text is clipped (stated)
+LIST_SHOWN = 50  # logs listed per provenance block; the rest are counted
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0;font-size:13px}
+th,td{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#eee} tr:nth-child(even) td{background:#fafafa}
+figure{margin:1em 0} figure img{max-width:100%;border:1px solid #ddd}
+figcaption,.note{font-size:13px;color:#444;white-space:pre-wrap}
+details{font-size:12px;color:#444;margin:.3em 0 1em} code{font-size:12px;overflow-wrap:anywhere}
+.banner{background:#fff3cd;border:1px solid #e0c97f;padding:.4em .8em}
+"""
+
+
+class PlotLike(Protocol):
+    """What the page needs of a plot (`reports.plots.Plot` has it)."""
+
+    title: str
+    caption: str
+    png: Path
+    svg: Path
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a table or plot came from: the logs read and the commands that made them."""
+
+    logs: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as shown: column names, rows of cells, a note, linked files (CSV, markdown)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    note: str = ""
+    files: tuple[str | Path, ...] = ()
+    provenance: Provenance = field(default_factory=Provenance)
+
+    @classmethod
+    def from_frame(cls, title: str, frame: Any, **more: Any) -> Table:
+        """A table from a pandas DataFrame (its columns and rows, index dropped)."""
+        columns = tuple(str(c) for c in frame.columns)
+        rows = tuple(tuple(r) for r in frame.itertuples(index=False, name=None))
+        return cls(title, columns, rows, **more)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A part of the page: a heading, text, tables, then plots."""
+
+    title: str
+    text: str = ""
+    tables: Sequence[Table] = ()
+    plots: Sequence[PlotLike] = ()
+    provenance: Provenance | None = None
+
+
+def render_page(
+    sections: Sequence[Section],
+    page: str | Path,
+    *,
+    title: str = "conductor-bench report",
+    intro: str = "",
+    banner: str = "",
+    embed: bool = False,
+    generated: str | None = None,
+) -> str:
+    """The page's HTML; image paths are made relative to `page` (the file it will be written to)."""
+    base = Path(page).resolve().parent
+    when = generated or datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="note">generated {_e(when)}</p>',
+    ]
+    if banner:
+        out.append(f'<p class="banner">{_e(banner)}</p>')
+    if intro:
+        out.append(f'<p class="note">{_e(intro)}</p>')
+    anchors = _anchors(s.title for s in sections)
+    out.append("<nav><ul>" + "".join(f'<li><a href="#{a}">{_e(s.title)}</a></li>'
+                                     for s, a in zip(sections, anchors, strict=True)) + "</ul></nav>")
+    for section, anchor in zip(sections, anchors, strict=True):
+        out.append(_section(section, anchor, base, embed))
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_page(path: str | Path, sections: Sequence[Section], **options: Any) -> Path:
+    """Write the page (options: `render_page`'s) and return its path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_page(sections, path, **options), encoding="utf-8")
+    return path
+
+
+def _section(section: Section, anchor: str, base: Path, embed: bool) -> str:
+    out = [f'<section id="{anchor}"><h2>{_e(section.title)}</h2>']
+    if section.text:
+        out.append(f'<p class="note">{_e(section.text)}</p>')
+    for table in section.tables:
+        out.append(_table(table, base))
+    for plot in section.plots:
+        out.append(_plot(plot, base, embed))
+    if section.provenance:
+        out.append(_provenance(section.provenance, "section"))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _table(table: Table, base: Path) -> str:
+    head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in table.rows)
+    out = [f"<h3>{_e(table.title)}</h3>"]
+    if table.note:
+        out.append(f'<p class="note">{_e(table.note)}</p>')
+    if table.rows:
+        out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    else:
+        out.append('<p class="note">(no rows: the logs hold nothing for this table)</p>')
+    if table.files:
+        links = ", ".join(f'<a href="{_href(f, base)}">{_e(Path(f).name)}</a>' for f in table.files)
+        out.append(f'<p class="note">files: {links}</p>')
+    out.append(_provenance(table.provenance, "table"))
+    return "\n".join(out)
+
+
+def _plot(plot: PlotLike, base: Path, embed: bool) -> str:
+    if embed:
+        src = "data:image/png;base64," + base64.b64encode(_existing(plot.png).read_bytes()).decode("ascii")
+    else:
+        src = _href(plot.png, base)
+    svg = _href(plot.svg, base)
+    return (
+        f'<figure><img src="{src}" alt="{_e(plot.title)}">'
+        f"<figcaption>{_e(plot.caption)} (<a href=\"{svg}\">SVG</a>)</figcaption></figure>\n"
+        + _provenance(Provenance(logs=tuple(plot.sources)), "plot")
+    )
+
+
+def _provenance(prov: Provenance, what: str) -> str:
+    if not (prov.logs or prov.commands or prov.note):
+        return f'<p class="note">provenance of this {what}: not recorded</p>'
+    parts = [f"<details><summary>provenance of this {what}: {len(prov.logs)} log(s), "
+             f"{len(prov.commands)} command(s)</summary>"]
+    if prov.note:
+        parts.append(f'<p class="note">{_e(prov.note)}</p>')
+    if prov.commands:
+        parts.append("<p>commands:</p><ul>" + "".join(f"<li><code>{_e(c)}</code></li>" for c in prov.commands)
+                     + "</ul>")
+    if prov.logs:
+        shown = "".join(f"<li><code>{_e(log)}</code></li>" for log in prov.logs[:LIST_SHOWN])
+        more = len(prov.logs) - LIST_SHOWN
+        parts.append("<p>logs:</p><ul>" + shown + (f"<li>... and {more} more</li>" if more > 0 else "") + "</ul>")
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def _existing(path: str | Path) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"the report links {path}, which does not exist; fix: write the plots/tables "
+                                "before the page (reports.plots.eval_plots, training_plots)")
+    return path
+
+
+def _href(path: str | Path, base: Path) -> str:
+    """A file's address relative to the page's folder (the file must exist)."""
+    rel = os.path.relpath(_existing(path).resolve(), base)
+    return _e(quote(Path(rel).as_posix()))
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    text = str(value)
+    if len(text) > CELL_CHARS:
+        text = text[:CELL_CHARS] + f"... [{len(text) - CELL_CHARS} more chars]"
+    return _e(text)
+
+
+def _anchors(titles: Iterable[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for t in titles:
+        slug = re.sub(r"[^a-z0-9]+", "-", t.lower())[:40].strip("-") or "section"
+        seen[slug] = seen.get(slug, 0) + 1
+        out.append(slug if seen[slug] == 1 else f"{slug}-{seen[slug]}")
+    return out
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)

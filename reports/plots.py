@@ -1,0 +1,508 @@
+"""The report's plots (matplotlib, each saved as PNG and SVG), from logged evals and training runs.
+
+Eval plots take the reports frame (one row per log, sample and epoch; columns of
+`reports.records` plus task, paper_column, sample_id, epoch, score, error, log) and are drawn
+per pool: a simulated pool's plots are titled SIMULATION, the local pool's "local pool"; no plot
+puts them beside the paper's numbers. `eval_plots` draws:
+
+- accuracy vs USD per question and vs agent calls per question, one point per method (Fig. 5);
+  a method's point averages its per-benchmark means over the benchmarks it ran;
+- per method whose plotted value varies (a fixed single worker carries no information):
+  worker selection per benchmark, steps per workflow per benchmark (Fig. 8), share of
+  strategies per benchmark (`reports.strategy`);
+- one sample's root workflow as a graph (nodes: steps with their worker; edges: what a step saw).
+
+`training_plots` reads training run directories (rollouts.jsonl and run_info.json, written by
+training/train.py): reward, parse rate and accuracy per GRPO step, worker share per step, steps
+per workflow per domain (Figs. 3, 7, 8, 9), and the runs' rewards overlaid when several are given.
+
+Text from logs (model names, subtasks, labels) is clipped and drawn as plain text (no mathtext).
+Figures are built without pyplot (no global state; nothing to close).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from reports.records import short
+from reports.strategy import STRATEGIES
+
+LABEL_CHARS = 48  # log-derived text per label in a plot
+SUBTASK_CHARS = 60  # subtask text per node of a workflow graph
+MAX_BARS = 40  # benchmarks (or steps) per bar chart; more are cut with a note
+SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "conductor-bench"}  # text as text; stable ids
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Plot:
+    """One saved figure: its files, what it shows, and the logs (or run dirs) it was drawn from."""
+
+    name: str
+    title: str
+    caption: str
+    png: Path
+    svg: Path
+    pool: str = ""
+    sources: tuple[str, ...] = ()
+
+
+def plain(text: object, limit: int = LABEL_CHARS) -> str:
+    """Log text for a plot: control characters dropped, clipped, `$` escaped (no mathtext)."""
+    s = _CONTROL.sub(" ", str(text))
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s.replace("$", r"\$")  # every $ escaped: matplotlib never enters math mode
+
+
+def pool_title(pool: str, kind: str, setting: str = "") -> str:
+    """The title prefix of a pool's plots: SIMULATION / local pool / the API pool's setting."""
+    if kind == "simulated":
+        return f"SIMULATION (pool {plain(pool)}: simulated workers, not comparable to the paper)"
+    if kind == "local":
+        return f"local pool {plain(pool)} (small local models, not comparable to the paper)"
+    return f"pool {plain(pool)}" + (f" ({setting})" if setting else "")
+
+
+# ----------------------------------------------------------------------------- eval plots
+
+
+def eval_plots(frame: pd.DataFrame, out_dir: str | Path, *, sample: Mapping | None = None) -> list[Plot]:
+    """Every eval plot of `frame`, per pool, written under `out_dir`; `sample` picks the workflow
+    drawn (keys log, sample_id, epoch; default: `pick_sample`)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plots: list[Plot] = []
+    if frame.empty:
+        return plots
+    for pool, group in frame.groupby("pool", sort=True):
+        kind = str(group["pool_kind"].iloc[0])
+        setting = str(group["setting"].iloc[0] or "")
+        head = pool_title(str(pool), kind, setting)
+        stem = f"{_slug(pool)}"
+        plots.append(_accuracy_cost(group, out, stem, head, str(pool)))
+        for label, rows in group.groupby("label", sort=True):
+            name = f"{stem}-{_slug(label)}"
+            what = f"{head}\n{plain(label)}"
+            for build in (_workers, _steps, _strategies):
+                plot = build(rows, out, name, what, str(pool))
+                if plot is not None:
+                    plots.append(plot)
+    chosen = _find(frame, sample) if sample else pick_sample(frame)
+    if chosen is not None:
+        kind = str(chosen["pool_kind"])
+        head = pool_title(str(chosen["pool"]), kind, str(chosen["setting"] or ""))
+        plots.append(_workflow(chosen, out, head))
+    return plots
+
+
+def method_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per method label: mean accuracy (%), USD and agent calls per question, averaged over the
+    benchmarks it ran (each benchmark's mean first); cost NaN when any of its costs is unknown."""
+    rows = frame.assign(
+        correct=_correct(frame),
+        cost=pd.to_numeric(frame["cost_usd"], errors="coerce"),
+        calls=pd.to_numeric(frame["agent_calls"], errors="coerce"),
+    )
+    per_task = rows.groupby(["label", "task"], sort=True).agg(
+        accuracy=("correct", "mean"),
+        cost=("cost", "mean"),
+        cost_known=("cost", lambda c: bool(c.notna().all())),
+        calls=("calls", "mean"),
+        n=("correct", "size"),
+    )
+    per_task.loc[~per_task["cost_known"], "cost"] = np.nan
+    points = per_task.groupby(level="label").agg(
+        accuracy=("accuracy", "mean"),
+        cost=("cost", lambda c: c.mean() if c.notna().all() else np.nan),
+        calls=("calls", "mean"),
+        tasks=("n", "size"),
+        n=("n", "sum"),
+    )
+    points["accuracy"] *= 100
+    return points
+
+
+def _correct(frame: pd.DataFrame) -> pd.Series:
+    """1.0 per correct sample; a sample without a score (error, no answer) counts as wrong."""
+    return pd.to_numeric(frame["score"], errors="coerce").fillna(0.0).clip(0.0, 1.0)
+
+
+def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: str) -> Plot:
+    points = method_points(group)
+    all_tasks = group["task"].nunique()
+    fig = Figure(figsize=(10, 4.2), dpi=100)
+    axes = fig.subplots(1, 2, sharey=True)
+    colors = _colors(points.index)
+    missing_cost = []
+    for label, p in points.iterrows():
+        mark = "" if p["tasks"] == all_tasks else f" * {int(p['tasks'])}/{all_tasks} benchmarks"
+        name = plain(label) + mark
+        if np.isfinite(p["cost"]):
+            axes[0].scatter(p["cost"], p["accuracy"], color=colors[label], s=40, label=name, zorder=3)
+        else:
+            missing_cost.append(plain(label))
+        axes[1].scatter(p["calls"], p["accuracy"], color=colors[label], s=40, label=name, zorder=3)
+    axes[0].set_xlabel("USD per question")
+    axes[0].set_ylabel("accuracy (%)")
+    axes[1].set_xlabel("agent calls per question")
+    axes[0].xaxis.set_major_locator(MaxNLocator(5))
+    axes[0].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+    if missing_cost:
+        axes[0].text(0.02, 0.02, "cost unknown: " + ", ".join(missing_cost)[:200], transform=axes[0].transAxes,
+                     fontsize=7, va="bottom")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.suptitle(f"{head}\naccuracy vs cost and vs agent calls (mean over benchmarks)", fontsize=9)
+    fig.tight_layout()
+    caption = (f"One point per method: the mean over the benchmarks it ran of each benchmark's accuracy, "
+               f"USD and agent calls per question; {all_tasks} benchmark(s), {len(group)} sample-epochs. "
+               "A sample without a score counts as wrong; a method with any unknown cost has no cost point.")
+    return _save(fig, out, f"{stem}-accuracy-cost", head, caption, pool, group)
+
+
+def _workers(rows: pd.DataFrame, out: Path, name: str, what: str, pool: str) -> Plot | None:
+    models = rows[["task", "step_models"]].explode("step_models").dropna()
+    if models.empty or models["step_models"].nunique() < 2:
+        return None
+    shares = pd.crosstab(models["task"], models["step_models"].map(short), normalize="index")
+    fig = _stacked(shares, "share of executed worker steps", f"{what}\nworker selection per benchmark")
+    caption = "Share of executed worker steps (nested rounds included) that each worker model took, per benchmark."
+    return _save(fig, out, f"{name}-workers", what, caption, pool, rows)
+
+
+def _steps(rows: pd.DataFrame, out: Path, name: str, what: str, pool: str) -> Plot | None:
+    steps = pd.to_numeric(rows["steps"], errors="coerce")
+    data = rows.assign(steps=steps).dropna(subset=["steps"])
+    if data.empty or data["steps"].nunique() < 2:
+        return None
+    shares = pd.crosstab(data["task"], data["steps"].astype(int), normalize="index").T
+    shares = shares.iloc[:MAX_BARS]
+    fig = Figure(figsize=(7, 3.6), dpi=100)
+    ax = fig.subplots()
+    width = 0.8 / max(1, shares.shape[1])
+    x = np.arange(len(shares.index))
+    for i, task in enumerate(shares.columns):
+        ax.bar(x + i * width - 0.4 + width / 2, shares[task].to_numpy(), width, label=plain(task))
+    ax.set_xticks(x, [str(v) for v in shares.index])
+    ax.set_xlabel("steps in the workflow (root round)")
+    ax.set_ylabel("share of samples")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.grid(alpha=0.3, axis="y")
+    ax.set_title(f"{what}\nsteps per workflow per benchmark", fontsize=9)
+    fig.tight_layout()
+    caption = "Share of each benchmark's samples whose workflow had the given number of steps."
+    return _save(fig, out, f"{name}-steps", what, caption, pool, rows)
+
+
+def _strategies(rows: pd.DataFrame, out: Path, name: str, what: str, pool: str) -> Plot | None:
+    if rows["strategy"].nunique() < 2:
+        return None
+    shares = pd.crosstab(rows["task"], rows["strategy"], normalize="index")
+    order = [s for s in STRATEGIES if s in shares.columns] + [s for s in shares.columns if s not in STRATEGIES]
+    fig = _stacked(shares[order], "share of samples", f"{what}\nstrategy per benchmark")
+    caption = ("Share of each benchmark's samples by the strategy of the recorded root workflow "
+               "(rule: reports/strategy.py).")
+    return _save(fig, out, f"{name}-strategies", what, caption, pool, rows)
+
+
+def _stacked(shares: pd.DataFrame, xlabel: str, title: str) -> Figure:
+    """Horizontal stacked bars: one bar per row of `shares` (benchmarks), one colour per column."""
+    shares = shares.iloc[:MAX_BARS]
+    fig = Figure(figsize=(8, 1.4 + 0.35 * len(shares)), dpi=100)
+    ax = fig.subplots()
+    left = np.zeros(len(shares))
+    y = np.arange(len(shares))
+    colors = _colors(shares.columns)
+    for col in shares.columns:
+        values = shares[col].to_numpy(dtype=float)
+        ax.barh(y, values, left=left, color=colors[col], label=plain(col))
+        left += values
+    ax.set_yticks(y, [plain(t) for t in shares.index])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(xlabel)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def pick_sample(frame: pd.DataFrame) -> pd.Series | None:
+    """The workflow drawn by default: among recorded workflows, a correct one with the most steps
+    (ties: the first by log, sample id, epoch); None when no sample has a workflow."""
+    steps = pd.to_numeric(frame["steps"], errors="coerce").fillna(0)
+    has = frame[(frame["graph"].astype(str).str.len() > 2) & (steps > 0)]
+    if has.empty:
+        return None
+    ranked = has.assign(_ok=_correct(has), _steps=steps[has.index]).sort_values(
+        ["_ok", "_steps", "log", "sample_id", "epoch"], ascending=[False, False, True, True, True], kind="stable"
+    )
+    return ranked.iloc[0]
+
+
+def _find(frame: pd.DataFrame, sample: Mapping) -> pd.Series:
+    match = frame
+    for key in ("log", "sample_id", "epoch"):
+        if key in sample:
+            match = match[match[key].astype(str) == str(sample[key])]
+    if match.empty:
+        raise ValueError(f"no sample {dict(sample)} in the logs; fix: name a log, sample_id and epoch that exist")
+    return match.iloc[0]
+
+
+def layout(graph: Sequence[Mapping]) -> list[tuple[int, int]]:
+    """(layer, slot) per step: a step sits one layer right of the deepest step it saw."""
+    layers: list[int] = []
+    for i, step in enumerate(graph):
+        seen = [v for v in step.get("visible") or [] if isinstance(v, int) and 0 <= v < i]
+        layers.append(1 + max((layers[v] for v in seen), default=-1))
+    slots: dict[int, int] = {}
+    placed = []
+    for layer in layers:
+        placed.append((layer, slots.get(layer, 0)))
+        slots[layer] = slots.get(layer, 0) + 1
+    return placed
+
+
+def _workflow(row: pd.Series, out: Path, head: str) -> Plot:
+    graph = json.loads(row["graph"] or "[]")
+    places = layout(graph)
+    width = max((p[0] for p in places), default=0) + 1
+    height = max((p[1] for p in places), default=0) + 1
+    fig = Figure(figsize=(max(6.0, 2.6 * width), max(2.8, 1.3 * height + 1.2)), dpi=100)
+    ax = fig.subplots()
+    ax.set_axis_off()
+    ax.set_xlim(-0.6, width - 0.4)
+    ax.set_ylim(height - 0.4, -0.7)
+    boxes = []
+    for i, step in enumerate(graph):
+        x, y = places[i]
+        worker = f"worker {plain(step.get('worker'), 6)}: {plain(short(step.get('model')), 24)}"
+        nested = " (recursive)" if step.get("nested") else ""
+        text = f"step {i}{nested}\n{worker}\n{plain(step.get('subtask'), SUBTASK_CHARS)}"
+        face = "#f4c7c3" if not step.get("ok", True) else ("#c9e4c5" if i == len(graph) - 1 else "#dde6f5")
+        boxes.append(ax.text(x, y, _wrap(text), ha="center", va="center", fontsize=7,
+                             bbox={"boxstyle": "round,pad=0.4", "facecolor": face, "edgecolor": "0.4"}))
+    for i, step in enumerate(graph):
+        for v in step.get("visible") or []:
+            if isinstance(v, int) and 0 <= v < i:  # box to box: the text artists are the coordinates
+                ax.annotate("", xy=(0, 0.5), xycoords=boxes[i], xytext=(1, 0.5), textcoords=boxes[v],
+                            arrowprops={"arrowstyle": "->", "color": "0.35", "shrinkA": 6, "shrinkB": 6})
+    outcome = "correct" if _score(row) >= 1 else "not correct"
+    title = (f"{head}\n{plain(row['label'])} on {plain(row['task'])}, sample {plain(row['sample_id'], 24)} "
+             f"epoch {row['epoch']}: {outcome}, strategy: {row['strategy']}")
+    ax.set_title(title, fontsize=8)
+    fig.tight_layout()
+    caption = ("One sample's root workflow: a box per step (worker index and model, subtask start), an arrow "
+               "from each step a step saw; the last step (green) gives the answer, a failed step is red.")
+    return _save(fig, out, f"{_slug(row['pool'])}-workflow", title, caption, str(row["pool"]), pd.DataFrame([row]))
+
+
+def _score(row: pd.Series) -> float:
+    value = pd.to_numeric(pd.Series([row.get("score")]), errors="coerce").fillna(0.0).iloc[0]
+    return float(value)
+
+
+def _wrap(text: str, width: int = 28) -> str:
+    lines = []
+    for line in text.split("\n"):
+        lines += [line[i : i + width] for i in range(0, max(len(line), 1), width)][:3]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- training plots
+
+
+def read_run(run: str | Path) -> tuple[pd.DataFrame, dict]:
+    """A training run's rollouts (one row per rollout) and its run_info.json ({} when absent)."""
+    run = Path(run)
+    path = run / "rollouts.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing; fix: pass a training output_dir (training/train.py writes it)")
+    rows = pd.read_json(path, lines=True, dtype=False) if path.stat().st_size else pd.DataFrame()
+    info_file = run / "run_info.json"
+    info = json.loads(info_file.read_text()) if info_file.is_file() else {}
+    return rows, info
+
+
+def per_step(rollouts: pd.DataFrame | Sequence[Mapping]) -> pd.DataFrame:
+    """One row per GRPO step: rollouts, mean reward, parse rate, accuracy, mean workflow steps
+    (parsed rollouts; 0 when none parsed)."""
+    rows = rollouts if isinstance(rollouts, pd.DataFrame) else pd.DataFrame(list(rollouts))
+    if rows.empty:
+        return pd.DataFrame(columns=["step", "rollouts", "reward_mean", "parse_rate", "accuracy",
+                                     "steps_per_workflow"])
+    data = pd.DataFrame({
+        "step": pd.to_numeric(rows.get("step"), errors="coerce").fillna(0).astype(int),
+        "reward": pd.to_numeric(rows["reward"], errors="coerce"),
+        "parsed": rows.get("parsed", False).fillna(False).astype(bool),
+        "correct": rows.get("correct", False).fillna(False).astype(bool),
+        "steps": pd.to_numeric(rows.get("steps", 0), errors="coerce").fillna(0),
+    })
+    data["parsed_steps"] = data["steps"].where(data["parsed"])
+    table = data.groupby("step", sort=True).agg(
+        rollouts=("reward", "size"),
+        reward_mean=("reward", "mean"),
+        parse_rate=("parsed", "mean"),
+        accuracy=("correct", "mean"),
+        steps_per_workflow=("parsed_steps", "mean"),
+    )
+    table["steps_per_workflow"] = table["steps_per_workflow"].fillna(0.0)
+    return table.reset_index()
+
+
+def run_title(run: str | Path, info: Mapping) -> str:
+    """A run's plot title: recipe, model, pool; SIMULATION for a simulated pool, local for the local one."""
+    data = info.get("data") or {}
+    pool = str(data.get("pool") or (info.get("script") or {}).get("pool") or "?")
+    title = f"{plain(info.get('recipe', Path(run).name))}: {plain(info.get('model', ''))}, pool {plain(pool)}"
+    if info.get("simulated") or data.get("simulated"):
+        return "SIMULATION - " + title
+    if pool == "local":
+        return "local - " + title
+    return title
+
+
+def curves_figure(table: pd.DataFrame, title: str) -> Figure:
+    """Reward, parse rate and accuracy per GRPO step."""
+    fig = Figure(figsize=(6, 3.5), dpi=100)
+    ax = fig.subplots()
+    ax.plot(table["step"], table["reward_mean"], marker="o", label="reward (mean of the step's rollouts)")
+    ax.plot(table["step"], table["parse_rate"], marker="s", label="parse rate")
+    ax.plot(table["step"], table["accuracy"], marker="^", label="correct")
+    ax.set_xlabel("GRPO step")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def worker_shares(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per GRPO step (index) and worker (columns): share of that step's executed worker steps."""
+    if rows.empty or "worker_names" not in rows:
+        return pd.DataFrame()
+    named = rows[["step", "worker_names"]].explode("worker_names").dropna()
+    if named.empty:
+        return pd.DataFrame()
+    return pd.crosstab(named["step"].astype(int), named["worker_names"].astype(str), normalize="index")
+
+
+def domain_steps(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per GRPO step (index) and domain (columns): mean workflow steps of parsed rollouts."""
+    if rows.empty or "domain" not in rows:
+        return pd.DataFrame()
+    parsed = rows[rows["parsed"].fillna(False).astype(bool)]
+    if parsed.empty:
+        return pd.DataFrame()
+    return parsed.pivot_table(index="step", columns="domain", values="steps", aggfunc="mean").sort_index()
+
+
+def training_plots(runs: Iterable[str | Path], out_dir: str | Path) -> list[Plot]:
+    """Every training plot of the run directories, written under `out_dir`."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plots, rewards = [], {}
+    for run in runs:
+        rows, info = read_run(run)
+        table = per_step(rows)
+        if table.empty:
+            raise ValueError(f"{Path(run) / 'rollouts.jsonl'} has no rollouts; fix: train for at least one step")
+        title = run_title(run, info)
+        name = f"train-{_slug(Path(run).name)}"
+        source = (str(run),)
+        rewards[title] = table
+        plots.append(_save_run(curves_figure(table, title), out, f"{name}-curves", title,
+                               "Mean reward, parse rate and share correct of each GRPO step's rollouts.", source))
+        shares = worker_shares(rows)
+        if not shares.empty:
+            fig = _area(shares, "share of executed worker steps", f"{title}\nworker selection over training")
+            plots.append(_save_run(fig, out, f"{name}-workers", title,
+                                   "Share of each GRPO step's executed worker steps per pool worker.", source))
+        steps = domain_steps(rows)
+        if not steps.empty:
+            fig = _lines(steps, "mean steps per workflow (parsed)", f"{title}\nsteps per workflow over training")
+            plots.append(_save_run(fig, out, f"{name}-steps", title,
+                                   "Mean workflow length of the parsed rollouts per GRPO step and domain.", source))
+    if len(rewards) > 1:
+        frame = pd.DataFrame({t: tab.set_index("step")["reward_mean"] for t, tab in rewards.items()})
+        fig = _lines(frame, "mean reward", "training runs compared: reward per GRPO step")
+        plots.append(_save_run(fig, out, "train-compare-reward", "training runs compared",
+                               "Mean reward per GRPO step of each run (titles say which pool).",
+                               tuple(str(r) for r in rewards)))
+    return plots
+
+
+def _area(shares: pd.DataFrame, ylabel: str, title: str) -> Figure:
+    fig = Figure(figsize=(7, 3.6), dpi=100)
+    ax = fig.subplots()
+    colors = _colors(shares.columns)
+    ax.stackplot(shares.index.to_numpy(), *[shares[c].to_numpy(dtype=float) for c in shares.columns],
+                 labels=[plain(c) for c in shares.columns], colors=[colors[c] for c in shares.columns])
+    ax.set_xlabel("GRPO step")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _lines(frame: pd.DataFrame, ylabel: str, title: str) -> Figure:
+    fig = Figure(figsize=(7, 3.6), dpi=100)
+    ax = fig.subplots()
+    for col in frame.columns:
+        ax.plot(frame.index.to_numpy(), frame[col].to_numpy(dtype=float), marker="o", label=plain(col, 80))
+    ax.set_xlabel("GRPO step")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def _colors(keys: Iterable) -> dict:
+    cmap = matplotlib.colormaps["tab20" if len(list(keys)) > 10 else "tab10"]
+    keys = list(keys)
+    return {k: cmap(i % cmap.N) for i, k in enumerate(keys)}
+
+
+def _slug(text: object) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text))[:60].strip("_.") or "x"
+
+
+def save_figure(fig: Figure, out: Path, name: str) -> tuple[Path, Path]:
+    """Write `fig` as out/name.png and out/name.svg (SVG text kept as text, stable ids)."""
+    png, svg = out / f"{name}.png", out / f"{name}.svg"
+    fig.savefig(png, metadata={"Software": None})
+    with matplotlib.rc_context(SVG_RC):
+        fig.savefig(svg, metadata={"Date": None, "Creator": None})
+    return png, svg
+
+
+def _save(fig: Figure, out: Path, name: str, title: str, caption: str, pool: str, rows: pd.DataFrame) -> Plot:
+    png, svg = save_figure(fig, out, name)
+    logs = tuple(sorted(str(v) for v in rows["log"].dropna().unique())) if "log" in rows else ()
+    return Plot(name, title, caption, png, svg, pool, logs)
+
+
+def _save_run(fig: Figure, out: Path, name: str, title: str, caption: str, sources: tuple[str, ...]) -> Plot:
+    png, svg = save_figure(fig, out, name)
+    return Plot(name, title, caption, png, svg, "", sources)

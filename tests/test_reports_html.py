@@ -1,0 +1,147 @@
+"""reports.html: the static report page; it renders in headless Chromium (every table and image)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from test_reports_plots import make_frame
+
+from reports import plots
+from reports.html import LIST_SHOWN, Provenance, Section, Table, render_page, write_page
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+# added to a copy of the page under test only (the page itself has no script): after load, it
+# decodes every <img> and every linked PNG/SVG and writes what loaded into the DOM as JSON
+PROBE = """<script>
+window.addEventListener('load', () => {
+  const hrefs = [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))
+    .filter(h => /\\.(svg|png)$/i.test(h));
+  const probe = h => new Promise(done => { const i = new Image();
+    i.onload = () => done([h, i.naturalWidth > 0]); i.onerror = () => done([h, false]); i.src = h; });
+  Promise.all(hrefs.map(probe)).then(links => {
+    const out = document.createElement('pre'); out.id = 'render-check';
+    out.textContent = JSON.stringify({
+      images: [...document.images].map(i => [i.getAttribute('src').slice(0, 120), i.complete && i.naturalWidth > 0]),
+      links: links,
+      tables: [...document.querySelectorAll('table')].map(t => [t.rows.length, t.getBoundingClientRect().height])});
+    document.body.appendChild(out);
+  });
+});
+</script>"""
+
+
+def table(title="Table 1", rows=((1, "a"),), **more) -> Table:
+    return Table(title, ("n", "method"), tuple(rows), **more)
+
+
+def test_everything_from_logs_is_escaped(tmp_path):
+    evil = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+    page = render_page(
+        [Section(evil, text=evil, tables=[table(evil, [(evil, None), (float("nan"), 2)], note=evil,
+                                                provenance=Provenance((evil,), (evil,), evil))])],
+        tmp_path / "r.html", title=evil, intro=evil, banner=evil)
+    assert "<script" not in page.lower() and "<img" not in page.lower() and "onerror=\"" not in page
+    assert page.count(html.escape(evil)) >= 8  # title x2, banner, intro, nav, heading, text, table, cell, ...
+    assert "<td></td>" in page  # None and NaN cells are empty
+
+
+def test_plots_are_relative_files_and_must_exist(tmp_path):
+    out = plots.eval_plots(make_frame(6), tmp_path / "plots dir")
+    page = write_page(tmp_path / "report.html", [Section("Plots", plots=out)])
+    text = page.read_text()
+    srcs = re.findall(r'<img src="([^"]+)"', text)
+    assert len(srcs) == len(out) and all(s.startswith("plots%20dir/") for s in srcs)
+    assert all((tmp_path / unquote(s)).is_file() for s in srcs)
+    assert not re.search(r'(src|href)="(https?:)?//', text)  # nothing from the network
+    out[0].png.unlink()
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        write_page(tmp_path / "report.html", [Section("Plots", plots=out)])
+
+
+def test_embed_inlines_the_images(tmp_path):
+    out = plots.eval_plots(make_frame(6), tmp_path / "plots")[:2]
+    text = render_page([Section("Plots", plots=out)], tmp_path / "r.html", embed=True)
+    assert text.count('<img src="data:image/png;base64,') == 2 and 'src="plots/' not in text
+
+
+def test_provenance_tables_and_empty_tables(tmp_path):
+    logs = tuple(f"logs/{i}.eval" for i in range(LIST_SHOWN + 3))
+    csv = tmp_path / "t1.csv"
+    csv.write_text("n,method\n")
+    text = render_page([Section("Tables", tables=[
+        table(provenance=Provenance(logs, ("nox -s reproduce_tables -- --logs logs",)), files=(csv,)),
+        table("Table 2", rows=()),
+    ])], tmp_path / "r.html")
+    assert "1 log(s)" not in text and f"{LIST_SHOWN + 3} log(s), 1 command(s)" in text
+    assert "logs/0.eval" in text and f"logs/{LIST_SHOWN}.eval" not in text and "... and 3 more" in text
+    assert "<code>nox -s reproduce_tables -- --logs logs</code>" in text
+    assert '<a href="t1.csv">t1.csv</a>' in text
+    assert "no rows: the logs hold nothing for this table" in text
+    assert "provenance of this table: not recorded" in text
+
+
+def browser() -> str | None:
+    return next((b for b in map(shutil.which, BROWSERS) if b), None)
+
+
+def render_check(page: Path, exe: str) -> dict:
+    """Load a copy of `page` (PROBE added) in headless Chromium; what loaded, as the probe saw it."""
+    probe = page.with_name("probe-" + page.name)
+    probe.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    done = subprocess.run(
+        [exe, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+         f"--user-data-dir={page.parent / '.chromium'}", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+        capture_output=True, text=True, timeout=60,
+    )
+    found = re.search(r'<pre id="render-check">(.*?)</pre>', done.stdout, re.S)
+    assert found, f"the probe did not run (rc {done.returncode}): {done.stderr[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def problems(page: Path, result: dict, plots_: list, tables: int) -> list[str]:
+    """Every broken image, missing file or unrendered table of a checked page."""
+    bad = [f"image not rendered: {src}" for src, ok in result["images"] + result["links"] if not ok]
+    if len(result["images"]) != len(plots_):
+        bad.append(f"{len(result['images'])} images on the page, {len(plots_)} plots given")
+    bad += [f"table {i} empty or not laid out" for i, (n, h) in enumerate(result["tables"]) if n < 2 or h <= 0]
+    if len(result["tables"]) != tables:
+        bad.append(f"{len(result['tables'])} tables rendered, {tables} given")
+    hrefs = re.findall(r'<a href="([^"#][^"]*)"', page.read_text())
+    bad += [f"missing file: {h}" for h in hrefs if not (page.parent / unquote(html.unescape(h))).is_file()]
+    return bad
+
+
+NO_BROWSER = "no chromium on PATH (`nox -s tests` installs it; else apt-get install chromium)"
+
+
+@pytest.mark.skipif(browser() is None, reason=NO_BROWSER)
+def test_page_renders_in_headless_chromium(tmp_path):
+    exe = browser()
+    frame = make_frame(10)
+    out = plots.eval_plots(frame, tmp_path / "plots")
+    csv = tmp_path / "tables" / "table1.csv"
+    csv.parent.mkdir()
+    csv.write_text("method,accuracy\n")
+    tables = [table(files=(csv,), provenance=Provenance(("logs/a.eval",), ("nox -s reproduce_tables",))),
+              table("Table 2 <b>", [(i, f"method {i}") for i in range(5)])]
+    page = write_page(tmp_path / "report.html", [Section("Tables", tables=tables), Section("Plots", plots=out)])
+    result = render_check(page, exe)
+    assert problems(page, result, out, 2) == []
+    assert len(result["links"]) == len(out)  # every SVG decoded too
+
+    # a deliberately broken image (the file gone after the page was written) and a missing CSV fail
+    out[1].png.unlink()
+    out[2].svg.unlink()
+    csv.unlink()
+    bad = problems(page, render_check(page, exe), out, 2)
+    assert sorted(bad) == sorted([f"image not rendered: plots/{out[1].png.name}",
+                                  f"image not rendered: plots/{out[2].svg.name}",
+                                  f"missing file: plots/{out[2].svg.name}",
+                                  "missing file: tables/table1.csv"])

@@ -1,0 +1,199 @@
+"""reports.plots: eval plots from a reports frame, training plots from run dirs, training/curves.py."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from reports import plots
+from reports import synthetic as syn
+from reports.records import PAPER_COLUMNS, run_fields, sample_fields
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]
+LOCAL = ["local/smollm2-135m", "local/gemma3-270m"]
+
+
+def row(solver, args, workers, steps, *, task="math500", sid="s1", epoch=1, score=1.0, cost=0.001,
+        conductor=None, log=None, meta=True):
+    """One frame row in the loader's layout (reports.records fields + task, score, log, ...)."""
+    ident = run_fields(solver, args, {}, None, workers, conductor, solver)
+    record = syn.record(solver, workers, steps, conductor=conductor, cost=cost) if meta else None
+    return {**ident, **sample_fields(record), "task": task, "paper_column": PAPER_COLUMNS.get(task, task),
+            "epoch": epoch, "sample_id": sid, "score": score, "error": None,
+            "log": log or f"logs/{task}_{solver}_{args.get('pool')}.eval"}
+
+
+def make_frame(n: int = 40, seed: int = 0) -> pd.DataFrame:
+    """A simulated-pool conductor and single worker, and a local-pool conductor, on two tasks."""
+    import random
+
+    rng = random.Random(seed)
+    rows = []
+    for task in ("math500", "mmlu"):
+        for i in range(n):
+            k = 1 + i % 4
+            steps = [syn.step(j, w := rng.randrange(4), SIM[w], list(range(j))[-1:]) for j in range(k)]
+            rows.append(row("conductor", {"pool": "sim"}, SIM, steps, task=task, sid=f"{task}{i}",
+                            score=float(i % 3 != 0), conductor="local/smollm2-135m"))
+            rows.append(row("single_worker", {"pool": "sim", "worker": 1}, SIM, [syn.step(0, 1, SIM[1])],
+                            task=task, sid=f"{task}{i}", score=float(i % 2)))
+            steps = [syn.step(j, j % 2, LOCAL[j % 2], []) for j in range(1 + i % 2)]
+            rows.append(row("conductor", {"pool": "local"}, LOCAL, steps, task=task, sid=f"{task}{i}",
+                            score=float(i % 2), cost=None, conductor="local/smollm2-135m"))
+    return pd.DataFrame(rows)
+
+
+def svg_text(path: Path) -> str:
+    """All text of an SVG file (it must parse as XML)."""
+    return " ".join(t for t in ET.parse(path).getroot().itertext())
+
+
+def test_eval_plots_write_png_and_svg_per_pool_with_labels(tmp_path):
+    out = plots.eval_plots(make_frame(), tmp_path)
+    names = {p.name for p in out}
+    assert {"sim-accuracy-cost", "local-accuracy-cost", "sim-conductor-workers", "sim-conductor-steps",
+            "sim-conductor-strategies", "local-conductor-workers", "local-conductor-steps"} <= names
+    for p in out:
+        assert p.png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        text = svg_text(p.svg)
+        if p.pool == "sim":
+            assert "SIMULATION" in p.title and "SIMULATION" in text
+        elif p.pool == "local":
+            assert p.title.startswith("local pool") and "local pool" in text
+        assert p.sources and all(s.startswith("logs/") for s in p.sources)
+    # a fixed single worker always takes one step with the same worker and one strategy: nothing to show
+    assert not any("single_worker" in n for n in names)
+    # the local conductor's workflows are single calls or two independent attempts: two strategies
+    assert "local-conductor-strategies" in names
+
+
+def test_method_points_average_benchmark_means_and_unknown_cost():
+    w = ["sim/a", "sim/b"]
+    one = [syn.step(0, 0, "sim/a")]
+    two = [syn.step(0, 0, "sim/a"), syn.step(1, 1, "sim/b", [0])]
+    rows = [
+        # conductor: math500 2/2 correct (3 samples incl. a missing score -> 2/3), mmlu 0/1
+        row("conductor", {"pool": "sim"}, w, two, task="math500", sid="a", score=1.0, cost=0.01),
+        row("conductor", {"pool": "sim"}, w, two, task="math500", sid="b", score=1.0, cost=0.03),
+        row("conductor", {"pool": "sim"}, w, one, task="math500", sid="c", score=None, cost=0.02),
+        row("conductor", {"pool": "sim"}, w, one, task="mmlu", sid="a", score=0.0, cost=0.04),
+        row("single_worker", {"pool": "sim"}, w, one, task="mmlu", sid="a", score=1.0, cost=None),
+    ]
+    points = plots.method_points(pd.DataFrame(rows))
+    c = points.loc["conductor"]
+    assert c["accuracy"] == pytest.approx(100 * (2 / 3 + 0) / 2)
+    assert c["cost"] == pytest.approx((0.02 + 0.04) / 2)
+    assert c["calls"] == pytest.approx((5 / 3 + 1) / 2)
+    assert (c["tasks"], c["n"]) == (2, 4)
+    s = points.loc["single_worker"]
+    assert math.isnan(s["cost"]) and s["accuracy"] == 100 and s["tasks"] == 1
+
+
+def test_layout_places_a_step_right_of_what_it_saw():
+    graph = [{"visible": []}, {"visible": []}, {"visible": [0, 1]}, {"visible": [2, 7, "all", -1]}, {"visible": [0]}]
+    assert plots.layout(graph) == [(0, 0), (0, 1), (1, 0), (2, 0), (1, 1)]
+
+
+def test_pick_sample_prefers_correct_longest_and_explicit_choice(tmp_path):
+    frame = make_frame(8)
+    chosen = plots.pick_sample(frame)
+    ok = frame[frame["score"] >= 1]
+    assert chosen["score"] == 1.0 and chosen["steps"] == ok["steps"].max()
+    picked = plots.eval_plots(frame, tmp_path, sample={"log": "logs/mmlu_conductor_local.eval", "sample_id": "mmlu1"})
+    workflow = [p for p in picked if p.name.endswith("workflow")]
+    assert [p.name for p in workflow] == ["local-workflow"]
+    assert "sample mmlu1 epoch 1" in workflow[0].title and "sample mmlu1" in svg_text(workflow[0].svg)
+    with pytest.raises(ValueError, match="no sample"):
+        plots.eval_plots(frame, tmp_path, sample={"sample_id": "nope"})
+
+
+def test_log_text_is_plain_text_in_plots(tmp_path):
+    hostile = r"\$x$ $\frac{<script>alert(1)</script>" + "\x00\x1b" + "x" * 5000
+    steps = [syn.step(0, 0, "sim/a", [], subtask=hostile), syn.step(1, 1, "sim/$b$", [0], subtask="$$")]
+    frame = pd.DataFrame([row("conductor", {"pool": "sim"}, ["sim/a", "sim/$b$"], steps, task="math$500", sid="<b>")])
+    out = plots.eval_plots(frame, tmp_path)
+    workflow = next(p for p in out if p.name.endswith("workflow"))
+    raw = workflow.svg.read_text()
+    assert "<script>" not in raw and "&lt;script&gt;" in raw
+    assert "x" * 200 not in raw  # clipped
+    assert plots.plain("a$b\x07") == r"a\$b "
+
+
+def test_empty_frame_and_no_workflow(tmp_path):
+    assert plots.eval_plots(make_frame().iloc[:0], tmp_path) == []
+    frame = pd.DataFrame([row("conductor", {"pool": "sim"}, SIM, [], meta=False, score=None)])
+    out = plots.eval_plots(frame, tmp_path)
+    assert [p.name for p in out] == ["sim-accuracy-cost"]  # no workflow to draw, no distribution
+
+
+def rollout(step, *, reward=0.5, parsed=True, correct=False, steps=2, names=("a", "b"), domain="math"):
+    return {"step": step, "reward": reward, "parsed": parsed, "correct": correct, "steps": steps if parsed else 0,
+            "workers": list(range(len(names))) if parsed else [], "worker_names": list(names) if parsed else [],
+            "domain": domain, "completion": "x"}
+
+
+def write_run(path: Path, rows, *, simulated=True, pool="sim") -> Path:
+    path.mkdir(parents=True)
+    (path / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = {"pool": pool, "simulated": simulated}
+    info = {"recipe": path.name, "model": "tiny", "simulated": simulated, "data": data}
+    (path / "run_info.json").write_text(json.dumps(info))
+    return path
+
+
+def test_per_step_numbers():
+    rows = [rollout(0, reward=1.0, correct=True, steps=3), rollout(0, reward=0.0, parsed=False),
+            rollout(1, reward=0.5, steps=1), rollout(1, reward=0.5, steps=2, domain="mmlu")]
+    table = plots.per_step(rows)
+    assert table["step"].tolist() == [0, 1]
+    assert table["rollouts"].tolist() == [2, 2]
+    assert table["reward_mean"].tolist() == [0.5, 0.5]
+    assert table["parse_rate"].tolist() == [0.5, 1.0]
+    assert table["accuracy"].tolist() == [0.5, 0.0]
+    assert table["steps_per_workflow"].tolist() == [3.0, 1.5]
+    shares = plots.worker_shares(pd.DataFrame([rollout(0, names=("a", "a", "b")), rollout(1, names=("b",))]))
+    assert shares.loc[0, "a"] == pytest.approx(2 / 3) and shares.loc[1, "b"] == 1.0
+    steps = plots.domain_steps(pd.DataFrame(rows))
+    assert steps.loc[1, "mmlu"] == 2 and steps.loc[0, "math"] == 3
+
+
+def test_training_plots_per_run_and_compared(tmp_path):
+    sim_rows = [rollout(s, reward=s / 4, domain=d) for s in range(4) for d in ("math", "mmlu")]
+    sim = write_run(tmp_path / "sim-run", sim_rows)
+    local_rows = [rollout(s, parsed=s > 0) for s in range(3)]
+    local = write_run(tmp_path / "local-run", local_rows, simulated=False, pool="local")
+    out = plots.training_plots([sim, local], tmp_path / "out")
+    names = [p.name for p in out]
+    assert names == ["train-sim-run-curves", "train-sim-run-workers", "train-sim-run-steps",
+                     "train-local-run-curves", "train-local-run-workers", "train-local-run-steps",
+                     "train-compare-reward"]
+    assert all(p.title.startswith("SIMULATION") for p in out[:3])
+    assert all(p.title.startswith("local") for p in out[3:6])
+    assert "SIMULATION" in svg_text(out[-1].svg) and "local" in svg_text(out[-1].svg)
+
+
+def test_training_plots_bad_input(tmp_path):
+    with pytest.raises(FileNotFoundError, match="rollouts.jsonl is missing"):
+        plots.training_plots([tmp_path / "none"], tmp_path / "out")
+    empty = write_run(tmp_path / "empty", [])
+    with pytest.raises(ValueError, match="has no rollouts"):
+        plots.training_plots([empty], tmp_path / "out")
+
+
+def test_curves_cli(tmp_path):
+    run = write_run(tmp_path / "run", [rollout(s, reward=0.25 * s) for s in range(3)])
+    done = subprocess.run([sys.executable, str(ROOT / "training/curves.py"), str(run), "--out", str(tmp_path / "c")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "c.png").is_file() and (tmp_path / "c.svg").is_file()
+    table = pd.read_csv(tmp_path / "c.csv")
+    assert table["reward_mean"].tolist() == [0.0, 0.25, 0.5]
+    assert "SIMULATION" in svg_text(tmp_path / "c.svg")
