@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 MATRIX_FILE = Path(__file__).with_name("matrix.yaml")
-METHOD_KEYS = {"name", "solver", "options", "per_worker", "min_workers", "min_outputs", "trained"}
+METHOD_KEYS = {"name", "solver", "options", "pool_options", "per_worker", "min_workers", "min_outputs", "trained"}
 SAMPLES_OPTION = "samples_per_worker"  # how a min_outputs method gets enough outputs from a small pool
 
 
@@ -83,7 +83,7 @@ def build_matrix(
         if pool_size < method.get("min_workers", 1):
             skipped.append(f"{name}: needs at least {method['min_workers']} workers; pool {pool} has {pool_size}")
             continue
-        base = {**(method.get("options") or {}), "pool": pool}
+        base = {**(method.get("options") or {}), **(method.get("pool_options") or {}).get(pool, {}), "pool": pool}
         per_worker_samples = samples_needed(method.get("min_outputs", 1), pool_size)
         if per_worker_samples > 1:  # e.g. smoothie on a 2-worker pool: 2 answers each
             base[SAMPLES_OPTION] = per_worker_samples

@@ -298,3 +298,13 @@ def test_a_worker_outside_the_pool_is_named():
     task = Task(dataset=[Sample(input="q", target="x")], solver=consensus(worker=5), scorer=includes())
     [log] = eval(task, model="mockllm/model", model_roles={"workers": [scripted("a")]}, display="none", log_dir=None)
     assert log.status == "error" and "worker index 5 is not in the pool" in str(log.error)
+
+
+def test_five_times_context_raises_the_budget_and_keeps_the_reasoning_setting():
+    # the "5x context" preset: single_worker -S max_tokens=20480 on the constrained pool
+    worker = scripted("ANSWER: 42")
+    worker.config = worker.config.merge(GenerateConfig(max_tokens=4096, reasoning_tokens=128, temperature=0.2))
+    meta = meta_of(run(single_worker(max_tokens=20480), [worker]))
+    [config] = worker.configs
+    assert (config.max_tokens, config.reasoning_tokens, config.temperature) == (20480, 128, 0.2)
+    assert meta["settings"]["max_tokens"] == 20480

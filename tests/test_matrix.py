@@ -11,6 +11,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from scorers.inspect_scorers import numeric_match
 from solvers import matrix
 from tasks.prompts import numeric_prompt
+from workers.pools import load_pool
 
 METHODS = matrix.load_matrix()["methods"]
 ALL = {m["solver"] for m in METHODS}
@@ -32,8 +33,8 @@ def test_the_matrix_for_two_tasks_on_a_two_worker_pool():
     ]
     assert built.missing == ["mas_router: solver 'mas_router' is not registered (not implemented in this checkout)"]
     assert built.trained == ["router_dc"]
-    # conductor, 2 x single_worker, 2 x self_reflection, 2 x consensus, MoA, 2 x smoothie, random, router_dc
-    assert len(built.runs) == 2 * 12
+    # conductor, 2 x (single_worker, context_5x, self_reflection, consensus), MoA, 2 x smoothie, random, router_dc
+    assert len(built.runs) == 2 * 14
     run = next(r for r in built.runs if r.method == "self_reflection_w1")
     assert run.solver == "self_reflection" and run.options == {"rounds": 5, "pool": "local", "worker": 1}
     assert all(r.options["pool"] == "local" for r in built.runs)
@@ -46,6 +47,16 @@ def test_a_method_needing_three_outputs_samples_enough_from_a_small_pool(size, p
     assert size * run.options.get("samples_per_worker", 1) >= 3
     assert run.options.get("samples_per_worker", 1) == per_worker
     assert run.method == ("smoothie_dependent" if per_worker == 1 else f"smoothie_dependent_k{per_worker}")
+
+
+def test_five_times_context_is_20480_tokens_per_worker_and_five_times_the_local_budget():
+    def budgets(pool, size):
+        built = matrix.build_matrix(METHODS, ["gsm8k"], pool, size, ALL, only=["context_5x"])
+        return [(r.method, r.solver, r.options["max_tokens"]) for r in built.runs]
+
+    assert budgets("paper-constrained", 3) == [(f"context_5x_w{i}", "single_worker", 20480) for i in range(3)]
+    assert budgets("local", 2) == [(f"context_5x_w{i}", "single_worker", 5 * 256) for i in range(2)]
+    assert {w.config["max_tokens"] for w in load_pool("local").workers} == {256}
 
 
 def test_a_method_needing_more_workers_is_reported_not_run():
@@ -163,3 +174,18 @@ def test_smoothie_runs_on_a_two_worker_pool_with_two_answers_each(tmp_path, monk
         assert meta["method"] == "smoothie" and meta["agent_calls"] == 4
         assert meta["selection"]["samples_per_worker"] == 2 and len(meta["selection"]["candidates"]) == 4
         assert [s["worker"] for s in meta["round"]["steps"]] == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("pool, replacement", [("local", "local/smollm2-135m"), ("paper", "openai/gpt-5")])
+def test_the_ablation_presets_are_valid_conductor_options(pool, replacement):
+    from inspect_ai._util.registry import registry_create
+
+    methods = matrix.load_matrix(matrix.MATRIX_FILE.with_name("ablations.yaml"))["methods"]
+    built = matrix.build_matrix(methods, ["math500"], pool, len(load_pool(pool).workers), matrix.registered_solvers())
+    assert built.missing == [] and built.skipped == [] and len(built.runs) == 7
+    options = {r.method: r.options for r in built.runs}
+    assert options["no_subtasks"]["subtasks"] == "fixed" and options["fine_grained_access"]["access"] == "indices"
+    assert [options[f"few_shot_{s}"]["few_shot"] for s in ("in_distribution", "mixed")] == ["in_distribution", "mixed"]
+    assert options["no_few_shot"]["few_shot"] == "none" and options["replace_workers"]["replace_workers"] == replacement
+    for run in built.runs:  # the conductor checks its options when built
+        registry_create("solver", run.solver, **run.options)
