@@ -7,9 +7,9 @@ puts them beside the paper's numbers. `eval_plots` draws:
 
 - accuracy vs USD per question and vs agent calls per question, one point per method (Fig. 5);
   a method's point averages its per-benchmark means over the benchmarks it ran;
-- per method whose plotted value varies (a fixed single worker carries no information):
-  worker selection per benchmark, steps per workflow per benchmark (Fig. 8), share of
-  strategies per benchmark (`reports.strategy`);
+- worker selection, steps per workflow (Fig. 8) and share of strategies (`reports.strategy`)
+  per benchmark: stacked share bars, one panel per method whose value varies (a fixed single
+  worker carries no information), `PANELS` panels a figure;
 - one sample's root workflow as a graph (nodes: steps with their worker; edges: what a step saw).
 
 `training_plots` reads training run directories (rollouts.jsonl and run_info.json, written by
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import matplotlib.patches
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -39,7 +40,8 @@ from reports.strategy import STRATEGIES
 
 LABEL_CHARS = 48  # log-derived text per label in a plot
 SUBTASK_CHARS = 60  # subtask text per node of a workflow graph
-MAX_BARS = 40  # benchmarks (or steps) per bar chart; more are cut with a note
+MAX_BARS = 40  # benchmarks per bar chart
+PANELS = 8  # methods per figure of a distribution (more go to further figures)
 SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "conductor-bench"}  # text as text; stable ids
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -91,13 +93,7 @@ def eval_plots(frame: pd.DataFrame, out_dir: str | Path, *, sample: Mapping | No
         head = pool_title(str(pool), kind, setting)
         stem = f"{_slug(pool)}"
         plots.append(_accuracy_cost(group, out, stem, head, str(pool)))
-        for label, rows in group.groupby("label", sort=True):
-            name = f"{stem}-{_slug(label)}"
-            what = f"{head}\n{plain(label)}"
-            for build in (_workers, _steps, _strategies):
-                plot = build(rows, out, name, what, str(pool))
-                if plot is not None:
-                    plots.append(plot)
+        plots += _distributions(group, out, stem, head, str(pool))
     chosen = _find(frame, sample) if sample else pick_sample(frame)
     if chosen is not None:
         kind = str(chosen["pool_kind"])
@@ -172,81 +168,105 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
     return _save(fig, out, f"{stem}-accuracy-cost", head, caption, pool, group)
 
 
-def _workers(rows: pd.DataFrame, out: Path, name: str, what: str, pool: str) -> Plot | None:
+def worker_shares_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
+    """Benchmark x worker model: share of executed worker steps; None when one model or none."""
     models = rows[["task", "step_models"]].explode("step_models").dropna()
     if models.empty or models["step_models"].nunique() < 2:
         return None
-    shares = pd.crosstab(models["task"], models["step_models"].map(short), normalize="index")
-    fig = _stacked(shares, "share of executed worker steps", f"{what}\nworker selection per benchmark")
-    caption = "Share of executed worker steps (nested rounds included) that each worker model took, per benchmark."
-    return _save(fig, out, f"{name}-workers", what, caption, pool, rows)
+    return pd.crosstab(models["task"], models["step_models"].map(short), normalize="index")
 
 
-def _steps(rows: pd.DataFrame, out: Path, name: str, what: str, pool: str) -> Plot | None:
+def steps_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
+    """Benchmark x number of root steps: share of samples; None when every workflow is as long."""
     steps = pd.to_numeric(rows["steps"], errors="coerce")
     data = rows.assign(steps=steps).dropna(subset=["steps"])
     if data.empty or data["steps"].nunique() < 2:
         return None
-    shares = pd.crosstab(data["task"], data["steps"].astype(int), normalize="index").T
-    shares = shares.iloc[:MAX_BARS]
-    fig = Figure(figsize=(7, 3.6), dpi=100)
-    ax = fig.subplots()
-    width = 0.8 / max(1, shares.shape[1])
-    x = np.arange(len(shares.index))
-    for i, task in enumerate(shares.columns):
-        ax.bar(x + i * width - 0.4 + width / 2, shares[task].to_numpy(), width, label=plain(task))
-    ax.set_xticks(x, [str(v) for v in shares.index])
-    ax.set_xlabel("steps in the workflow (root round)")
-    ax.set_ylabel("share of samples")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    ax.grid(alpha=0.3, axis="y")
-    ax.set_title(f"{what}\nsteps per workflow per benchmark", fontsize=9)
-    fig.tight_layout()
-    caption = "Share of each benchmark's samples whose workflow had the given number of steps."
-    return _save(fig, out, f"{name}-steps", what, caption, pool, rows)
+    shares = pd.crosstab(data["task"], data["steps"].astype(int), normalize="index")
+    return shares.rename(columns=lambda n: f"{n} step" + ("" if n == 1 else "s"))
 
 
-def _strategies(rows: pd.DataFrame, out: Path, name: str, what: str, pool: str) -> Plot | None:
+def strategies_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
+    """Benchmark x strategy (reports.strategy order): share of samples; None when one strategy."""
     if rows["strategy"].nunique() < 2:
         return None
-    shares = pd.crosstab(rows["task"], rows["strategy"], normalize="index")
+    shares = pd.crosstab(rows["task"], rows["strategy"])
     order = [s for s in STRATEGIES if s in shares.columns] + [s for s in shares.columns if s not in STRATEGIES]
-    fig = _stacked(shares[order], "share of samples", f"{what}\nstrategy per benchmark")
-    caption = ("Share of each benchmark's samples by the strategy of the recorded root workflow "
-               "(rule: reports/strategy.py).")
-    return _save(fig, out, f"{name}-strategies", what, caption, pool, rows)
+    return shares[order].div(shares.sum(axis=1), axis=0)
 
 
-def _stacked(shares: pd.DataFrame, xlabel: str, title: str) -> Figure:
-    """Horizontal stacked bars: one bar per row of `shares` (benchmarks), one colour per column."""
-    shares = shares.iloc[:MAX_BARS]
-    fig = Figure(figsize=(8, 1.4 + 0.35 * len(shares)), dpi=100)
-    ax = fig.subplots()
-    left = np.zeros(len(shares))
-    y = np.arange(len(shares))
-    colors = _colors(shares.columns)
-    for col in shares.columns:
-        values = shares[col].to_numpy(dtype=float)
-        ax.barh(y, values, left=left, color=colors[col], label=plain(col))
-        left += values
-    ax.set_yticks(y, [plain(t) for t in shares.index])
-    ax.invert_yaxis()
-    ax.set_xlim(0, 1)
-    ax.set_xlabel(xlabel)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
+def _strategy_order(name: str) -> tuple[int, str]:
+    return (STRATEGIES.index(name) if name in STRATEGIES else len(STRATEGIES), name)
+
+
+# name, table, order of its categories, what it shows, x label, caption
+DISTRIBUTIONS = (
+    ("workers", worker_shares_by_task, str, "worker selection per benchmark", "share of executed worker steps",
+     "Share of the executed worker steps (nested rounds included) each worker model took, per benchmark."),
+    ("steps", steps_by_task, lambda c: int(c.split()[0]), "steps per workflow per benchmark (Fig. 8)",
+     "share of samples", "Share of each benchmark's samples by the number of steps of the recorded root workflow."),
+    ("strategies", strategies_by_task, _strategy_order, "strategy per benchmark", "share of samples",
+     "Share of each benchmark's samples by the strategy of the recorded root workflow (rule: reports/strategy.py)."),
+)
+
+
+def _distributions(group: pd.DataFrame, out: Path, stem: str, head: str, pool: str) -> list[Plot]:
+    """Per distribution: one panel per method whose value varies, PANELS panels a figure."""
+    plots = []
+    labels = {label: rows for label, rows in group.groupby("label", sort=True)}
+    for name, build, order, what, xlabel, caption in DISTRIBUTIONS:
+        tables = [(label, t) for label, rows in labels.items() if (t := build(rows)) is not None]
+        chunks = [tables[i : i + PANELS] for i in range(0, len(tables), PANELS)]
+        for i, chunk in enumerate(chunks):
+            part = f" ({i + 1}/{len(chunks)})" if len(chunks) > 1 else ""
+            fig = _panels(chunk, sorted({c for _, t in tables for c in t.columns}, key=order), xlabel,
+                          f"{head}\n{what}{part}")
+            rows = pd.concat([labels[label] for label, _ in chunk])
+            suffix = f"-{i + 1}" if len(chunks) > 1 else ""
+            plots.append(_save(fig, out, f"{stem}-{name}{suffix}", f"{head}: {what}{part}", caption, pool, rows))
+    return plots
+
+
+def _panels(tables: Sequence[tuple[str, pd.DataFrame]], categories: list, xlabel: str, title: str) -> Figure:
+    """One panel per (method label, benchmark x category shares): horizontal stacked bars, one
+    per benchmark; a category has the same colour in every panel and every figure of a kind."""
+    colors = _colors(categories)
+    cols = 1 if len(tables) == 1 else 2
+    rows = -(-len(tables) // cols)
+    height = max(0.3 * max(len(t) for _, t in tables) + 1.0, 1.6)
+    fig = Figure(figsize=(5.5 * cols + 2.6, height * rows + 0.9), dpi=100, layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
+    for ax, (label, shares) in zip(axes, tables, strict=False):
+        shares = shares.iloc[:MAX_BARS]
+        y = np.arange(len(shares))
+        left = np.zeros(len(shares))
+        for col in [c for c in categories if c in shares.columns]:
+            values = shares[col].to_numpy(dtype=float)
+            ax.barh(y, values, left=left, color=colors[col])
+            left += values
+        ax.set_yticks(y, [plain(t) for t in shares.index])
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.tick_params(labelsize=8)
+        ax.set_title(plain(label, 80), fontsize=8)
+    for ax in axes[len(tables) :]:
+        ax.set_axis_off()
+    handles = [matplotlib.patches.Patch(color=colors[c], label=plain(c)) for c in categories]
+    fig.legend(handles=handles, loc="outside right center", fontsize=7)
+    fig.supxlabel(xlabel, fontsize=8)
+    fig.suptitle(title, fontsize=9)
     return fig
 
 
 def pick_sample(frame: pd.DataFrame) -> pd.Series | None:
     """The workflow drawn by default: among recorded workflows, a correct one with the most steps
     (ties: the first by log, sample id, epoch); None when no sample has a workflow."""
-    steps = pd.to_numeric(frame["steps"], errors="coerce").fillna(0)
-    has = frame[(frame["graph"].astype(str).str.len() > 2) & (steps > 0)]
+    data = frame.assign(_steps=pd.to_numeric(frame["steps"], errors="coerce").fillna(0).to_numpy(),
+                        _ok=_correct(frame).to_numpy())
+    has = data[(data["graph"].astype(str).str.len() > 2).to_numpy() & (data["_steps"] > 0).to_numpy()]
     if has.empty:
         return None
-    ranked = has.assign(_ok=_correct(has), _steps=steps[has.index]).sort_values(
+    ranked = has.sort_values(
         ["_ok", "_steps", "log", "sample_id", "epoch"], ascending=[False, False, True, True, True], kind="stable"
     )
     return ranked.iloc[0]

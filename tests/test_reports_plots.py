@@ -58,9 +58,9 @@ def svg_text(path: Path) -> str:
 
 def test_eval_plots_write_png_and_svg_per_pool_with_labels(tmp_path):
     out = plots.eval_plots(make_frame(), tmp_path)
-    names = {p.name for p in out}
-    assert {"sim-accuracy-cost", "local-accuracy-cost", "sim-conductor-workers", "sim-conductor-steps",
-            "sim-conductor-strategies", "local-conductor-workers", "local-conductor-steps"} <= names
+    names = [p.name for p in out]
+    assert names == ["local-accuracy-cost", "local-workers", "local-steps", "local-strategies",
+                     "sim-accuracy-cost", "sim-workers", "sim-steps", "sim-strategies", "sim-workflow"]
     for p in out:
         assert p.png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         text = svg_text(p.svg)
@@ -69,10 +69,32 @@ def test_eval_plots_write_png_and_svg_per_pool_with_labels(tmp_path):
         elif p.pool == "local":
             assert p.title.startswith("local pool") and "local pool" in text
         assert p.sources and all(s.startswith("logs/") for s in p.sources)
-    # a fixed single worker always takes one step with the same worker and one strategy: nothing to show
-    assert not any("single_worker" in n for n in names)
-    # the local conductor's workflows are single calls or two independent attempts: two strategies
-    assert "local-conductor-strategies" in names
+    # a fixed single worker always takes one step with the same worker and one strategy: no panel
+    by_name = {p.name: p for p in out}
+    for name in ("sim-workers", "sim-steps", "sim-strategies"):
+        assert "conductor" in svg_text(by_name[name].svg) and "single_worker" not in svg_text(by_name[name].svg)
+    assert "single_worker" in svg_text(by_name["sim-accuracy-cost"].svg)
+    assert set(by_name["sim-steps"].sources) == {"logs/math500_conductor_sim.eval", "logs/mmlu_conductor_sim.eval"}
+
+
+def test_distribution_tables_and_panel_figures(tmp_path, monkeypatch):
+    frame = make_frame(8)
+    sim = frame[(frame["pool"] == "sim") & (frame["method"] == "conductor")]
+    steps = plots.steps_by_task(sim)
+    assert list(steps.columns) == ["1 step", "2 steps", "3 steps", "4 steps"]
+    assert steps.loc["math500"].tolist() == [0.25] * 4
+    local = frame[frame["pool"] == "local"]
+    assert plots.strategies_by_task(local).loc["mmlu"].to_dict() == {
+        "single call": 0.5, "independent attempts then aggregate": 0.5}
+    workers = plots.worker_shares_by_task(local)
+    assert workers.loc["math500"].to_dict() == pytest.approx({"gemma3-270m": 1 / 3, "smollm2-135m": 2 / 3})
+    assert plots.worker_shares_by_task(frame[frame["method"] == "single_worker"]) is None
+    # more methods than fit a figure: further figures, numbered
+    two = pd.concat([sim, sim.assign(label="conductor (other)")])
+    monkeypatch.setattr(plots, "PANELS", 1)
+    names = [p.name for p in plots.eval_plots(two, tmp_path)]
+    assert names[:7] == ["sim-accuracy-cost", "sim-workers-1", "sim-workers-2", "sim-steps-1", "sim-steps-2",
+                         "sim-strategies-1", "sim-strategies-2"]
 
 
 def test_method_points_average_benchmark_means_and_unknown_cost():
