@@ -385,23 +385,17 @@ def per_step(rollouts: pd.DataFrame | Sequence[Mapping]) -> pd.DataFrame:
 
 def run_title(run: str | Path, info: Mapping) -> str:
     """A run's plot title: recipe, model, pool; SIMULATION for a simulated pool, local for the local one."""
-    data = info.get("data") or {}
-    pool = str(data.get("pool") or (info.get("script") or {}).get("pool") or "?")
-    title = f"{plain(info.get('recipe', Path(run).name))}: {plain(info.get('model', ''))}, pool {plain(pool)}"
-    if info.get("simulated") or data.get("simulated"):
-        return "SIMULATION - " + title
-    if pool == "local":
-        return "local - " + title
-    return title
+    return f"{pool_of_run(info)} - {plain(info.get('recipe', Path(run).name))}: {plain(info.get('model', ''))}"
 
 
 def curves_figure(table: pd.DataFrame, title: str) -> Figure:
     """Reward, parse rate and accuracy per GRPO step."""
     fig = Figure(figsize=(6, 3.5), dpi=100)
     ax = fig.subplots()
-    ax.plot(table["step"], table["reward_mean"], marker="o", label="reward (mean of the step's rollouts)")
-    ax.plot(table["step"], table["parse_rate"], marker="s", label="parse rate")
-    ax.plot(table["step"], table["accuracy"], marker="^", label="correct")
+    every = max(1, len(table) // 30)  # markers stay readable on long runs
+    ax.plot(table["step"], table["reward_mean"], marker="o", markevery=every, label="mean reward")
+    ax.plot(table["step"], table["parse_rate"], marker="s", markevery=every, label="parse rate")
+    ax.plot(table["step"], table["accuracy"], marker="^", markevery=every, label="correct")
     ax.set_xlabel("GRPO step")
     ax.set_ylim(-0.05, 1.05)
     ax.set_title(title, fontsize=9)
@@ -435,7 +429,8 @@ def training_plots(runs: Iterable[str | Path], out_dir: str | Path) -> list[Plot
     """Every training plot of the run directories, written under `out_dir`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    plots, rewards = [], {}
+    plots: list[Plot] = []
+    by_pool: dict[str, dict[str, pd.DataFrame]] = {}  # pool title -> run dir -> per-step table
     for run in runs:
         rows, info = read_run(run)
         table = per_step(rows)
@@ -444,7 +439,7 @@ def training_plots(runs: Iterable[str | Path], out_dir: str | Path) -> list[Plot
         title = run_title(run, info)
         name = f"train-{_slug(Path(run).name)}"
         source = (str(run),)
-        rewards[title] = table
+        by_pool.setdefault(pool_of_run(info), {})[str(run)] = table
         plots.append(_save_run(curves_figure(table, title), out, f"{name}-curves", title,
                                "Mean reward, parse rate and share correct of each GRPO step's rollouts.", source))
         shares = worker_shares(rows)
@@ -457,13 +452,38 @@ def training_plots(runs: Iterable[str | Path], out_dir: str | Path) -> list[Plot
             fig = _lines(steps, "mean steps per workflow (parsed)", f"{title}\nsteps per workflow over training")
             plots.append(_save_run(fig, out, f"{name}-steps", title,
                                    "Mean workflow length of the parsed rollouts per GRPO step and domain.", source))
-    if len(rewards) > 1:
-        frame = pd.DataFrame({t: tab.set_index("step")["reward_mean"] for t, tab in rewards.items()})
-        fig = _lines(frame, "mean reward", "training runs compared: reward per GRPO step")
-        plots.append(_save_run(fig, out, "train-compare-reward", "training runs compared",
-                               "Mean reward per GRPO step of each run (titles say which pool).",
-                               tuple(str(r) for r in rewards)))
+    for pool, tables in by_pool.items():
+        if len(tables) > 1:  # runs are compared only with runs on the same pool
+            title = f"{pool}: training runs compared"
+            plots.append(_save_run(_compare(tables, title), out, f"train-compare-{_slug(pool)}", title,
+                                   "Mean reward and parse rate per GRPO step of each run on this pool.",
+                                   tuple(tables)))
     return plots
+
+
+def pool_of_run(info: Mapping) -> str:
+    """The pool a run trained on, labelled: SIMULATION / local / the pool's name."""
+    data = info.get("data") or {}
+    pool = str(data.get("pool") or (info.get("script") or {}).get("pool") or "unknown")
+    if info.get("simulated") or data.get("simulated"):
+        return f"SIMULATION pool {plain(pool)}"
+    return f"local pool {plain(pool)}" if pool == "local" else f"pool {plain(pool)}"
+
+
+def _compare(tables: Mapping[str, pd.DataFrame], title: str) -> Figure:
+    fig = Figure(figsize=(10, 3.6), dpi=100, layout="constrained")
+    axes = fig.subplots(1, 2, sharex=True)
+    for run, table in tables.items():
+        marker = "o" if len(table) <= 60 else None
+        for ax, col in zip(axes, ("reward_mean", "parse_rate"), strict=True):
+            ax.plot(table["step"], table[col], marker=marker, label=plain(Path(run).name, 60))
+    for ax, name in zip(axes, ("mean reward", "parse rate"), strict=True):
+        ax.set_xlabel("GRPO step")
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.suptitle(title, fontsize=9)
+    return fig
 
 
 def _area(shares: pd.DataFrame, ylabel: str, title: str) -> Figure:
@@ -485,7 +505,8 @@ def _lines(frame: pd.DataFrame, ylabel: str, title: str) -> Figure:
     fig = Figure(figsize=(7, 3.6), dpi=100)
     ax = fig.subplots()
     for col in frame.columns:
-        ax.plot(frame.index.to_numpy(), frame[col].to_numpy(dtype=float), marker="o", label=plain(col, 80))
+        marker = "o" if len(frame) <= 60 else None
+        ax.plot(frame.index.to_numpy(), frame[col].to_numpy(dtype=float), marker=marker, label=plain(col, 80))
     ax.set_xlabel("GRPO step")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7)

@@ -187,20 +187,23 @@ def test_per_step_numbers():
     assert steps.loc[1, "mmlu"] == 2 and steps.loc[0, "math"] == 3
 
 
-def test_training_plots_per_run_and_compared(tmp_path):
+def test_training_plots_per_run_and_compared_per_pool(tmp_path):
     sim_rows = [rollout(s, reward=s / 4, domain=d) for s in range(4) for d in ("math", "mmlu")]
     sim = write_run(tmp_path / "sim-run", sim_rows)
+    sim2 = write_run(tmp_path / "sim-run2", sim_rows[:3])
     local_rows = [rollout(s, parsed=s > 0) for s in range(3)]
     local = write_run(tmp_path / "local-run", local_rows, simulated=False, pool="local")
-    out = plots.training_plots([sim, local], tmp_path / "out")
+    out = plots.training_plots([sim, local, sim2], tmp_path / "out")
     names = [p.name for p in out]
     assert names == ["train-sim-run-curves", "train-sim-run-workers", "train-sim-run-steps",
                      "train-local-run-curves", "train-local-run-workers", "train-local-run-steps",
-                     "train-compare-reward"]
-    assert all(p.title.startswith("SIMULATION") for p in out[:3])
-    assert all(p.title.startswith("local") for p in out[3:6])
-    assert "SIMULATION" in svg_text(out[-1].svg) and "local" in svg_text(out[-1].svg)
-
+                     "train-sim-run2-curves", "train-sim-run2-workers", "train-sim-run2-steps",
+                     "train-compare-SIMULATION_pool_sim"]
+    assert all(p.title.startswith("SIMULATION pool sim - sim-run") for p in out[:3])
+    assert all(p.title.startswith("local pool local - local-run") for p in out[3:6])
+    compared = svg_text(out[-1].svg)  # only the runs on the simulated pool
+    assert "SIMULATION" in compared and "sim-run2" in compared and "local-run" not in compared
+    assert out[-1].sources == (str(sim), str(sim2))
 
 def test_training_plots_bad_input(tmp_path):
     with pytest.raises(FileNotFoundError, match="rollouts.jsonl is missing"):
