@@ -41,6 +41,7 @@ from reports.strategy import STRATEGIES
 LABEL_CHARS = 48  # log-derived text per label in a plot
 SUBTASK_CHARS = 60  # subtask text per node of a workflow graph
 MAX_BARS = 40  # benchmarks per bar chart
+MARKERS = "osD^v<>P"  # with 10 colours: 80 methods per scatter before a style repeats
 PANELS = 8  # methods per figure of a distribution (more go to further figures)
 SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "conductor-bench"}  # text as text; stable ids
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -137,34 +138,38 @@ def _correct(frame: pd.DataFrame) -> pd.Series:
 def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: str) -> Plot:
     points = method_points(group)
     all_tasks = group["task"].nunique()
-    fig = Figure(figsize=(10, 4.2), dpi=100)
+    fig = Figure(figsize=(10.5, 4.4), dpi=100, layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
-    colors = _colors(points.index)
+    cmap = matplotlib.colormaps["tab10"]
     missing_cost = []
-    for label, p in points.iterrows():
+    for i, (label, p) in enumerate(points.iterrows()):
         mark = "" if p["tasks"] == all_tasks else f" * {int(p['tasks'])}/{all_tasks} benchmarks"
-        name = plain(label) + mark
+        style = {"color": cmap(i % 10), "marker": MARKERS[i // 10 % len(MARKERS)], "s": 40, "zorder": 3}
         if np.isfinite(p["cost"]):
-            axes[0].scatter(p["cost"], p["accuracy"], color=colors[label], s=40, label=name, zorder=3)
+            axes[0].scatter(p["cost"], p["accuracy"], **style)
         else:
             missing_cost.append(plain(label))
-        axes[1].scatter(p["calls"], p["accuracy"], color=colors[label], s=40, label=name, zorder=3)
-    axes[0].set_xlabel("USD per question")
+        axes[1].scatter(p["calls"], p["accuracy"], label=plain(label) + mark, **style)
+    costs = points["cost"].dropna()
+    if len(costs) > 1 and costs.min() > 0 and costs.max() / costs.min() > 20:
+        axes[0].set_xscale("log")  # costs over orders of magnitude
+    else:
+        axes[0].xaxis.set_major_locator(MaxNLocator(5))
+    axes[0].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+    axes[0].set_xlabel("USD per question" + (" (log scale)" if axes[0].get_xscale() == "log" else ""))
     axes[0].set_ylabel("accuracy (%)")
     axes[1].set_xlabel("agent calls per question")
-    axes[0].xaxis.set_major_locator(MaxNLocator(5))
-    axes[0].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
     if missing_cost:
         axes[0].text(0.02, 0.02, "cost unknown: " + ", ".join(missing_cost)[:200], transform=axes[0].transAxes,
                      fontsize=7, va="bottom")
     for ax in axes:
         ax.grid(alpha=0.3)
-    axes[1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.legend(loc="outside right center", fontsize=7, ncols=1 + len(points) // 25)
     fig.suptitle(f"{head}\naccuracy vs cost and vs agent calls (mean over benchmarks)", fontsize=9)
-    fig.tight_layout()
     caption = (f"One point per method: the mean over the benchmarks it ran of each benchmark's accuracy, "
                f"USD and agent calls per question; {all_tasks} benchmark(s), {len(group)} sample-epochs. "
-               "A sample without a score counts as wrong; a method with any unknown cost has no cost point.")
+               "A sample without a score counts as wrong; a method with any unknown cost has no cost point; "
+               "* marks a method that ran only some of the benchmarks.")
     return _save(fig, out, f"{stem}-accuracy-cost", head, caption, pool, group)
 
 
