@@ -38,6 +38,7 @@ details{font-size:12px;color:#444;margin:.3em 0 1em} code{font-size:12px;overflo
 class PlotLike(Protocol):
     """What the page needs of a plot (`reports.plots.Plot` has it)."""
 
+    name: str
     title: str
     caption: str
     png: Path
@@ -142,7 +143,7 @@ def _section(section: Section, anchor: str, base: Path, embed: bool) -> str:
 def _table(table: Table, base: Path) -> str:
     head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
     body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in table.rows)
-    out = [f"<h3>{_e(table.title)}</h3>"]
+    out = [f'<h3 id="table-{_slug(table.title)}">{_e(table.title)}</h3>']
     if table.note:
         out.append(f'<p class="note">{_e(table.note)}</p>')
     if table.rows:
@@ -163,7 +164,7 @@ def _plot(plot: PlotLike, base: Path, embed: bool) -> str:
         src = _href(plot.png, base)
     svg = _href(plot.svg, base)
     return (
-        f'<figure><img src="{src}" alt="{_e(plot.title)}">'
+        f'<figure id="plot-{_slug(plot.name)}"><img src="{src}" alt="{_e(plot.title)}">'
         f"<figcaption>{_e(plot.caption)} (<a href=\"{svg}\">SVG</a>)</figcaption></figure>\n"
         + _provenance(Provenance(logs=tuple(plot.sources)), "plot")
     )
@@ -214,10 +215,15 @@ def _anchors(titles: Iterable[str]) -> list[str]:
     seen: dict[str, int] = {}
     out = []
     for t in titles:
-        slug = re.sub(r"[^a-z0-9]+", "-", t.lower())[:40].strip("-") or "section"
+        slug = _slug(t)
         seen[slug] = seen.get(slug, 0) + 1
         out.append(slug if seen[slug] == 1 else f"{slug}-{seen[slug]}")
     return out
+
+
+def _slug(text: object) -> str:
+    """An id for an anchor: lower-case letters, digits and dashes (never markup)."""
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower())[:60].strip("-") or "x"
 
 
 def _e(text: object) -> str:
