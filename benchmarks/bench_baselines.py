@@ -5,9 +5,12 @@ embedded SmolLM2-135M with its grammar). One run, printed as a markdown table.
 The questions are generated here (sums with a numeric answer, domain math; four-choice
 questions, domain mmlu), so the run is offline. Accuracy is the simulator's (workers answer
 correctly with their profile's probability); it says nothing about real models. Smoothie
-uses the hashed bag-of-words embeddings (`hash`), which costs no model call.
+uses the hashed bag-of-words embeddings (`hash`), which costs no model call. The trained
+routers are first trained on the sim pool at a bench size (ROUTER_TRAINING, math500 + mmlu
+training splits; worker outcomes cached as `solvers.routers.train` always does) into a
+temporary file.
 
-    python benchmarks/bench_baselines.py [--questions 12] [--skip-conductor]
+    python benchmarks/bench_baselines.py [--questions 12] [--skip-conductor] [--skip-routers]
 """
 
 from __future__ import annotations
@@ -38,8 +41,13 @@ METHODS: list[tuple[str, dict]] = [
     ("smoothie", {"mode": "dependent", "embeddings": "hash"}),
     ("smoothie", {"mode": "independent", "embeddings": "hash"}),
     ("random_workflow", {"seed": 0}),
+    ("router_dc", {}),
+    ("mas_router", {}),
     ("conductor", {}),
 ]
+ROUTERS = ("router_dc", "mas_router")
+ROUTER_TRAINING = ["--pool", "sim", "--task", "math500,mmlu", "--train-items", "200", "--val-items", "50",
+                   "--runs", "2", "--iterations", "10", "--batch-size", "64"]  # fmt: skip
 
 
 def math_samples(n: int) -> list[Sample]:
@@ -103,17 +111,33 @@ def run(method: str, options: dict, questions: int, log_dir: str) -> dict:
     }
 
 
+def train_routers(folder: Path) -> dict[str, dict]:
+    """Each router trained on the sim pool into `folder`; the solver options that load it."""
+    from solvers.routers import train
+
+    options = {}
+    for kind in ROUTERS:
+        start = time.perf_counter()
+        summary = train.main([kind, *ROUTER_TRAINING, "--out", str(folder / f"{kind}.json")])
+        print(f"{kind}: trained in {time.perf_counter() - start:.1f} s, validation accuracy "
+              f"{summary['val_accuracy']:.3f}", flush=True)  # fmt: skip
+        options[kind] = {"router_file": summary["file"]}
+    return options
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=12, help="questions per method (half math, half choice)")
     parser.add_argument("--skip-conductor", action="store_true", help="leave out the (slow, CPU) conductor row")
+    parser.add_argument("--skip-routers", action="store_true", help="leave out the trained routers (and training)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as log_dir:
+        routers = {} if args.skip_routers else train_routers(Path(log_dir))
         for method, options in METHODS:
-            if method == "conductor" and args.skip_conductor:
+            if (method == "conductor" and args.skip_conductor) or (method in ROUTERS and args.skip_routers):
                 continue
-            rows.append(run(method, options, args.questions, log_dir))
+            rows.append(run(method, {**options, **routers.get(method, {})}, args.questions, log_dir))
     print("\nBaselines on the SIMULATED pool (-S pool=sim), per question; simulated accuracy and made-up prices\n")
     print("| method | questions | agent calls | conductor calls | tokens in | tokens out | USD (sim prices) "
           "| sim accuracy | wall s |")  # fmt: skip

@@ -223,6 +223,7 @@ def test_router_dc_solver_sends_the_question_to_the_routed_worker(tmp_path):
     assert meta["agent_calls"] == 1 and meta["conductor_calls"] == 0 and meta["input_tokens"] > 0
     assert [len(w.calls) for w in workers] == [1, 0, 0]
     assert sample.scores["includes"].value == "C"
+    assert meta["settings"]["router_file"] == str(path) and meta["settings"]["on_error"] == "continue"
 
 
 def test_mas_router_solver_runs_its_plan_on_the_executor(tmp_path):
@@ -240,6 +241,7 @@ def test_mas_router_solver_runs_its_plan_on_the_executor(tmp_path):
     assert [len(w.calls) for w in workers] == [0, 3]
     assert all(any("triangle angle sum" in m.text for m in call) for call in workers[1].calls)  # every step
     assert sample.scores["includes"].value == "C"
+    assert meta["settings"]["router_file"] == str(path)
 
 
 def test_router_solvers_name_a_missing_file_and_the_training_command(tmp_path):

@@ -99,6 +99,7 @@ def router_dc(
     step_timeout: float | None = None,
 ) -> Solver:
     """RouterDC: the trained router picks one worker, which answers the benchmark prompt alone."""
+    options = dict(locals())  # recorded as the sample's "settings", as the baselines do
     _checked(on_error, step_timeout, max_tokens, temperature)
     need_option(router_file is None or isinstance(router_file, str), "router_file", router_file, "a path")
     router = load_router("router_dc", router_file, pool)
@@ -121,6 +122,7 @@ def router_dc(
         record = RoundRecord(depth=0, conductor=None, workflow=workflow, steps=[step])
         record.answer = final_answer(record.steps)
         finish_sample(state, record, [chosen], [choice], method="router_dc")
+        state.metadata["conductor"]["settings"] = options
         state.metadata["conductor"]["router"] = {
             "file": router_file or str(default_router_file("router_dc", pool)),
             "choice": choice,
@@ -143,6 +145,7 @@ def mas_router(
 ) -> Solver:
     """MASRouter: the trained cascade picks a collaboration mode, roles and a worker per role;
     the plan runs as a workflow (every step shown the question)."""
+    options = dict(locals())  # recorded as the sample's "settings", as the baselines do
     _checked(on_error, step_timeout, max_tokens, temperature)
     need_option(router_file is None or isinstance(router_file, str), "router_file", router_file, "a path")
     router = load_router("mas_router", router_file, pool)
@@ -161,6 +164,7 @@ def mas_router(
         )
         record.answer = final_answer(record.steps)
         finish_sample(state, record, workers, list(range(len(workers))), method="mas_router")
+        state.metadata["conductor"]["settings"] = options
         state.metadata["conductor"]["router"] = {
             "file": router_file or str(default_router_file("mas_router", pool)),
             "domain": domain,
