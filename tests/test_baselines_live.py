@@ -46,6 +46,15 @@ def test_smoothie_runs_with_the_local_embedding_endpoint(tmp_path):
     assert meta["round"]["answer"] == meta["round"]["steps"][selection["chosen_step"]]["output"]
 
 
+def test_smoothie_runs_on_the_two_worker_local_pool_with_two_samples_each(tmp_path):
+    log = live("smoothie", {"embeddings": "local", "samples_per_worker": 2, **SHORT}, tmp_path)
+    meta = log.samples[0].metadata["conductor"]
+    selection = meta["selection"]
+    assert meta["calls"] == 4 and selection["candidates"] == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    assert [s["model"] for s in meta["round"]["steps"]] == ["local/smollm2-135m"] * 2 + ["local/gemma3-270m"] * 2
+    assert all(math.isfinite(d) for d in selection["deltas"]) and len(selection["deltas"]) == 4
+
+
 def live(name, args, tmp_path, **options):
     [log] = eval(
         gsm8k(data_file=str(FIXTURE)),
