@@ -96,7 +96,7 @@ def render_check(page: Path, exe: str) -> dict:
     probe = page.with_name("probe-" + page.name)
     probe.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
     done = subprocess.run(
-        [exe, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+        [exe, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-dev-shm-usage",
          f"--user-data-dir={page.parent / '.chromium'}", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
         capture_output=True, text=True, timeout=60,
     )
