@@ -1,0 +1,152 @@
+"""One logged sample's numbers, from its `metadata["conductor"]` and the eval spec (pure).
+
+`sample_fields` turns the solver's stored summary (`solvers.conductor.summary`: method,
+calls, tokens, costs, workers, settings and the round tree) into flat columns; `run_fields`
+turns the eval spec (solver, its options, pool, conductor model) into the row identity the
+tables group by. Nothing here names a method: rows are whatever the logs hold.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from reports.strategy import NO_WORKFLOW, step_models, strategy
+
+# paper tasks (Inspect task names) -> the paper's column names
+PAPER_COLUMNS = {
+    "math500": "MATH500",
+    "mmlu": "MMLU",
+    "rlpr": "RLPR",
+    "livecodebench": "LCB",
+    "aime2025": "AIME25",
+    "bigcodebench": "BCB",
+    "gpqa_diamond": "GPQA-D",
+}
+# the bundled pools that are the paper's workers, and the paper's setting of each
+PAPER_POOLS = {
+    "paper": "unconstrained",
+    "paper-frontier": "unconstrained",
+    "paper-constrained": "constrained",
+    "paper-closed": "constrained",
+    "paper-open": "constrained",
+}
+DEFAULT_POOL = "local"  # the solvers' default (workers.pools.DEFAULT_POOL)
+HIDDEN_OPTIONS = {"pool"}  # shown as the table section, not in a row's label
+GRAPH_CHARS = 160  # subtask text kept per step for drawing a workflow
+
+
+def short(model: str | None) -> str:
+    """A model name without its provider path: openai/gpt-5 -> gpt-5."""
+    return str(model or "").rsplit("/", 1)[-1].lower()
+
+
+def pool_kind(models: list[str]) -> str:
+    """"simulated" (any sim/ worker), "local" (any local/ worker), "api" otherwise."""
+    if any(m.startswith("sim/") for m in models):
+        return "simulated"
+    if any(m.startswith("local/") for m in models):
+        return "local"
+    return "api" if models else "unknown"
+
+
+def sample_fields(meta: Mapping[str, Any] | None, model_usage: Mapping[str, Any] | None = None) -> dict:
+    """Flat numbers of one sample; costs are None when unknown (a price missing or no record)."""
+    if not meta:
+        usage = model_usage or {}
+        tin = sum(int(u.get("input_tokens") or 0) for u in usage.values())
+        tout = sum(int(u.get("output_tokens") or 0) for u in usage.values())
+        return {
+            "method": None,
+            "recorded": False,
+            "parsed": None,
+            "steps": None,
+            "agent_calls": None,
+            "calls": None,
+            "input_tokens": tin,
+            "output_tokens": tout,
+            "cost_usd": None,
+            "conductor_model": None,
+            "workers": [],
+            "strategy": NO_WORKFLOW,
+            "step_models": [],
+            "graph": "",
+            "settings": {},
+        }
+    round_ = meta.get("round") or {}
+    return {
+        "method": meta.get("method"),
+        "recorded": True,
+        "parsed": bool(meta.get("parsed")),
+        "steps": meta.get("steps"),
+        "agent_calls": meta.get("agent_calls"),
+        "calls": meta.get("calls"),
+        "input_tokens": meta.get("input_tokens"),
+        "output_tokens": meta.get("output_tokens"),
+        "cost_usd": meta.get("cost_usd"),
+        "conductor_model": meta.get("conductor"),
+        "workers": list(meta.get("workers") or []),
+        "strategy": strategy(round_),
+        "step_models": step_models(round_),
+        "graph": json.dumps(graph(round_)),
+        "settings": dict(meta.get("settings") or {}),
+    }
+
+
+def graph(round_: Mapping[str, Any]) -> list[dict]:
+    """The root round's steps, small enough to keep per sample (for drawing)."""
+    return [
+        {
+            "worker": s.get("worker"),
+            "model": s.get("model"),
+            "visible": list(s.get("visible") or []),
+            "subtask": str(s.get("subtask") or "")[:GRAPH_CHARS],
+            "ok": not s.get("error"),
+            "nested": bool(s.get("round")),
+        }
+        for s in round_.get("steps") or []
+    ]
+
+
+def run_fields(
+    solver: str | None,
+    solver_args: Mapping[str, Any] | None,
+    settings: Mapping[str, Any] | None,
+    defaults: Mapping[str, Any] | None,
+    workers: list[str],
+    conductor_model: str | None,
+    method: str | None = None,
+) -> dict:
+    """The row identity: method, options that differ from the solver's defaults, pool.
+
+    `key` (method|option=value|...: worker as its pool index, model names without their
+    provider) matches the paper reference file; `label` is for reading (worker by name)."""
+    args = dict(solver_args or {})
+    merged = {**(settings or {}), **args}
+
+    def differs(k: str) -> bool:
+        if defaults is not None and k in defaults:
+            return defaults[k] != merged[k]
+        return k in args  # an option the solver's signature does not name: shown when passed
+
+    changed = {k: merged[k] for k in sorted(merged) if k not in HIDDEN_OPTIONS and differs(k)}
+    name = method or solver or "unknown"
+    key_parts, label_parts = [name], []
+    for k, v in changed.items():
+        key_parts.append(f"{k}={short(v) if isinstance(v, str) else v}")
+        if k == "worker" and isinstance(v, int) and 0 <= v < len(workers):
+            label_parts.append(workers[v])
+        else:
+            label_parts.append(f"{k}={v}")
+    pool = str(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL)
+    kind = pool_kind(workers)
+    return {
+        "method": name,
+        "key": "|".join(key_parts),
+        "label": name + (f" ({', '.join(label_parts)})" if label_parts else ""),
+        "pool": pool,
+        "pool_kind": kind,
+        "setting": PAPER_POOLS.get(pool, "") if kind == "api" else "",
+        "conductor_short": short(conductor_model) if conductor_model else "",
+    }

@@ -1,0 +1,60 @@
+"""Per-sample fields and row identity (reports.records), from stored conductor metadata."""
+
+from __future__ import annotations
+
+import json
+
+from reports import records as rec
+from reports import strategy as st
+from reports import synthetic as syn
+
+SIM = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]
+
+
+def test_sample_fields_from_a_recorded_workflow():
+    steps = [syn.step(0, 1, SIM[1]), syn.step(1, 3, SIM[3], [0], subtask="Check step 0. " + "y" * 500)]
+    meta = syn.record("conductor", SIM, steps, conductor="local/smollm2-135m", cost=0.0042, tokens=(700, 90),
+                      settings={"few_shot": "ood"})
+    f = rec.sample_fields(meta)
+    assert f["method"] == "conductor" and f["recorded"] and f["parsed"]
+    assert (f["steps"], f["agent_calls"], f["calls"]) == (2, 2, 3)
+    assert (f["input_tokens"], f["output_tokens"], f["cost_usd"]) == (700, 90, 0.0042)
+    assert f["conductor_model"] == "local/smollm2-135m"
+    assert f["strategy"] == st.REFINE and f["step_models"] == [SIM[1], SIM[3]]
+    graph = json.loads(f["graph"])
+    assert [g["worker"] for g in graph] == [1, 3] and graph[1]["visible"] == [0]
+    assert len(graph[1]["subtask"]) == rec.GRAPH_CHARS
+    assert f["settings"] == {"few_shot": "ood"}
+
+
+def test_unknown_cost_stays_unknown_and_missing_record_uses_model_usage():
+    meta = syn.record("single_worker", SIM, [syn.step(0, 0, SIM[0])], cost=None)
+    assert rec.sample_fields(meta)["cost_usd"] is None
+    usage = {"a": {"input_tokens": 5, "output_tokens": 2}, "b": {"input_tokens": 1, "output_tokens": None}}
+    bare = rec.sample_fields(None, usage)
+    assert bare["recorded"] is False and bare["cost_usd"] is None and bare["agent_calls"] is None
+    assert (bare["input_tokens"], bare["output_tokens"]) == (6, 2)
+    assert bare["strategy"] == st.NO_WORKFLOW
+
+
+def test_run_fields_key_label_pool_and_setting():
+    paper = ["google/gemini-2.5-pro", "anthropic/claude-sonnet-4", "openai/gpt-5"]
+    f = rec.run_fields("single_worker", {"pool": "paper-constrained", "worker": 2, "max_tokens": 20480},
+                       None, None, paper, None)
+    assert f["key"] == "single_worker|max_tokens=20480|worker=2"
+    assert f["label"] == "single_worker (max_tokens=20480, openai/gpt-5)"
+    assert (f["pool"], f["pool_kind"], f["setting"]) == ("paper-constrained", "api", "constrained")
+    # an option equal to the solver's default is not part of the identity; a changed one is
+    f = rec.run_fields("conductor", {"pool": "paper", "few_shot": "ood", "replace_workers": "openai/gpt-5"},
+                       None, {"few_shot": "ood", "replace_workers": None}, paper, "openai/gpt-5")
+    assert f["key"] == "conductor|replace_workers=gpt-5" and f["setting"] == "unconstrained"
+    assert f["conductor_short"] == "gpt-5"
+
+
+def test_pool_kind_and_no_pool_means_default():
+    assert rec.pool_kind(["local/a", "openai/b"]) == "local"
+    assert rec.pool_kind(["sim/a", "local/b"]) == "simulated"
+    assert rec.pool_kind(["openai/gpt-5"]) == "api" and rec.pool_kind([]) == "unknown"
+    f = rec.run_fields("conductor", {}, None, None, ["sim/a"], None)
+    assert f["pool"] == rec.DEFAULT_POOL and f["pool_kind"] == "simulated" and f["setting"] == ""
+    assert rec.short("openai/gpt-5") == "gpt-5" and rec.short(None) == ""
