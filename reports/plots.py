@@ -2,7 +2,7 @@
 
 Eval plots take the reports frame (one row per log, sample and epoch; columns of
 `reports.records` plus task, paper_column, sample_id, epoch, score, error, log) and are drawn
-per pool: a simulated pool's plots are titled SIMULATION, the local pool's "local pool"; no plot
+per pool: a simulated pool's plots are titled SIMULATION, a local pool's LOCAL; no plot
 puts them beside the paper's numbers. `eval_plots` draws:
 
 - accuracy vs USD per question and vs agent calls per question, one point per method (Fig. 5);
@@ -35,7 +35,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from reports.records import short
+from reports.records import pool_kind, short
 from reports.strategy import STRATEGIES
 
 LABEL_CHARS = 48  # log-derived text per label in a plot
@@ -69,11 +69,11 @@ def plain(text: object, limit: int = LABEL_CHARS) -> str:
 
 
 def pool_title(pool: str, kind: str, setting: str = "") -> str:
-    """The title prefix of a pool's plots: SIMULATION / local pool / the API pool's setting."""
+    """The title prefix of a pool's plots: SIMULATION / LOCAL / the API pool's setting."""
     if kind == "simulated":
         return f"SIMULATION (pool {plain(pool)}: simulated workers, not comparable to the paper)"
     if kind == "local":
-        return f"local pool {plain(pool)} (small local models, not comparable to the paper)"
+        return f"LOCAL (pool {plain(pool)}: small local models, not comparable to the paper)"
     return f"pool {plain(pool)}" + (f" ({setting})" if setting else "")
 
 
@@ -469,10 +469,11 @@ def training_plots(runs: Iterable[str | Path], out_dir: str | Path) -> list[Plot
 def pool_of_run(info: Mapping) -> str:
     """The pool a run trained on, labelled: SIMULATION / local / the pool's name."""
     data = info.get("data") or {}
-    pool = str(data.get("pool") or (info.get("script") or {}).get("pool") or "unknown")
-    if info.get("simulated") or data.get("simulated"):
-        return f"SIMULATION pool {plain(pool)}"
-    return f"local pool {plain(pool)}" if pool == "local" else f"pool {plain(pool)}"
+    pool = plain(data.get("pool") or (info.get("script") or {}).get("pool") or "unknown")
+    kind = pool_kind([str(m) for m in data.get("pool_workers") or []])
+    if info.get("simulated") or data.get("simulated") or kind == "simulated":
+        return f"SIMULATION (pool {pool})"
+    return f"LOCAL (pool {pool})" if kind == "local" or pool == "local" else f"pool {pool}"
 
 
 def _compare(tables: Mapping[str, pd.DataFrame], title: str) -> Figure:

@@ -67,7 +67,7 @@ def test_eval_plots_write_png_and_svg_per_pool_with_labels(tmp_path):
         if p.pool == "sim":
             assert "SIMULATION" in p.title and "SIMULATION" in text
         elif p.pool == "local":
-            assert p.title.startswith("local pool") and "local pool" in text
+            assert p.title.startswith("LOCAL (pool local") and "LOCAL" in text
         assert p.sources and all(s.startswith("logs/") for s in p.sources)
     # a fixed single worker always takes one step with the same worker and one strategy: no panel
     by_name = {p.name: p for p in out}
@@ -199,8 +199,8 @@ def test_training_plots_per_run_and_compared_per_pool(tmp_path):
                      "train-local-run-curves", "train-local-run-workers", "train-local-run-steps",
                      "train-sim-run2-curves", "train-sim-run2-workers", "train-sim-run2-steps",
                      "train-compare-SIMULATION_pool_sim"]
-    assert all(p.title.startswith("SIMULATION pool sim - sim-run") for p in out[:3])
-    assert all(p.title.startswith("local pool local - local-run") for p in out[3:6])
+    assert all(p.title.startswith("SIMULATION (pool sim) - sim-run") for p in out[:3])
+    assert all(p.title.startswith("LOCAL (pool local) - local-run") for p in out[3:6])
     compared = svg_text(out[-1].svg)  # only the runs on the simulated pool
     assert "SIMULATION" in compared and "sim-run2" in compared and "local-run" not in compared
     assert out[-1].sources == (str(sim), str(sim2))
