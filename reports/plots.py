@@ -420,6 +420,42 @@ def worker_shares(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.crosstab(named["step"].astype(int), named["worker_names"].astype(str), normalize="index")
 
 
+def domain_worker_shares(rows: pd.DataFrame) -> pd.DataFrame:
+    """Columns step, domain, then one per worker name: that worker's share of the step's executed
+    worker steps in rollouts of that domain (rows only where the domain had worker steps)."""
+    if rows.empty or not {"worker_names", "domain", "step"} <= set(rows):
+        return pd.DataFrame()
+    named = rows[["step", "domain", "worker_names"]].explode("worker_names").dropna()
+    if named.empty:
+        return pd.DataFrame()
+    table = pd.crosstab([named["step"].astype(int), named["domain"].astype(str)],
+                        named["worker_names"].astype(str), normalize="index")
+    return table.reset_index()
+
+
+def routing_figure(shares: pd.DataFrame, title: str, window: int = 10) -> Figure:
+    """One panel per domain: each worker's share per GRPO step, trailing mean over `window` steps."""
+    if window < 1:
+        raise ValueError(f"window must be >= 1 step, got {window}")
+    domains = sorted(shares["domain"].unique())
+    workers = [c for c in shares.columns if c not in ("step", "domain")]
+    colors = _colors(workers)
+    fig = Figure(figsize=(7.5, 2.2 * len(domains) + 0.9), dpi=100, layout="constrained")
+    axes = fig.subplots(len(domains), 1, squeeze=False, sharex=True)[:, 0]
+    for ax, domain in zip(axes, domains, strict=True):
+        part = shares[shares["domain"] == domain].sort_values("step")
+        for worker in workers:
+            ax.plot(part["step"], part[worker].rolling(window, min_periods=1).mean(), color=colors[worker],
+                    label=plain(worker))
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_ylabel(f"{plain(domain, 16)}: share", fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("GRPO step")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right center", fontsize=7)
+    fig.suptitle(f"{title}\nworker choice per domain ({window}-step moving average)", fontsize=9)
+    return fig
+
+
 def domain_steps(rows: pd.DataFrame) -> pd.DataFrame:
     """Per GRPO step (index) and domain (columns): mean workflow steps of parsed rollouts."""
     if rows.empty or "domain" not in rows:
@@ -430,8 +466,9 @@ def domain_steps(rows: pd.DataFrame) -> pd.DataFrame:
     return parsed.pivot_table(index="step", columns="domain", values="steps", aggfunc="mean").sort_index()
 
 
-def training_plots(runs: Iterable[str | Path], out_dir: str | Path) -> list[Plot]:
-    """Every training plot of the run directories, written under `out_dir`."""
+def training_plots(runs: Iterable[str | Path], out_dir: str | Path, *, window: int = 10) -> list[Plot]:
+    """Every training plot of the run directories, written under `out_dir` (`window`: GRPO steps
+    of the routing plot's moving average)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plots: list[Plot] = []
@@ -452,6 +489,11 @@ def training_plots(runs: Iterable[str | Path], out_dir: str | Path) -> list[Plot
             fig = _area(shares, "share of executed worker steps", f"{title}\nworker selection over training")
             plots.append(_save_run(fig, out, f"{name}-workers", title,
                                    "Share of each GRPO step's executed worker steps per pool worker.", source))
+        routing = domain_worker_shares(rows)
+        if not routing.empty:
+            plots.append(_save_run(routing_figure(routing, title, window), out, f"{name}-routing", title,
+                                   f"Each worker's share of the executed worker steps per domain, {window}-step "
+                                   "moving average.", source))
         steps = domain_steps(rows)
         if not steps.empty:
             fig = _lines(steps, "mean steps per workflow (parsed)", f"{title}\nsteps per workflow over training")

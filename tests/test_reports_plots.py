@@ -185,6 +185,11 @@ def test_per_step_numbers():
     assert shares.loc[0, "a"] == pytest.approx(2 / 3) and shares.loc[1, "b"] == 1.0
     steps = plots.domain_steps(pd.DataFrame(rows))
     assert steps.loc[1, "mmlu"] == 2 and steps.loc[0, "math"] == 3
+    routing = plots.domain_worker_shares(pd.DataFrame(rows + [rollout(1, names=("a", "a", "a", "b"))]))
+    assert routing.columns.tolist() == ["step", "domain", "a", "b"]
+    by = routing.set_index(["step", "domain"])
+    assert by.loc[(1, "math"), "a"] == pytest.approx(4 / 6) and by.loc[(1, "mmlu"), "b"] == 0.5
+    assert (0, "mmlu") not in by.index  # no worker steps there
 
 
 def test_training_plots_per_run_and_compared_per_pool(tmp_path):
@@ -195,12 +200,12 @@ def test_training_plots_per_run_and_compared_per_pool(tmp_path):
     local = write_run(tmp_path / "local-run", local_rows, simulated=False, pool="local")
     out = plots.training_plots([sim, local, sim2], tmp_path / "out")
     names = [p.name for p in out]
-    assert names == ["train-sim-run-curves", "train-sim-run-workers", "train-sim-run-steps",
-                     "train-local-run-curves", "train-local-run-workers", "train-local-run-steps",
-                     "train-sim-run2-curves", "train-sim-run2-workers", "train-sim-run2-steps",
-                     "train-compare-SIMULATION_pool_sim"]
-    assert all(p.title.startswith("SIMULATION (pool sim) - sim-run") for p in out[:3])
-    assert all(p.title.startswith("LOCAL (pool local) - local-run") for p in out[3:6])
+    per_run = ["curves", "workers", "routing", "steps"]
+    assert names == ([f"train-sim-run-{k}" for k in per_run] + [f"train-local-run-{k}" for k in per_run]
+                     + [f"train-sim-run2-{k}" for k in per_run] + ["train-compare-SIMULATION_pool_sim"])
+    assert all(p.title.startswith("SIMULATION (pool sim) - sim-run") for p in out[:4])
+    assert all(p.title.startswith("LOCAL (pool local) - local-run") for p in out[4:8])
+    assert "mmlu: share" in svg_text(out[2].svg)
     compared = svg_text(out[-1].svg)  # only the runs on the simulated pool
     assert "SIMULATION" in compared and "sim-run2" in compared and "local-run" not in compared
     assert out[-1].sources == (str(sim), str(sim2))
