@@ -78,3 +78,43 @@ def test_negative_warmup_steps_are_refused(tmp_path):
 
     with pytest.raises(SystemExit, match="format_warmup_steps"):
         main(["--dry_run", "true", "--format_warmup_steps", "-1", "--output_dir", str(tmp_path)])
+
+
+def test_train_top_layers_freezes_everything_below():
+    pytest.importorskip("trl")
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from training.train import freeze_below
+
+    config = LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=3,
+                         num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=True)  # fmt: skip
+    model = LlamaForCausalLM(config)
+    counts = freeze_below(model, 1)
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable and all(n.startswith(("model.layers.2.", "model.norm.")) for n in trainable)
+    assert counts["trainable_params"] == sum(p.numel() for n, p in model.named_parameters() if n in trainable)
+    assert not model.get_input_embeddings().weight.requires_grad  # tied head stays fixed too
+    with pytest.raises(SystemExit, match="3 decoder layers"):
+        freeze_below(model, 4)
+
+
+def test_routing_curves_per_domain(tmp_path):
+    """curves.py writes the per-domain worker shares of each step (CSV) and their plot."""
+    from training import curves
+
+    rows = []
+    for step in (1, 2):
+        for domain, names in (("math", ["sim/a", "sim/a", "sim/b"]), ("mmlu", ["sim/b"] * step)):
+            rows.append({"step": step, "domain": domain, "worker_names": names, "reward": 0.5, "parsed": True, "correct": False, "steps": 1})
+    rows.append({"step": 2, "domain": "math", "worker_names": [], "reward": 0.0, "parsed": False, "correct": False, "steps": 0})
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    curves.main([str(run), "--out", str(tmp_path / "out" / "c"), "--window", "2"])
+    import csv
+
+    table = list(csv.DictReader(open(tmp_path / "out" / "c-routing.csv")))
+    math1 = next(r for r in table if r["step"] == "1" and r["domain"] == "math")
+    assert abs(float(math1["sim/a"]) - 2 / 3) < 1e-9 and abs(float(math1["sim/b"]) - 1 / 3) < 1e-9
+    assert all(float(r["sim/b"]) == 1.0 for r in table if r["domain"] == "mmlu")
+    assert (tmp_path / "out" / "c-routing.png").stat().st_size > 1000

@@ -75,6 +75,10 @@ class ScriptArguments:
     worker_temperature: float | None = field(default=None, metadata={"help": "override the pool's"})
     worker_max_tokens: int | None = field(default=None, metadata={"help": "override the pool's"})
     max_concurrency: int = field(default=16, metadata={"help": "rollouts running at once in the reward"})
+    train_top_layers: int | None = field(
+        default=None,
+        metadata={"help": "train only the top N decoder layers and the final norm (CPU budget; default: all)"},
+    )
     format_warmup_steps: int = field(
         default=0,
         metadata={"help": "format warm-up SFT steps before GRPO on random valid workflows (0: off, the paper's)"},
@@ -115,6 +119,8 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
 def check(script: ScriptArguments) -> None:
     if script.reward not in REWARDS:
         raise SystemExit(f"reward must be one of {', '.join(REWARDS)}, got {script.reward!r}")
+    if script.train_top_layers is not None and script.train_top_layers < 1:
+        raise SystemExit(f"train_top_layers must be >= 1 (or unset: every layer), got {script.train_top_layers}")
     if script.format_warmup_steps < 0:
         raise SystemExit(f"format_warmup_steps must be >= 0 (0: no warm-up), got {script.format_warmup_steps}")
     if script.recursion_share and (script.max_depth < 1 or script.reward != "conductor"):
@@ -221,6 +227,26 @@ def load_model(model_args: Any, config: Any) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def freeze_below(model: Any, top_layers: int) -> dict:
+    """Train only the top `top_layers` decoder layers and the final norm; everything below,
+    the embeddings and (tied or not) the output head stay fixed, so the backward pass stops
+    `top_layers` layers down. Returns the trainable/total parameter counts."""
+    layers = getattr(getattr(model, "model", None), "layers", None)
+    norm = getattr(getattr(model, "model", None), "norm", None)
+    if layers is None or norm is None:
+        raise SystemExit(f"train_top_layers: {type(model).__name__} has no model.layers / model.norm; unset it")
+    if top_layers > len(layers):
+        raise SystemExit(f"train_top_layers: the model has {len(layers)} decoder layers, {top_layers} asked for")
+    for param in model.parameters():
+        param.requires_grad_(False)
+    for module in [*layers[len(layers) - top_layers :], norm]:
+        for param in module.parameters():
+            param.requires_grad_(True)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return {"top_layers": top_layers, "of_layers": len(layers), "trainable_params": trainable,
+            "total_params": sum(p.numel() for p in model.parameters())}  # fmt: skip
+
+
 def resume_arg(value: str | bool | None) -> str | bool | None:
     """`--resume_from_checkpoint true` = the latest checkpoint in output_dir; a path = that one."""
     if isinstance(value, str) and value.lower() in ("true", "false"):
@@ -264,6 +290,9 @@ def main(argv: list[str] | None = None) -> dict:
         rollout_func = RecursionRollout(reward, dataset.to_list(), share=script.recursion_share)
 
     model, tokenizer = load_model(model_args, config)
+    if script.train_top_layers:
+        info["trainable"] = freeze_below(model, script.train_top_layers)
+        log.info("trainable: %s", json.dumps(info["trainable"]))
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     resume = resume_arg(config.resume_from_checkpoint)

@@ -18,8 +18,8 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-FIRST = "Solve the question and give the final answer in the form it asks for."
-LATER = "Check the earlier responses, fix any mistake, and give the final answer in the form the question asks for."
+FIRST = "Solve the question."
+LATER = "Check the earlier answers and give the final answer."
 
 
 def workflow_text(n_workers: int, max_steps: int, rng: random.Random) -> str:
@@ -79,6 +79,7 @@ def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, co
         bf16=config.bf16,
         seed=config.seed,
         completion_only_loss=True,
+        gradient_checkpointing=False,  # SFTConfig turns it on by default; a small model does not need it
         max_length=None,  # never cut a prompt (GRPO does not either): the completion must survive
         dataloader_num_workers=0,
     )
