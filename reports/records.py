@@ -34,6 +34,7 @@ PAPER_POOLS = {
 }
 DEFAULT_POOL = "local"  # the solvers' default (workers.pools.DEFAULT_POOL)
 HIDDEN_OPTIONS = {"pool"}  # shown as the table section, not in a row's label
+ALWAYS_OPTIONS = {"worker"}  # part of the identity even at the solver's default (which worker ran)
 GRAPH_CHARS = 160  # subtask text kept per step for drawing a workflow
 
 
@@ -126,6 +127,8 @@ def run_fields(
     merged = {**(settings or {}), **args}
 
     def differs(k: str) -> bool:
+        if k in ALWAYS_OPTIONS:
+            return True
         if defaults is not None and k in defaults:
             return defaults[k] != merged[k]
         return k in args  # an option the solver's signature does not name: shown when passed

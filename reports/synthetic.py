@@ -10,7 +10,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
+from inspect_ai.log import (
+    EvalConfig,
+    EvalDataset,
+    EvalLog,
+    EvalPlan,
+    EvalPlanStep,
+    EvalSample,
+    EvalSpec,
+    write_eval_log,
+)
 from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import Score
 
@@ -70,15 +79,19 @@ def write_log(directory: Path, task: str, solver: str, solver_args: dict, sample
               model: str = "none/none", roles: dict | None = None, epochs: int = 1, total: int | None = None,
               status: str = "success", metadata: dict | None = None, created: str = "2026-01-01T00:00:00+00:00"
               ) -> Path:
-    """Write one eval log holding `samples`; `total` = the samples the eval meant to run."""
+    """Write one eval log holding `samples`; `total` = the samples the eval meant to run (default:
+    the distinct ids given; more ids are made up to reach it: samples missing from the log)."""
+    ids: list = list(dict.fromkeys(s.id for s in samples))
+    ids += [f"missing_{i}" for i in range(max(0, (total or 0) - len(ids)))]
+    number = len(list(directory.glob("*.eval"))) if directory.is_dir() else 0
     spec = EvalSpec(
-        created=created, task=task, task_file=TASK_FILES.get(task, f"tasks/{task}.py"), solver=solver,
-        solver_args=solver_args, dataset=EvalDataset(name=task, samples=total or len(samples)),
-        model=model, model_roles=roles, config=EvalConfig(epochs=epochs), metadata=metadata,
+        created=created, task=task, task_id=f"{task}-{number}", run_id=f"synthetic-{number}", task_file=TASK_FILES.get(task, f"tasks/{task}.py"), solver=solver,
+        solver_args=solver_args, model=model, model_roles=roles, config=EvalConfig(epochs=epochs),
+        dataset=EvalDataset(name=task, samples=total or len(ids), sample_ids=ids), metadata=metadata,
     )
-    log = EvalLog(eval=spec, status=status, samples=list(samples))
+    plan = EvalPlan(steps=[EvalPlanStep(solver=solver, params=solver_args, params_passed=solver_args)])
+    log = EvalLog(eval=spec, plan=plan, status=status, samples=list(samples))
     directory.mkdir(parents=True, exist_ok=True)
-    number = len(list(directory.glob("*.eval")))
     path = directory / f"{number:05d}_{task}_{solver}.eval"
     write_eval_log(log, str(path))
     return path

@@ -1,0 +1,199 @@
+"""Build the report: tables (markdown + CSV), missing cells, plots and one HTML page, from a log dir.
+
+Output layout under `out`:
+    index.html            the page (tables, plots, provenance, missing cells, the paper's numbers)
+    tables.md             every table, per pool, with its heading and notes
+    tables/<name>.md|csv  one table (wide: what the page shows, plus the row key)
+    tables-long.csv       every cell, one line each (value, se, samples, epochs, errors, paper)
+    missing.md            cells without samples and the commands that fill them
+    plots/*.png|svg       `reports.plots` figures
+A partial log dir builds what it has; an empty one still writes the page and the paper's numbers.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from reports import html, missing, plots, tables
+from reports.frame import load_samples
+
+NOTE_SIM = ("Simulated workers answer from the answer key with per-profile accuracy (workers/simulation.py): "
+            "these numbers test the harness, they say nothing about real models or the paper.")
+NOTE_LOCAL = ("Small local models (CPU): these numbers prove the plumbing; they are not comparable to the paper's.")
+CELL_NOTE = ("Cells: accuracy % as mean ± standard error over epochs (no ± with one epoch), n = samples x epochs, "
+             "errored samples counted wrong and shown as 'err'. tokens / usd / agent_calls: per question over the "
+             "table's benchmarks (usd 'unknown' when a price is missing, never 0); cost_adjusted = accuracy / "
+             "(USD per question in cents), the paper's definition. avg '(k of n)': over the benchmarks present.")
+
+
+@dataclass
+class Report:
+    out: Path
+    page: Path
+    tables: list[tables.Built]
+    plots: list
+    samples: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Progress:
+    """Prints what is being done, with the seconds since the start (stderr by default)."""
+
+    def __init__(self, write: Callable[[str], None] | None = None) -> None:
+        self.start = time.perf_counter()
+        self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
+
+    def __call__(self, line: str) -> None:
+        self.write(f"[report {time.perf_counter() - self.start:6.1f}s] {line}")
+
+
+def build(log_dir: str | Path, out: str | Path, *, training: Sequence[str | Path] = (), embed: bool = False,
+          progress: Callable[[str], None] | None = None, command: str = "") -> Report:
+    """Read the logs, write tables, missing cells, plots and the page (module docstring)."""
+    say = progress or Progress()
+    out = Path(out)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = now - clock
+        clock = now
+
+    frame = load_samples(log_dir, progress=say) if Path(log_dir).exists() else load_samples_missing(log_dir, say)
+    say(f"{len(frame)} sample rows from {frame['log'].nunique() if len(frame) else 0} log(s)")
+    lap("read logs")
+    built = tables.build_tables(frame, expected=missing.expected_rows) if len(frame) else []
+    limit = sample_limit(frame)
+    say(f"{len(built)} tables over {len({b.pool for b in built})} pool(s)")
+    lap("tables")
+    write_tables(built, frame, out, str(log_dir), limit)
+    (out / "missing.md").write_text(missing.listing(built, frame, str(log_dir), limit) if len(frame)
+                                    else empty_listing(str(log_dir)))
+    lap("write tables")
+    drawn = []
+    if len(frame):
+        say("drawing eval plots")
+        drawn += plots.eval_plots(frame, out / "plots")
+    lap("eval plots")
+    if training:
+        say(f"drawing training plots of {len(training)} run(s)")
+        drawn += plots.training_plots(training, out / "plots")
+    lap("training plots")
+    page = html.write_page(out / "index.html", sections(built, drawn, frame, out, str(log_dir), limit, command),
+                           title="conductor-bench report", intro=intro(frame, log_dir), embed=embed,
+                           banner=banner(frame))
+    lap("page")
+    say(f"wrote {page} ({len(built)} tables, {len(drawn)} plots)")
+    return Report(out, page, built, drawn, len(frame), timings)
+
+
+def load_samples_missing(log_dir: str | Path, say: Callable[[str], None]) -> pd.DataFrame:
+    say(f"no log dir {log_dir}: building the page with the paper's numbers only")
+    from reports.frame import COLUMNS
+
+    return pd.DataFrame(columns=COLUMNS)
+
+
+def empty_listing(log_dir: str) -> str:
+    return ("# Missing cells\n\nNo logs were found. Run the matrix first, e.g.\n\n```\n"
+            f"python -m solvers.matrix --tasks gpqa,math500 --pool local --limit 2 --log-dir {shlex.quote(log_dir)}\n"
+            "```\n\nor `nox -s reproduce_tables` (runs the evals, then builds).\n")
+
+
+def sample_limit(frame: pd.DataFrame) -> int | None:
+    """The most distinct samples one method ran on one task (the --limit the commands repeat)."""
+    if not len(frame):
+        return None
+    return int(frame.groupby(["pool", "key", "task"])["sample_id"].nunique().max())
+
+
+def shown(built: tables.Built) -> pd.DataFrame:
+    return built.wide.drop(columns=["key"])
+
+
+def write_tables(built: Sequence[tables.Built], frame: pd.DataFrame, out: Path, log_dir: str,
+                 limit: int | None) -> None:
+    parts, longs = ["# Tables", "", CELL_NOTE, ""], []
+    for b in built:
+        (out / "tables" / f"{b.name}.md").write_text(f"## {b.heading}\n\n{tables.markdown(shown(b))}")
+        b.wide.to_csv(out / "tables" / f"{b.name}.csv", index=False)
+        parts += [f"## {b.heading}", "", table_note(b), "", tables.markdown(shown(b))]
+        longs.append(b.long)
+    (out / "tables.md").write_text("\n".join(parts) + "\n")
+    long = pd.concat(longs, ignore_index=True) if longs else pd.DataFrame()
+    long.to_csv(out / "tables-long.csv", index=False)
+
+
+def table_note(b: tables.Built) -> str:
+    lines = []
+    if b.kind == "simulated":
+        lines.append(NOTE_SIM)
+    elif b.kind == "local":
+        lines.append(NOTE_LOCAL)
+    elif not b.comparable:
+        lines.append("Not one of the paper's pools in this table's setting: no paper numbers beside these.")
+    else:
+        lines.append("'paper' columns: the paper's numbers (reports/paper_reference.csv).")
+    if b.spec.note:
+        lines.append(b.spec.note)
+    if b.missing:
+        lines.append(f"{len(b.missing)} cell(s) without samples ('—'): see missing.md for the commands.")
+    return " ".join(lines)
+
+
+def sections(built: Sequence[tables.Built], drawn: Sequence, frame: pd.DataFrame, out: Path, log_dir: str,
+             limit: int | None, command: str) -> list[html.Section]:
+    result = []
+    pools = list(dict.fromkeys(b.pool for b in built))
+    for pool in pools:
+        mine = [b for b in built if b.pool == pool]
+        kind = mine[0].kind if mine else ""
+        setting = mine[0].setting if mine else ""
+        page_tables = [
+            html.Table.from_frame(
+                b.spec.title, shown(b), note=table_note(b),
+                files=(out / "tables" / f"{b.name}.csv", out / "tables" / f"{b.name}.md"),
+                provenance=html.Provenance(
+                    logs=b.logs,
+                    commands=tuple(x for x in (command,) if x) + tuple(missing.rerun_commands(b, frame, log_dir, limit)),
+                    note="Rows: one per method key (solver and the options that differ from its defaults) and "
+                         "conductor model, as the logs hold them."))
+            for b in mine
+        ]
+        result.append(html.Section(tables.pool_heading(pool, kind, setting), text=CELL_NOTE, tables=tuple(page_tables),
+                                   plots=tuple(p for p in drawn if getattr(p, "pool", "") == pool)))
+    training = [p for p in drawn if not getattr(p, "pool", "")]
+    if training:
+        result.append(html.Section("Training runs", plots=tuple(training)))
+    gaps = (out / "missing.md").read_text()
+    result.append(html.Section("Missing cells", text=gaps))
+    ref = [html.Table.from_frame(f"The paper's Table {t}", wide, files=(tables.REFERENCE,),
+                                 provenance=html.Provenance(note="transcribed from the paper (PAPER.md)"))
+           for t, wide in tables.reference_tables()]
+    result.append(html.Section("The paper's numbers (reference only; not runs of this project)",
+                               text="Table 2 prints 51.73 as GPT-5's OOD average, a typo: the mean of its three "
+                                    "numbers is 51.07, as Table 8 prints.", tables=tuple(ref)))
+    return result
+
+
+def intro(frame: pd.DataFrame, log_dir: str | Path) -> str:
+    n_logs = frame["log"].nunique() if len(frame) else 0
+    return f"Built from {n_logs} Inspect log(s) under {log_dir}: {len(frame)} samples x epochs."
+
+
+def banner(frame: pd.DataFrame) -> str:
+    kinds = set(frame["pool_kind"]) if len(frame) else set()
+    if kinds & {"simulated", "local"}:
+        return ("Simulated and local-pool sections are labelled as such: their numbers test the harness and are "
+                "never comparable to the paper's.")
+    return ""

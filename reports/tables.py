@@ -1,0 +1,358 @@
+"""The paper's tables from the reports frame (pure pandas; no Inspect import).
+
+A table is a set of benchmark columns and a rule that picks rows (`SPECS`). Rows are whatever the
+logs hold: one per (pool, method key, conductor model), the key being the solver and the options
+that differ from its defaults (`reports.records.run_fields`). Each benchmark cell is the accuracy
+(%) as mean +- standard error over epochs (per epoch: the mean over its samples, an errored or
+unscored sample counting as wrong), with n = samples x epochs and the errored count. Per row: total
+tokens, USD and agent calls per question over the table's benchmarks, and the cost-adjusted score
+(the paper's: average accuracy / USD per question in cents). A cost is "unknown" when any sample of
+the row lacks a price, never 0.
+
+Sections are per pool. The paper's number stands beside a cell only for the paper's own API pools
+in the table's setting (constrained / unconstrained, `records.PAPER_POOLS`); simulated and local
+pools get no paper column and a title that says what they are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REFERENCE = Path(__file__).with_name("paper_reference.csv")
+IN_DIST = ("MATH500", "MMLU", "RLPR", "LCB")
+OOD = ("AIME25", "BCB", "GPQA-D")
+COST_COLUMNS = ("tokens", "usd", "agent_calls", "cost_adjusted")
+UNKNOWN = "unknown"
+IDENTITY = ["pool", "key", "conductor_short"]
+
+
+def key_parts(key: str) -> tuple[str, set[str]]:
+    """`solver|opt=v|...` -> (solver, option names)."""
+    name, *rest = str(key).split("|")
+    return name, {p.split("=", 1)[0] for p in rest}
+
+
+def _only(solver: str, allowed: set[str]) -> Callable[[str], bool]:
+    def pick(key: str) -> bool:
+        name, options = key_parts(key)
+        return name == solver and options <= allowed
+
+    return pick
+
+
+def _any(*rules: Callable[[str], bool]) -> Callable[[str], bool]:
+    return lambda key: any(rule(key) for rule in rules)
+
+
+def _all(key: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One paper table: its benchmark columns, setting and which logged rows it shows."""
+
+    id: str
+    title: str
+    setting: str  # the paper's setting: constrained | unconstrained
+    columns: tuple[str, ...]
+    rows: Callable[[str], bool] = _all  # picks a row by its key
+    average: bool = True
+    expected: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (methods file, matrix method names | ("*",))
+    aliases: dict = field(default_factory=dict)  # reference column -> our column (Tables 5, 6)
+    note: str = ""
+
+
+_single = _only("single_worker", {"worker"})
+MATRIX, ABLATIONS = "solvers/matrix.yaml", "solvers/ablations.yaml"
+SPECS: tuple[Spec, ...] = (
+    Spec("1", "Table 1: unconstrained setting, all benchmarks", "unconstrained", IN_DIST + OOD,
+         _any(_single, _only("conductor", set())),
+         expected=((MATRIX, ("conductor", "single_worker")),),
+         note="The paper's baseline rows are the best of its own runs, private runs and leaderboards."),
+    Spec("2/8", "Tables 2/8: constrained setting, out-of-distribution benchmarks", "constrained", OOD,
+         _any(_single, _only("conductor", {"max_depth", "max_recursions"})),
+         expected=((MATRIX, ("conductor", "single_worker")),)),
+    Spec("4", "Table 4: the conductor's few-shot examples", "constrained", IN_DIST,
+         _only("conductor", {"few_shot"}), average=False,
+         expected=((ABLATIONS, ("conductor", "few_shot_in_distribution", "few_shot_mixed")),)),
+    Spec("5", "Table 5: cost on MMLU", "constrained", ("MMLU",), _all, average=False,
+         expected=((MATRIX, ("*",)),), aliases={"performance": "MMLU"}),
+    Spec("6", "Table 6: cost, average over the in-distribution benchmarks", "constrained", IN_DIST, _all,
+         expected=((MATRIX, ("*",)),), aliases={"performance": "avg"}),
+    Spec("7", "Table 7: constrained setting, in-distribution benchmarks, every method", "constrained", IN_DIST,
+         _all, expected=((MATRIX, ("*",)),)),
+    Spec("9", "Table 9: conductor ablations (access, few-shot, subtasks)", "constrained", IN_DIST,
+         _only("conductor", {"access", "few_shot", "subtasks"}), average=False,
+         expected=((ABLATIONS, ("conductor", "fine_grained_access", "no_few_shot", "no_subtasks")),)),
+    Spec("10", "Table 10: one worker model in every slot", "unconstrained", OOD,
+         _any(_single, _only("conductor", {"replace_workers"})),
+         expected=((MATRIX, ("single_worker",)), (ABLATIONS, ("conductor", "replace_workers")))),
+    Spec("11", "Table 11: other conductor models", "unconstrained", ("LCB",) + OOD,
+         _only("conductor", {"max_tokens", "format_retries"}), expected=((ABLATIONS, ("conductor",)),),
+         note="A frontier model conducts with --model-role conductor=<model> -S max_tokens=2048 "
+              "-S format_retries=<n>; each conductor model is its own row."),
+)
+SPEC_BY_ID = {s.id: s for s in SPECS}
+
+
+# ----------------------------------------------------------------------------- cells
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Accuracy of one row on one benchmark: mean and SE over epochs (%), sample counts."""
+
+    mean: float
+    se: float  # NaN with one epoch
+    samples: int  # distinct samples
+    epochs: int
+    errors: int
+
+    def text(self) -> str:
+        se = f" ± {self.se:.2f}" if not math.isnan(self.se) else ""
+        err = f", {self.errors} err" if self.errors else ""
+        return f"{self.mean:.2f}{se} (n={self.samples}x{self.epochs}{err})"
+
+
+def cell(rows: pd.DataFrame) -> Cell:
+    """Accuracy over `rows` (one benchmark, one method): per epoch, then across epochs."""
+    correct = pd.to_numeric(rows["score"], errors="coerce").fillna(0.0).clip(0.0, 1.0)
+    per_epoch = correct.groupby(rows["epoch"]).mean() * 100.0
+    k = len(per_epoch)
+    se = float(per_epoch.std(ddof=1) / math.sqrt(k)) if k > 1 else math.nan
+    return Cell(float(per_epoch.mean()), se, int(rows["sample_id"].nunique()), k,
+                int(rows["error"].notna().sum()))
+
+
+def per_question(rows: pd.DataFrame) -> dict:
+    """Tokens (in + out), USD and agent calls per question; USD None when any price is unknown."""
+    tokens = pd.to_numeric(rows["input_tokens"], errors="coerce").fillna(0) + pd.to_numeric(
+        rows["output_tokens"], errors="coerce").fillna(0)
+    cost = pd.to_numeric(rows["cost_usd"], errors="coerce")
+    calls = pd.to_numeric(rows["agent_calls"], errors="coerce")
+    return {
+        "tokens": float(tokens.mean()) if len(rows) else math.nan,
+        "usd": float(cost.mean()) if len(rows) and cost.notna().all() else None,
+        "agent_calls": float(calls.mean()) if calls.notna().any() else math.nan,
+        "unpriced": int(cost.isna().sum()),
+    }
+
+
+def cost_adjusted(accuracy: float, usd: float | None) -> float | None:
+    """The paper's cost-adjusted score: accuracy (%) / (USD per question in cents); None when the
+    cost is unknown, NaN when there is no accuracy or the cost is 0 (free local models)."""
+    if usd is None:
+        return None
+    if math.isnan(accuracy) or usd <= 0:
+        return math.nan
+    return accuracy / (usd * 100.0)
+
+
+def dedupe(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per (identity, task, sample, epoch): the latest log's (a rerun replaces a retry)."""
+    if frame.empty:
+        return frame
+    ordered = frame.sort_values("created", kind="stable")
+    return ordered.drop_duplicates(IDENTITY + ["task", "sample_id", "epoch"], keep="last")
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+@dataclass
+class Built:
+    """One table for one pool: the wide frame for reading, the long frame for CSV."""
+
+    spec: Spec
+    pool: str
+    kind: str  # simulated | local | api | unknown
+    setting: str
+    comparable: bool  # the paper's numbers stand beside ours
+    wide: pd.DataFrame
+    long: pd.DataFrame
+    missing: list[tuple[str, str]]  # (row label, column) without samples
+    logs: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"table{self.spec.id.replace('/', '-')}-{self.pool}"
+
+    @property
+    def heading(self) -> str:
+        return f"{self.spec.title} — {pool_heading(self.pool, self.kind, self.setting)}"
+
+
+def pool_heading(pool: str, kind: str, setting: str) -> str:
+    if kind == "simulated":
+        return f"SIMULATION: pool {pool} (simulated workers; not comparable to the paper's numbers)"
+    if kind == "local":
+        return f"local pool {pool} (small local models; not comparable to the paper's numbers)"
+    if setting:
+        return f"pool {pool} ({setting} setting; the paper's numbers beside ours)"
+    return f"pool {pool} (not one of the paper's pools; not comparable to the paper's numbers)"
+
+
+def read_reference(path: Path = REFERENCE) -> pd.DataFrame:
+    ref = pd.read_csv(path, dtype={"table": str, "key": str, "label": str, "column": str, "note": str})
+    return ref.fillna({"note": ""})
+
+
+def reference_match(ref: pd.DataFrame, key: str, pool: str, conductor: str) -> pd.DataFrame:
+    """The reference rows for one logged row: same key (the reference's `conductor=` and `pool=`
+    parts must also match); the most specific reference wins."""
+    best, best_rank = ref.iloc[0:0], -1
+    for rkey, group in ref.groupby("key", sort=False):
+        parts = str(rkey).split("|")
+        fixed = {p.split("=", 1)[0]: p.split("=", 1)[1] for p in parts[1:] if p.split("=", 1)[0] in ("conductor", "pool")}
+        base = "|".join(p for p in parts if p.split("=", 1)[0] not in ("conductor", "pool"))
+        if base != key or fixed.get("conductor", conductor) != conductor or fixed.get("pool", pool) != pool:
+            continue
+        if len(fixed) > best_rank:
+            best, best_rank = group, len(fixed)
+    return best
+
+
+def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *, extra_rows: Sequence[tuple[str, str]] = ()
+                ) -> Built:
+    """One table for one pool's rows (already deduplicated). `extra_rows` = (key, label) expected
+    but not logged: shown with empty cells so that their gaps are listed."""
+    first = pool_rows.iloc[0] if len(pool_rows) else None
+    pool = str(first["pool"]) if first is not None else ""
+    kind = str(first["pool_kind"]) if first is not None else "unknown"
+    setting = str(first["setting"]) if first is not None else ""
+    comparable = kind == "api" and setting == spec.setting and ref is not None
+    table_ref = ref[ref["table"] == spec.id] if comparable else None
+    chosen = pool_rows[pool_rows["key"].map(spec.rows)] if len(pool_rows) else pool_rows
+    chosen = chosen[chosen["paper_column"].isin(spec.columns)]
+    wide_rows, long_rows, missing = [], [], []
+    identities = list(chosen.groupby(["key", "conductor_short"], sort=True).groups) if len(chosen) else []
+    seen_keys = {k for k, _ in identities}
+    identities += [(k, "") for k, _ in extra_rows if k not in seen_keys and spec.rows(k)]
+    labels = dict(extra_rows)
+    for key, conductor in identities:
+        rows = chosen[(chosen["key"] == key) & (chosen["conductor_short"] == conductor)]
+        label = str(rows["label"].iloc[0]) if len(rows) else f"{labels.get(key, key)} (not run)"
+        paper = reference_match(table_ref, key, pool, conductor) if table_ref is not None and len(table_ref) else None
+        paper_values = ({spec.aliases.get(c, c): v for c, v in zip(paper["column"], paper["value"])}
+                        if paper is not None and len(paper) else {})
+        wide = {"row": label, "key": key}
+        means, ses = [], []
+        for column in spec.columns:
+            part = rows[rows["paper_column"] == column]
+            if len(part):
+                c = cell(part)
+                wide[column] = c.text()
+                means.append(c.mean)
+                ses.append(c.se)
+                long_rows.append(_long(spec, pool, kind, label, key, conductor, column, c.mean, c.se, c.samples,
+                                       c.epochs, c.errors, paper_values.get(column)))
+            else:
+                wide[column] = "—"
+                missing.append((label, column))
+                long_rows.append(_long(spec, pool, kind, label, key, conductor, column, math.nan, math.nan, 0, 0, 0,
+                                       paper_values.get(column)))
+            if comparable:
+                wide[f"{column} paper"] = _num(paper_values.get(column))
+        average = float(np.mean(means)) if means else math.nan  # over the benchmarks present
+        partial = f" ({len(means)} of {len(spec.columns)})" if 0 < len(means) < len(spec.columns) else ""
+        if spec.average:
+            se = math.sqrt(sum(s * s for s in ses)) / len(ses) if ses and not any(map(math.isnan, ses)) else math.nan
+            wide["avg"] = "—" if math.isnan(average) else (
+                f"{average:.2f}" + (f" ± {se:.2f}" if not math.isnan(se) else "") + partial)
+            long_rows.append(_long(spec, pool, kind, label, key, conductor, "avg", average, se, 0, 0, 0,
+                                   paper_values.get("avg")))
+            if comparable:
+                wide["avg paper"] = _num(paper_values.get("avg"))
+        costs = per_question(rows) if len(rows) else {"tokens": math.nan, "usd": None, "agent_calls": math.nan,
+                                                       "unpriced": 0}
+        score = average if len(spec.columns) > 1 else (means[0] if means else math.nan)
+        adjusted = cost_adjusted(score, costs["usd"])
+        metrics = {"tokens": costs["tokens"], "usd": costs["usd"], "agent_calls": costs["agent_calls"],
+                   "cost_adjusted": adjusted}
+        for name, value in metrics.items():
+            wide[name] = _metric(name, value, rows, costs["unpriced"])
+            if comparable and name in paper_values:
+                wide[f"{name} paper"] = _num(paper_values.get(name))
+            long_rows.append(_long(spec, pool, kind, label, key, conductor, name,
+                                   math.nan if value is None else value, math.nan, len(rows), 0, 0,
+                                   paper_values.get(name), unknown=value is None and len(rows) > 0))
+        wide_rows.append(wide)
+    logs = tuple(sorted(set(chosen["log"]))) if len(chosen) else ()
+    return Built(spec, pool, kind, setting, comparable, pd.DataFrame(wide_rows), pd.DataFrame(long_rows), missing, logs)
+
+
+def _num(value) -> str:  # noqa: ANN001
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:g}"
+
+
+def _metric(name: str, value, rows: pd.DataFrame, unpriced: int) -> str:  # noqa: ANN001
+    if not len(rows):
+        return "—"
+    if value is None:
+        return f"{UNKNOWN} ({unpriced}/{len(rows)} unpriced)" if name == "usd" else UNKNOWN
+    if isinstance(value, float) and math.isnan(value):
+        return "—"
+    if name == "usd":
+        return f"{value:.5f}"
+    return f"{value:.2f}" if name != "tokens" else f"{value:.0f}"
+
+
+def _long(spec: Spec, pool: str, kind: str, label: str, key: str, conductor: str, column: str, mean: float,
+          se: float, samples: int, epochs: int, errors: int, paper, *, unknown: bool = False) -> dict:  # noqa: ANN001
+    return {"table": spec.id, "pool": pool, "pool_kind": kind, "row": label, "key": key, "conductor": conductor,
+            "column": column, "value": UNKNOWN if unknown else mean, "se": se, "samples": samples,
+            "epochs": epochs, "errors": errors, "paper": paper}
+
+
+def build_tables(frame: pd.DataFrame, ref: pd.DataFrame | None = None,
+                 expected: Callable[[Spec, str], Sequence[tuple[str, str]]] | None = None,
+                 specs: Sequence[Spec] = SPECS) -> list[Built]:
+    """Every table for every pool in the frame (API pools: only the tables of their setting)."""
+    ref = read_reference() if ref is None else ref
+    data = dedupe(frame)
+    known = {c for spec in SPECS for c in spec.columns}
+    others = tuple(sorted(set(data["paper_column"]) - known)) if len(data) else ()
+    if others and specs is SPECS:
+        specs = (*specs, Spec("other", "Benchmarks the paper does not report", "", others))
+    out = []
+    for pool, rows in data.groupby("pool", sort=True):
+        kind, setting = str(rows["pool_kind"].iloc[0]), str(rows["setting"].iloc[0])
+        for spec in specs:
+            if kind == "api" and setting and spec.setting and setting != spec.setting:
+                continue
+            extra = expected(spec, str(pool)) if expected else ()
+            built = build_table(spec, rows, ref, extra_rows=extra)
+            if len(built.wide):
+                out.append(built)
+    return out
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """A pipe table (cells' `|` escaped)."""
+    if table.empty:
+        return "(no rows)\n"
+    cols = list(table.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in table.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ") for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def reference_tables(ref: pd.DataFrame | None = None) -> list[tuple[str, pd.DataFrame]]:
+    """The paper's own numbers per table (wide), for the report's reference section."""
+    ref = read_reference() if ref is None else ref
+    out = []
+    for table, rows in ref.groupby("table", sort=False):
+        text = rows.assign(cell=[_num(v) + (f" ± {_num(s)}" if not pd.isna(s) else "")
+                                 for v, s in zip(rows["value"], rows["se"])])
+        wide = text.pivot_table(index=["label", "key"], columns="column", values="cell", aggfunc="first", sort=False)
+        order = list(dict.fromkeys(rows["column"]))
+        out.append((str(table), wide.reindex(columns=order).reset_index().fillna("")))
+    return out
