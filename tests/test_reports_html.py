@@ -14,6 +14,8 @@ import pytest
 from test_reports_plots import make_frame
 
 from reports import plots
+from reports import synthetic as syn
+from reports.frame import load_samples
 from reports.html import LIST_SHOWN, Provenance, Section, Table, render_page, write_page
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
@@ -121,27 +123,63 @@ def problems(page: Path, result: dict, plots_: list, tables: int) -> list[str]:
 NO_BROWSER = "no chromium on PATH (`nox -s tests` installs it; else apt-get install chromium)"
 
 
+EVIL = '<img src=x onerror="alert(1)"><script>alert(2)</script> $\\frac{'
+
+
+def report_from_logs(tmp_path: Path) -> tuple[Path, list, int]:
+    """Hand-built Inspect logs (a conductor whose subtasks hold markup, a single worker) read by the
+    loader, plotted and paged as the build does; (page, plots, tables)."""
+    workers = ["sim/math-strong", "sim/choice-strong"]
+    logs = tmp_path / "logs"
+    for task in ("math500", "mmlu"):
+        rows = []
+        for i in range(4):
+            steps = [syn.step(0, 0, workers[0], subtask=EVIL), syn.step(1, 1, workers[1], [0], subtask="Check it.")]
+            meta = syn.record("conductor", workers, steps[: 1 + i % 2], conductor="local/smollm2-135m")
+            rows.append(syn.sample(f"{task}-{i}", 1, "CI"[i % 2], meta))
+        syn.write_log(logs, task, "conductor", {"pool": "sim"}, rows)
+        one = [syn.sample(f"{task}-{i}", 1, "C", syn.record("single_worker", workers, [syn.step(0, 1, workers[1])]))
+               for i in range(4)]
+        syn.write_log(logs, task, "single_worker", {"pool": "sim", "worker": 1}, one)
+    frame = load_samples(logs)
+    out = tmp_path / "report"
+    figures = plots.eval_plots(frame, out / "plots")
+    points = plots.method_points(frame).reset_index().round(4)
+    csv = out / "tables" / "methods.csv"
+    csv.parent.mkdir(parents=True)
+    points.to_csv(csv, index=False)
+    prov = Provenance(tuple(sorted(frame["log"].unique())), ("python -m reports build --logs logs --out report",))
+    tables = [Table.from_frame("Methods (SIMULATION)", points, files=(csv,), provenance=prov),
+              Table.from_frame("Samples", frame[["label", "task", "sample_id", "graph"]].head(6))]
+    page = write_page(out / "index.html", [Section("Tables", tables=tables), Section("Plots", plots=figures)],
+                      banner="SIMULATION: simulated workers")
+    return page, figures, len(tables)
+
+
+def test_report_from_logs_is_escaped_and_complete(tmp_path):
+    page, figures, _ = report_from_logs(tmp_path)
+    text = page.read_text()
+    kinds = ["accuracy-cost", "workers", "steps", "strategies", "workflow"]
+    assert [p.name for p in figures] == [f"sim-{k}" for k in kinds]
+    assert "<script" not in text and "<img src=x" not in text and "&lt;img src=x onerror=" in text
+    assert text.count("<img ") == len(figures) and "SIMULATION" in text
+    assert "<code>python -m reports build --logs logs --out report</code>" in text
+
+
 @pytest.mark.skipif(browser() is None, reason=NO_BROWSER)
 def test_page_renders_in_headless_chromium(tmp_path):
     exe = browser()
-    frame = make_frame(10)
-    out = plots.eval_plots(frame, tmp_path / "plots")
-    csv = tmp_path / "tables" / "table1.csv"
-    csv.parent.mkdir()
-    csv.write_text("method,accuracy\n")
-    tables = [table(files=(csv,), provenance=Provenance(("logs/a.eval",), ("nox -s reproduce_tables",))),
-              table("Table 2 <b>", [(i, f"method {i}") for i in range(5)])]
-    page = write_page(tmp_path / "report.html", [Section("Tables", tables=tables), Section("Plots", plots=out)])
+    page, figures, tables = report_from_logs(tmp_path)
     result = render_check(page, exe)
-    assert problems(page, result, out, 2) == []
-    assert len(result["links"]) == len(out)  # every SVG decoded too
+    assert problems(page, result, figures, tables) == []
+    assert len(result["links"]) == len(figures)  # every SVG decoded too
 
     # a deliberately broken image (the file gone after the page was written) and a missing CSV fail
-    out[1].png.unlink()
-    out[2].svg.unlink()
-    csv.unlink()
-    bad = problems(page, render_check(page, exe), out, 2)
-    assert sorted(bad) == sorted([f"image not rendered: plots/{out[1].png.name}",
-                                  f"image not rendered: plots/{out[2].svg.name}",
-                                  f"missing file: plots/{out[2].svg.name}",
-                                  "missing file: tables/table1.csv"])
+    figures[1].png.unlink()
+    figures[2].svg.unlink()
+    (page.parent / "tables" / "methods.csv").unlink()
+    bad = problems(page, render_check(page, exe), figures, tables)
+    assert sorted(bad) == sorted([f"image not rendered: plots/{figures[1].png.name}",
+                                  f"image not rendered: plots/{figures[2].svg.name}",
+                                  f"missing file: plots/{figures[2].svg.name}",
+                                  "missing file: tables/methods.csv"])
