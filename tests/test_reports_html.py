@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -11,7 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from test_reports_plots import make_frame
+from matplotlib.figure import Figure
 
 from reports import plots
 from reports import synthetic as syn
@@ -39,6 +40,17 @@ window.addEventListener('load', () => {
 </script>"""
 
 
+def small_plots(folder: Path, n: int = 2) -> list[plots.Plot]:
+    """n small saved figures (the page does not care what they show)."""
+    out = []
+    for i in range(n):
+        fig = Figure(figsize=(2, 1.5), dpi=50)
+        fig.subplots().plot([0, 1], [i, 1 - i])
+        png, svg = plots.save_figure(fig, folder, f"p{i}")
+        out.append(plots.Plot(f"p{i}", f"plot {i}", "a line", png, svg, "sim", ("logs/a.eval",)))
+    return out
+
+
 def table(title="Table 1", rows=((1, "a"),), **more) -> Table:
     return Table(title, ("n", "method"), tuple(rows), **more)
 
@@ -55,7 +67,9 @@ def test_everything_from_logs_is_escaped(tmp_path):
 
 
 def test_plots_are_relative_files_and_must_exist(tmp_path):
-    out = plots.eval_plots(make_frame(6), tmp_path / "plots dir")
+    folder = tmp_path / "plots dir"
+    folder.mkdir()
+    out = small_plots(folder, 3)
     page = write_page(tmp_path / "report.html", [Section("Plots", plots=out)])
     text = page.read_text()
     srcs = re.findall(r'<img src="([^"]+)"', text)
@@ -68,7 +82,8 @@ def test_plots_are_relative_files_and_must_exist(tmp_path):
 
 
 def test_embed_inlines_the_images(tmp_path):
-    out = plots.eval_plots(make_frame(6), tmp_path / "plots")[:2]
+    (tmp_path / "plots").mkdir()
+    out = small_plots(tmp_path / "plots")
     text = render_page([Section("Plots", plots=out)], tmp_path / "r.html", embed=True)
     assert text.count('<img src="data:image/png;base64,') == 2 and 'src="plots/' not in text
 
@@ -156,8 +171,13 @@ def report_from_logs(tmp_path: Path) -> tuple[Path, list, int]:
     return page, figures, len(tables)
 
 
-def test_report_from_logs_is_escaped_and_complete(tmp_path):
-    page, figures, _ = report_from_logs(tmp_path)
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> tuple[Path, list, int]:
+    return report_from_logs(tmp_path_factory.mktemp("report"))
+
+
+def test_report_from_logs_is_escaped_and_complete(report):
+    page, figures, _ = report
     text = page.read_text()
     kinds = ["accuracy-cost", "workers", "steps", "strategies", "workflow"]
     assert [p.name for p in figures] == [f"sim-{k}" for k in kinds]
@@ -167,9 +187,13 @@ def test_report_from_logs_is_escaped_and_complete(tmp_path):
 
 
 @pytest.mark.skipif(browser() is None, reason=NO_BROWSER)
-def test_page_renders_in_headless_chromium(tmp_path):
+def test_page_renders_in_headless_chromium(report, tmp_path):
     exe = browser()
-    page, figures, tables = report_from_logs(tmp_path)
+    built, figures, tables = report
+    shutil.copytree(built.parent, tmp_path / "report")  # the copy is broken below, not the shared one
+    page = tmp_path / "report" / built.name
+    figures = [dataclasses.replace(p, png=page.parent / "plots" / p.png.name, svg=page.parent / "plots" / p.svg.name)
+               for p in figures]
     result = render_check(page, exe)
     assert problems(page, result, figures, tables) == []
     assert len(result["links"]) == len(figures)  # every SVG decoded too
