@@ -125,7 +125,8 @@ def load_samples(log_dir: str | Path, *, progress: Callable[[str], None] | None 
     ident_frame = pd.DataFrame([ident[log] for log in frame["log"]], index=frame.index)
     frame = pd.concat([frame, ident_frame], axis=1)
     frame["paper_column"] = frame["task"].map(lambda t: PAPER_COLUMNS.get(t, t))
-    frame["score"] = pd.to_numeric(frame["score"], errors="coerce")
+    score = pd.to_numeric(frame["score"], errors="coerce")
+    frame["score"] = score.to_numpy(dtype=float, na_value=math.nan)  # plain float: NaN, never pd.NA
     frame["error"] = frame["error"].where(frame["error"].notna(), None)
     frame["created"] = frame["created"].astype(str)
     return frame.reset_index(drop=True)

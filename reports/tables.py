@@ -209,9 +209,10 @@ def reference_match(ref: pd.DataFrame, key: str, pool: str, conductor: str) -> p
     parts must also match); the most specific reference wins."""
     best, best_rank = ref.iloc[0:0], -1
     for rkey, group in ref.groupby("key", sort=False):
-        parts = str(rkey).split("|")
-        fixed = {p.split("=", 1)[0]: p.split("=", 1)[1] for p in parts[1:] if p.split("=", 1)[0] in ("conductor", "pool")}
-        base = "|".join(p for p in parts if p.split("=", 1)[0] not in ("conductor", "pool"))
+        name, *options = str(rkey).split("|")
+        pairs = [o.split("=", 1) for o in options]
+        fixed = {k: v for k, v in pairs if k in ("conductor", "pool")}
+        base = "|".join([name] + [f"{k}={v}" for k, v in pairs if k not in fixed])
         if base != key or fixed.get("conductor", conductor) != conductor or fixed.get("pool", pool) != pool:
             continue
         if len(fixed) > best_rank:

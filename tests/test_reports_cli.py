@@ -1,0 +1,99 @@
+"""`python -m reports build` end to end on hand-built logs: tables, missing cells, plots, the page."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_reports_html import browser, problems, render_check
+
+from reports import synthetic as syn
+from reports.__main__ import main
+
+SIM = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]
+LOCAL = ["local/smollm2-135m", "local/gemma3-270m"]
+
+
+def write_logs(d: Path) -> None:
+    """A simulated pool (conductor, two single workers) on two tasks, two epochs; a local-pool conductor
+    with unknown costs on one task; a gsm8k run the paper does not report."""
+    for task in ("math500", "gpqa_diamond"):
+        rows = []
+        for i in range(3):
+            steps = [syn.step(0, 0, SIM[0]), syn.step(1, 3, SIM[3], [0])][: 1 + i % 2]
+            meta = syn.record("conductor", SIM, steps, conductor="local/smollm2-135m")
+            rows += [syn.sample(f"{task}{i}", e, "CI"[(i + e) % 2], meta) for e in (1, 2)]
+        syn.write_log(d, task, "conductor", {"pool": "sim"}, rows, epochs=2)
+        for w in (0, 1):
+            meta = syn.record("single_worker", SIM, [syn.step(0, w, SIM[w])])
+            rows = [syn.sample(f"{task}{i}", e, "C" if i else "I", meta) for i in range(3) for e in (1, 2)]
+            syn.write_log(d, task, "single_worker", {"pool": "sim", "worker": w}, rows, epochs=2)
+    meta = syn.record("conductor", LOCAL, [syn.step(0, 1, LOCAL[1])], conductor="local/smollm2-135m", cost=None)
+    syn.write_log(d, "math500", "conductor", {"pool": "local"}, [syn.sample(f"l{i}", 1, "CI"[i % 2], meta)
+                                                                 for i in range(2)])
+    meta = syn.record("single_worker", SIM, [syn.step(0, 2, SIM[2])])
+    syn.write_log(d, "gsm8k", "single_worker", {"pool": "sim", "worker": 2}, [syn.sample("g0", 1, "C", meta)])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    write_logs(root / "logs")
+    assert main(["build", "--logs", str(root / "logs"), "--out", str(root / "out")]) == 0
+    return root
+
+
+def test_build_writes_tables_missing_cells_plots_and_page(built):
+    out = built / "out"
+    tables = (out / "tables.md").read_text()
+    assert "SIMULATION: pool sim" in tables and "local pool local" in tables
+    assert "Benchmarks the paper does not report" in tables and "GSM8K" not in tables  # task name as is
+    assert "| conductor [conductor smollm2-135m] |" in tables
+    # two epochs: conductor math500 epoch 1 scores I,C,I and epoch 2 C,I,C -> 33.33 and 66.67
+    assert "50.00 ± 16.67 (n=3x2)" in tables
+    local7 = (out / "tables" / "table7-local.md").read_text()
+    assert "unknown (2/2 unpriced)" in local7
+    long = pd.read_csv(out / "tables-long.csv")
+    assert set(long["pool"]) == {"sim", "local"} and long["paper"].isna().all()  # nothing beside the paper
+    gaps = (out / "missing.md").read_text()
+    assert "python -m solvers.matrix --tasks livecodebench,mmlu,rlpr --pool sim" in gaps
+    assert "--log-dir " + str(built / "logs") in gaps
+    names = sorted(p.name for p in (out / "plots").glob("*.png"))
+    assert "sim-accuracy-cost.png" in names and "local-accuracy-cost.png" in names
+    page = (out / "index.html").read_text()
+    assert page.count("<table") >= 9 + 9  # the pools' tables and the paper's reference tables
+    for src in re.findall(r'<img src="([^"]+)"', page):
+        assert (out / src).is_file()
+    assert "python -m reports build --logs" in page  # provenance: the command that built it
+
+
+@pytest.mark.skipif(browser() is None, reason="no chromium on PATH")
+def test_built_page_renders_in_headless_chromium(built):
+    page = built / "out" / "index.html"
+    result = render_check(page, browser())
+    pngs = sorted((built / "out" / "plots").glob("*.png"))
+    tables = len(result["tables"])
+    assert tables > 18
+    assert problems(page, result, pngs, tables) == []
+
+
+def test_empty_and_missing_log_dirs_still_build(tmp_path):
+    (tmp_path / "empty").mkdir()
+    for logs in ("empty", "absent"):
+        out = tmp_path / f"out-{logs}"
+        assert main(["build", "--logs", str(tmp_path / logs), "--out", str(out)]) == 0
+        assert "No logs were found" in (out / "missing.md").read_text()
+        assert "The paper&#x27;s numbers" in (out / "index.html").read_text() or \
+            "The paper's numbers" in (out / "index.html").read_text()
+
+
+def test_reproduce_with_logs_runs_nothing_and_help_works(built, tmp_path):
+    assert main(["reproduce", "--logs", str(built / "logs"), "--out", str(tmp_path / "o")]) == 0
+    assert (tmp_path / "o" / "index.html").is_file()
+    done = subprocess.run([sys.executable, "-m", "reports", "build", "--help"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "--training-runs" in done.stdout
