@@ -13,7 +13,7 @@ import base64
 import html
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,11 +109,12 @@ def render_page(
         out.append(f'<p class="banner">{_e(banner)}</p>')
     if intro:
         out.append(f'<p class="note">{_e(intro)}</p>')
-    anchors = _anchors(s.title for s in sections)
+    ids: dict[str, int] = {}  # every id on the page is unique
+    anchors = [_unique(ids, _slug(s.title)) for s in sections]
     out.append("<nav><ul>" + "".join(f'<li><a href="#{a}">{_e(s.title)}</a></li>'
                                      for s, a in zip(sections, anchors, strict=True)) + "</ul></nav>")
     for section, anchor in zip(sections, anchors, strict=True):
-        out.append(_section(section, anchor, base, embed))
+        out.append(_section(section, anchor, base, embed, ids))
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
@@ -126,24 +127,24 @@ def write_page(path: str | Path, sections: Sequence[Section], **options: Any) ->
     return path
 
 
-def _section(section: Section, anchor: str, base: Path, embed: bool) -> str:
+def _section(section: Section, anchor: str, base: Path, embed: bool, ids: dict[str, int]) -> str:
     out = [f'<section id="{anchor}"><h2>{_e(section.title)}</h2>']
     if section.text:
         out.append(f'<p class="note">{_e(section.text)}</p>')
     for table in section.tables:
-        out.append(_table(table, base))
+        out.append(_table(table, base, _unique(ids, f"table-{_slug(table.title)}")))
     for plot in section.plots:
-        out.append(_plot(plot, base, embed))
+        out.append(_plot(plot, base, embed, _unique(ids, f"plot-{_slug(plot.name)}")))
     if section.provenance:
         out.append(_provenance(section.provenance, "section"))
     out.append("</section>")
     return "\n".join(out)
 
 
-def _table(table: Table, base: Path) -> str:
+def _table(table: Table, base: Path, anchor: str) -> str:
     head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
     body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in table.rows)
-    out = [f'<h3 id="table-{_slug(table.title)}">{_e(table.title)}</h3>']
+    out = [f'<h3 id="{anchor}">{_e(table.title)}</h3>']
     if table.note:
         out.append(f'<p class="note">{_e(table.note)}</p>')
     if table.rows:
@@ -157,14 +158,14 @@ def _table(table: Table, base: Path) -> str:
     return "\n".join(out)
 
 
-def _plot(plot: PlotLike, base: Path, embed: bool) -> str:
+def _plot(plot: PlotLike, base: Path, embed: bool, anchor: str) -> str:
     if embed:
         src = "data:image/png;base64," + base64.b64encode(_existing(plot.png).read_bytes()).decode("ascii")
     else:
         src = _href(plot.png, base)
     svg = _href(plot.svg, base)
     return (
-        f'<figure id="plot-{_slug(plot.name)}"><img src="{src}" alt="{_e(plot.title)}">'
+        f'<figure id="{anchor}"><img src="{src}" alt="{_e(plot.title)}">'
         f"<figcaption>{_e(plot.caption)} (<a href=\"{svg}\">SVG</a>)</figcaption></figure>\n"
         + _provenance(Provenance(logs=tuple(plot.sources)), "plot")
     )
@@ -211,14 +212,10 @@ def _cell(value: Any) -> str:
     return _e(text)
 
 
-def _anchors(titles: Iterable[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for t in titles:
-        slug = _slug(t)
-        seen[slug] = seen.get(slug, 0) + 1
-        out.append(slug if seen[slug] == 1 else f"{slug}-{seen[slug]}")
-    return out
+def _unique(ids: dict[str, int], slug: str) -> str:
+    """`slug`, or `slug-2`, `slug-3` ... when the page already has it."""
+    ids[slug] = ids.get(slug, 0) + 1
+    return slug if ids[slug] == 1 else f"{slug}-{ids[slug]}"
 
 
 def _slug(text: object) -> str:

@@ -81,6 +81,16 @@ def test_plots_are_relative_files_and_must_exist(tmp_path):
         write_page(tmp_path / "report.html", [Section("Plots", plots=out)])
 
 
+def test_ids_are_unique_on_the_page(tmp_path):
+    (tmp_path / "plots").mkdir()
+    figures = small_plots(tmp_path / "plots")
+    sections = [Section("Pool", tables=[table(), table()], plots=figures),
+                Section("Pool", tables=[table()], plots=figures)]
+    ids = re.findall(r' id="([^"]+)"', render_page(sections, tmp_path / "r.html"))
+    assert len(ids) == len(set(ids)) == 2 + 3 + 4
+    assert ids[:3] == ["pool", "table-table-1", "table-table-1-2"] and "pool-2" in ids and "plot-p0-2" in ids
+
+
 def test_embed_inlines_the_images(tmp_path):
     (tmp_path / "plots").mkdir()
     out = small_plots(tmp_path / "plots")
