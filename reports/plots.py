@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -306,7 +307,7 @@ def _workflow(row: pd.Series, out: Path, head: str) -> Plot:
     places = layout(graph)
     width = max((p[0] for p in places), default=0) + 1
     height = max((p[1] for p in places), default=0) + 1
-    fig = Figure(figsize=(max(6.0, 2.6 * width), max(2.8, 1.3 * height + 1.2)), dpi=100)
+    fig = Figure(figsize=(min(20.0, max(6.0, 2.6 * width)), min(14.0, max(2.8, 1.3 * height + 1.2))), dpi=100)
     ax = fig.subplots()
     ax.set_axis_off()
     ax.set_xlim(-0.6, width - 0.4)
@@ -341,9 +342,10 @@ def _score(row: pd.Series) -> float:
 
 
 def _wrap(text: str, width: int = 28) -> str:
+    """Each line wrapped at word boundaries (long words broken), at most 3 lines per line."""
     lines = []
     for line in text.split("\n"):
-        lines += [line[i : i + width] for i in range(0, max(len(line), 1), width)][:3]
+        lines += textwrap.wrap(line, width, max_lines=3, placeholder=" …") or [""]
     return "\n".join(lines)
 
 
