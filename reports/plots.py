@@ -13,8 +13,9 @@ puts them beside the paper's numbers. `eval_plots` draws:
 - one sample's root workflow as a graph (nodes: steps with their worker; edges: what a step saw).
 
 `training_plots` reads training run directories (rollouts.jsonl and run_info.json, written by
-training/train.py): reward, parse rate and accuracy per GRPO step, worker share per step, steps
-per workflow per domain (Figs. 3, 7, 8, 9), and the runs' rewards overlaid when several are given.
+training/train.py): reward, parse rate and accuracy per GRPO step, worker share per step (overall
+and per domain), steps per workflow per domain (Figs. 3, 7, 8, 9), and the reward and parse rate
+of several runs overlaid when they trained on the same pool.
 
 Text from logs (model names, subtasks, labels) is clipped and drawn as plain text (no mathtext).
 Figures are built without pyplot (no global state; nothing to close).
