@@ -230,7 +230,9 @@ class RecursionRollout:
             state.error = f"{type(error).__name__}: {error}"[:2000]
         return state
 
-    async def _forced_call(self, record: RoundRecord, question: str, prompt: str, text: str, lead, workers) -> None:  # noqa: ANN001
+    async def _forced_call(  # noqa: ANN001
+        self, record: RoundRecord, question: str, prompt: str, text: str, lead, workers
+    ) -> None:
         """Append a conductor step after the last one, as the solver runs a final self-call."""
         last = len(record.steps) - 1
         step = StepRecord(last + 1, len(workers), "conductor", FORCED_CALL, [last])
