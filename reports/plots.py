@@ -353,16 +353,31 @@ def _wrap(text: str, width: int = 28) -> str:
 # ----------------------------------------------------------------------------- training plots
 
 
-def read_run(run: str | Path) -> tuple[pd.DataFrame, dict]:
-    """A training run's rollouts (one row per rollout) and its run_info.json ({} when absent)."""
+# the rollout fields the training plots read (training.rollouts documents them all)
+PLOT_FIELDS = ("step", "reward", "parsed", "correct", "steps", "workers", "worker_names", "domain")
+
+
+def read_run(run: str | Path, fields: Sequence[str] | None = None) -> tuple[pd.DataFrame, dict]:
+    """A training run's rollouts (one row per rollout; only `fields` when given: the big text
+    fields are not kept) and its run_info.json ({} when absent)."""
     run = Path(run)
     path = run / "rollouts.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; fix: pass a training output_dir (training/train.py writes it)")
-    rows = pd.read_json(path, lines=True, dtype=False) if path.stat().st_size else pd.DataFrame()
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path} line {number} is not JSON ({err.msg}); fix: remove the line "
+                                 "(a run killed while writing leaves half a line)") from None
+            rows.append(row if fields is None else {k: row.get(k) for k in fields})
     info_file = run / "run_info.json"
     info = json.loads(info_file.read_text()) if info_file.is_file() else {}
-    return rows, info
+    return pd.DataFrame(rows), info
 
 
 def per_step(rollouts: pd.DataFrame | Sequence[Mapping]) -> pd.DataFrame:
@@ -477,7 +492,7 @@ def training_plots(runs: Iterable[str | Path], out_dir: str | Path, *, window: i
     plots: list[Plot] = []
     by_pool: dict[str, dict[str, pd.DataFrame]] = {}  # pool title -> run dir -> per-step table
     for run in runs:
-        rows, info = read_run(run)
+        rows, info = read_run(run, PLOT_FIELDS)
         table = per_step(rows)
         if table.empty:
             raise ValueError(f"{Path(run) / 'rollouts.jsonl'} has no rollouts; fix: train for at least one step")

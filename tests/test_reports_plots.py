@@ -216,6 +216,19 @@ def test_training_plots_bad_input(tmp_path):
     empty = write_run(tmp_path / "empty", [])
     with pytest.raises(ValueError, match="has no rollouts"):
         plots.training_plots([empty], tmp_path / "out")
+    broken = write_run(tmp_path / "broken", [rollout(0)])
+    with (broken / "rollouts.jsonl").open("a") as handle:
+        handle.write('{"step": 1, "rew')  # a run killed mid-line
+    with pytest.raises(ValueError, match="rollouts.jsonl line 2 is not JSON"):
+        plots.training_plots([broken], tmp_path / "out")
+
+
+def test_read_run_keeps_only_the_plotted_fields(tmp_path):
+    run = write_run(tmp_path / "run", [rollout(0), {"step": 1, "reward": 1.0}])
+    rows, info = plots.read_run(run, plots.PLOT_FIELDS)
+    assert list(rows.columns) == list(plots.PLOT_FIELDS) and info["recipe"] == "run"
+    assert rows.loc[1, "parsed"] is None and plots.per_step(rows)["parse_rate"].tolist() == [1.0, 0.0]
+    assert "completion" in plots.read_run(run)[0].columns
 
 
 def test_curves_cli(tmp_path):

@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reports.plots import (  # noqa: E402
+    PLOT_FIELDS,
     curves_figure,
     domain_worker_shares,
     per_step,
@@ -37,8 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--window", type=int, default=10, help="moving-average steps of the routing plot")
     args = ap.parse_args(argv)
     try:
-        rollouts, info = read_run(args.run)
-    except FileNotFoundError as err:
+        rollouts, info = read_run(args.run, PLOT_FIELDS)
+    except (FileNotFoundError, ValueError) as err:
         raise SystemExit(str(err)) from None
     table = per_step(rollouts)
     if table.empty:
