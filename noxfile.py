@@ -77,7 +77,7 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Performance tables: orchestration overhead, local provider, sandbox throughput."""
     session.install(*TORCH_CPU)
-    install(session, "[test,train]")
+    install(session, "[test,train,reports]")
     ensure_bubblewrap(session)
     for script in (
         "bench_orchestration.py",
@@ -85,6 +85,7 @@ def bench(session: nox.Session) -> None:
         "bench_sandbox.py",
         "bench_train.py",
         "bench_baselines.py",
+        "bench_reports.py",
     ):
         session.run("python", f"benchmarks/{script}")
 
@@ -106,6 +107,15 @@ def baselines(session: nox.Session) -> None:
     `nox -s baselines -- --tasks gsm8k,math500 --pool local --limit 2 --log-dir DIR`."""
     install(session)
     session.run("python", "-m", "solvers.matrix", *(session.posargs or ["--tasks", "gsm8k", "--limit", "2"]))
+
+
+@nox.session
+def reproduce_tables(session: nox.Session) -> None:
+    """The paper's tables, plots and an HTML page (reports/out/index.html): `-- --logs DIR` builds from
+    existing logs; without it, runs the evals first through the matrix runner (default: the local pool,
+    --limit 2, offline; `-- --pool sim` is faster), then builds. Options: `python -m reports reproduce -h`."""
+    install(session, "[reports]")
+    session.run("python", "-m", "reports", "reproduce", *session.posargs)
 
 
 @nox.session
