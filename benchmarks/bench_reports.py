@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -44,6 +45,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--samples", type=int, default=10_000)
     p.add_argument("--logs", default=None, help="reuse (or keep) generated logs in this directory")
+    p.add_argument("--keep", action="store_true", help="keep the temporary output (else removed)")
     args = p.parse_args()
     from reports import synthetic
     from reports.build import build
@@ -68,7 +70,10 @@ def main() -> int:
         print(f"| {name} | {seconds:.2f} |")
     print(f"| **whole build** | **{total:.2f}** (goal < {GOAL_S:.0f}) |")
     print(f"| for comparison: read {n} samples with read_eval_log_samples | {plain:.2f} |")
-    print(f"\noutput: {root / 'out'}")
+    if args.keep:
+        print(f"\noutput: {root / 'out'}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
     return 0 if total < GOAL_S else 1
 
 

@@ -24,13 +24,17 @@ import pandas as pd
 from reports import html, missing, plots, tables
 from reports.frame import load_samples
 
+SETTINGS = ("The paper's constrained/unconstrained split does not apply here: each table shows this pool's runs "
+            "on its benchmarks.")
 NOTE_SIM = ("Simulated workers answer from the answer key with per-profile accuracy (workers/simulation.py): "
-            "these numbers test the harness, they say nothing about real models or the paper.")
-NOTE_LOCAL = ("Small local models (CPU): these numbers prove the plumbing; they are not comparable to the paper's.")
+            "these numbers test the harness, they say nothing about real models or the paper. " + SETTINGS)
+NOTE_LOCAL = ("Small local models (CPU): these numbers prove the plumbing; they are not comparable to the paper's. "
+              + SETTINGS)
 CELL_NOTE = ("Cells: accuracy % as mean ± standard error over epochs (no ± with one epoch), n = samples x epochs, "
-             "errored samples counted wrong and shown as 'err'. tokens / usd / agent_calls: per question over the "
-             "table's benchmarks (usd 'unknown' when a price is missing, never 0); cost_adjusted = accuracy / "
-             "(USD per question in cents), the paper's definition. avg '(k of n)': over the benchmarks present.")
+             "errored samples counted wrong and shown as 'err', 'missing' = samples the logs meant to run but do "
+             "not hold. tokens / usd / agent_calls: per question over the table's benchmarks (usd 'unknown' "
+             "when a price is missing, never 0); cost_adjusted = accuracy / (USD per question in cents), the "
+             "paper's definition. avg '(k of n)': over the benchmarks present.")
 
 
 @dataclass
@@ -73,11 +77,11 @@ def build(log_dir: str | Path, out: str | Path, *, training: Sequence[str | Path
     say(f"{len(frame)} sample rows from {frame['log'].nunique() if len(frame) else 0} log(s)")
     lap("read logs")
     built = tables.build_tables(frame, expected=missing.expected_rows) if len(frame) else []
-    limit = sample_limit(frame)
+    where = missing.places(frame, str(log_dir))
     say(f"{len(built)} tables over {len({b.pool for b in built})} pool(s)")
     lap("tables")
-    write_tables(built, frame, out, str(log_dir), limit)
-    (out / "missing.md").write_text(missing.listing(built, frame, str(log_dir), limit) if len(frame)
+    write_tables(built, out)
+    (out / "missing.md").write_text(missing.listing(built, frame, where) if len(frame)
                                     else empty_listing(str(log_dir)))
     lap("write tables")
     drawn = []
@@ -89,7 +93,7 @@ def build(log_dir: str | Path, out: str | Path, *, training: Sequence[str | Path
         say(f"drawing training plots of {len(training)} run(s)")
         drawn += plots.training_plots(training, out / "plots")
     lap("training plots")
-    page = html.write_page(out / "index.html", sections(built, drawn, frame, out, str(log_dir), limit, command),
+    page = html.write_page(out / "index.html", sections(built, drawn, frame, out, where, command),
                            title="conductor-bench report", intro=intro(frame, log_dir), embed=embed,
                            banner=banner(frame))
     lap("page")
@@ -110,19 +114,11 @@ def empty_listing(log_dir: str) -> str:
             "```\n\nor `nox -s reproduce_tables` (runs the evals, then builds).\n")
 
 
-def sample_limit(frame: pd.DataFrame) -> int | None:
-    """The most distinct samples one method ran on one task (the --limit the commands repeat)."""
-    if not len(frame):
-        return None
-    return int(frame.groupby(["pool", "key", "task"])["sample_id"].nunique().max())
-
-
 def shown(built: tables.Built) -> pd.DataFrame:
     return built.wide.drop(columns=["key"])
 
 
-def write_tables(built: Sequence[tables.Built], frame: pd.DataFrame, out: Path, log_dir: str,
-                 limit: int | None) -> None:
+def write_tables(built: Sequence[tables.Built], out: Path) -> None:
     parts, longs = ["# Tables", "", CELL_NOTE, ""], []
     for b in built:
         (out / "tables" / f"{b.name}.md").write_text(f"## {b.heading}\n\n{tables.markdown(shown(b))}")
@@ -151,8 +147,8 @@ def table_note(b: tables.Built) -> str:
     return " ".join(lines)
 
 
-def sections(built: Sequence[tables.Built], drawn: Sequence, frame: pd.DataFrame, out: Path, log_dir: str,
-             limit: int | None, command: str) -> list[html.Section]:
+def sections(built: Sequence[tables.Built], drawn: Sequence, frame: pd.DataFrame, out: Path,
+             where: missing.Places, command: str) -> list[html.Section]:
     result = []
     pools = list(dict.fromkeys(b.pool for b in built))
     for pool in pools:
@@ -165,7 +161,7 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, frame: pd.DataFrame
                 files=(out / "tables" / f"{b.name}.csv", out / "tables" / f"{b.name}.md"),
                 provenance=html.Provenance(
                     logs=b.logs,
-                    commands=tuple(x for x in (command,) if x) + tuple(missing.rerun_commands(b, frame, log_dir, limit)),
+                    commands=tuple(x for x in (command,) if x) + tuple(missing.rerun_commands(b, frame, where)),
                     note="Rows: one per method key (solver and the options that differ from its defaults) and "
                          "conductor model, as the logs hold them."))
             for b in mine

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pandas as pd
 
@@ -129,7 +130,18 @@ def load_samples(log_dir: str | Path, *, progress: Callable[[str], None] | None 
     frame["score"] = score.to_numpy(dtype=float, na_value=math.nan)  # plain float: NaN, never pd.NA
     frame["error"] = frame["error"].where(frame["error"].notna(), None)
     frame["created"] = frame["created"].astype(str)
+    frame["log"] = frame["log"].map(_shown_path)
     return frame.reset_index(drop=True)
+
+
+@lru_cache(maxsize=4096)
+def _shown_path(location: str) -> str:
+    """A log's location as shown: relative to the working directory when under it, else as is."""
+    path = unquote(location[len("file://"):]) if location.startswith("file://") else location
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
 
 
 def identity(group: pd.DataFrame, recorded_method: pd.Series) -> dict:
@@ -144,8 +156,8 @@ def identity(group: pd.DataFrame, recorded_method: pd.Series) -> dict:
     if defaults is None and passed is not None:
         params = dict(passed)  # unknown solver: what was passed is what differs
     pool_map: dict[int, str] = {}
-    for indices, names in zip(group["pool_indices"], group["workers"]):
-        pool_map.update(zip(indices or range(len(names or [])), names or []))
+    for indices, names in zip(group["pool_indices"], group["workers"], strict=True):
+        pool_map.update(zip(indices or range(len(names or [])), names or [], strict=False))
     workers = [pool_map[i] for i in sorted(pool_map)] if pool_map else []
     if pool_map and sorted(pool_map) != list(range(len(pool_map))):
         workers = [pool_map.get(i, f"worker {i}") for i in range(max(pool_map) + 1)]
@@ -165,8 +177,9 @@ def identity(group: pd.DataFrame, recorded_method: pd.Series) -> dict:
 @lru_cache(maxsize=64)
 def _signature_defaults(solver: str) -> tuple | None:
     try:
-        import workers._registry  # noqa: F401  (registers the project's solvers)
         from inspect_ai._util.registry import registry_lookup
+
+        import workers._registry  # noqa: F401  (registers the project's solvers)
 
         obj = registry_lookup("solver", solver)
     except Exception:  # noqa: BLE001  (a report must build without the solver's code)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +25,23 @@ from reports.tables import Built, Spec
 ROOT = Path(__file__).resolve().parent.parent
 TASK_FILES = {"gpqa_diamond": "gpqa"}  # Inspect task name -> tasks/<file>.py where they differ
 COLUMN_TASKS = {column: task for task, column in PAPER_COLUMNS.items()}
+
+
+Places = Mapping[str, tuple[str, "int | None"]]  # pool -> (its log dir, its --limit)
+DEFAULT_PLACE = ("logs/reproduce", None)
+
+
+def places(frame: pd.DataFrame, log_dir: str) -> dict[str, tuple[str, int | None]]:
+    """Per pool: the directory most of its logs sit in (a command adds to that eval-set) and the
+    most distinct samples one method ran on one task there (the --limit the commands repeat)."""
+    out: dict[str, tuple[str, int | None]] = {}
+    if not len(frame):
+        return out
+    for pool, rows in frame.groupby("pool"):
+        parents = rows["log"].map(lambda p: str(Path(p).parent)).value_counts()
+        limit = int(rows.groupby(["key", "task"])["sample_id"].nunique().max())
+        out[str(pool)] = (str(parents.index[0]) if len(parents) else log_dir, limit)
+    return out
 
 
 def task_file(column: str) -> str:
@@ -85,23 +102,23 @@ def needs(built: Built, frame: pd.DataFrame) -> dict[tuple, set[str]]:
     return groups
 
 
-def rerun_commands(built: Built, frame: pd.DataFrame, log_dir: str, limit: int | None) -> list[str]:
+def rerun_commands(built: Built, frame: pd.DataFrame, places: Places) -> list[str]:
     """The commands that (re)make `built`'s present cells (provenance: the runner is resumable)."""
     sources = _row_sources(built, frame)
     present = built.long[(built.long["samples"] > 0) & built.long["column"].isin(built.spec.columns)]
     groups: dict[tuple, set[str]] = {}
-    for label, column in zip(present["row"], present["column"]):
+    for label, column in zip(present["row"], present["column"], strict=True):
         if label in sources:
             groups.setdefault(sources[label], set()).add(task_file(column))
-    return _commands(groups, built.pool, log_dir, limit)
+    return _commands(groups, built.pool, places)
 
 
-def commands(built: Built, frame: pd.DataFrame, log_dir: str, limit: int | None) -> list[str]:
+def commands(built: Built, frame: pd.DataFrame, places: Places) -> list[str]:
     """The commands that fill `built`'s missing cells (one per row source)."""
-    return _commands(needs(built, frame), built.pool, log_dir, limit)
+    return _commands(needs(built, frame), built.pool, places)
 
 
-def _commands(groups: dict[tuple, set[str]], pool: str, log_dir: str, limit: int | None) -> list[str]:
+def _commands(groups: dict[tuple, set[str]], pool: str, places: Places) -> list[str]:
     """Matrix rows with the same methods file and tasks share one command (--methods a,b)."""
     merged: dict[tuple, list[str]] = {}
     out = set()
@@ -109,9 +126,10 @@ def _commands(groups: dict[tuple, set[str]], pool: str, log_dir: str, limit: int
         if source[0] == "matrix":
             merged.setdefault((source[1], tuple(sorted(tasks))), []).append(source[2])
         else:
-            out.add(_command(source, sorted(tasks), pool, log_dir, limit))
+            out.add(_command(source, sorted(tasks), pool, *places.get(pool, DEFAULT_PLACE)))
     for (file, tasks), methods in merged.items():
-        out.add(_command(("matrix", file, ",".join(sorted(set(methods)))), tasks, pool, log_dir, limit))
+        joined = ",".join(sorted(set(methods)))
+        out.add(_command(("matrix", file, joined), tasks, pool, *places.get(pool, DEFAULT_PLACE)))
     return sorted(out)
 
 
@@ -122,7 +140,7 @@ def _row_sources(built: Built, frame: pd.DataFrame) -> dict[str, tuple]:
         known.setdefault(e.key, e)
     rows = frame[frame["pool"] == built.pool] if len(frame) else frame
     out = {}
-    for label, key in zip(built.wide["row"], built.wide["key"]):
+    for label, key in zip(built.wide["row"], built.wide["key"], strict=True):
         logged = rows[rows["key"] == key] if len(rows) else rows
         if len(logged) and logged["matrix_base"].iloc[0]:
             base = logged["matrix_base"].iloc[0]
@@ -160,7 +178,7 @@ def _plain(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def listing(tables: Iterable[Built], frame: pd.DataFrame, log_dir: str, limit: int | None) -> str:
+def listing(tables: Iterable[Built], frame: pd.DataFrame, places: Places) -> str:
     """Markdown: per table and pool, the missing cells and the commands that fill them."""
     lines = ["# Missing cells", "",
              "Cells without logged samples, per table and pool, with the commands that fill them "
@@ -176,12 +194,12 @@ def listing(tables: Iterable[Built], frame: pd.DataFrame, log_dir: str, limit: i
         lines += [f"- {label}: {', '.join(cols)}" for label, cols in by_row.items()]
         for source, tasks in needs(built, frame).items():
             merged.setdefault((built.pool, source), set()).update(tasks)
-        lines += ["", "```", *commands(built, frame, log_dir, limit), "```", ""]
+        lines += ["", "```", *commands(built, frame, places), "```", ""]
     if not merged and len(lines) == 4:
         lines.append("None: every expected cell has samples.")
     else:
         lines += ["## All commands (every table's gaps, merged per method)", "", "```"]
         for pool in sorted({p for p, _ in merged}):
-            lines += _commands({src: t for (p, src), t in merged.items() if p == pool}, pool, log_dir, limit)
+            lines += _commands({src: t for (p, src), t in merged.items() if p == pool}, pool, places)
         lines += ["```", ""]
     return "\n".join(lines) + "\n"

@@ -31,7 +31,9 @@ PLAN = "plan then execute"
 STRATEGIES = (SINGLE, AGGREGATE, REFINE, PLAN, NO_WORKFLOW)
 
 SUBTASK_CHARS = 600  # only the start of a subtask is searched (bounded regex work)
-_PLAN = re.compile(r"\b(plan|outline|decompos\w*|break\w* (it |this |the problem )?down|approach|strategy|sub-?goals?)\b")
+_PLAN = re.compile(
+    r"\b(plan|outline|decompos\w*|break\w* (it |this |the problem )?down|approach|strategy|sub-?goals?)\b"
+)
 _SOLVE = re.compile(r"\W{0,20}(solve|answer|compute|calculate|find)\b")
 
 

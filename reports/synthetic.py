@@ -8,7 +8,6 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from inspect_ai.log import (
     EvalConfig,
@@ -85,7 +84,8 @@ def write_log(directory: Path, task: str, solver: str, solver_args: dict, sample
     ids += [f"missing_{i}" for i in range(max(0, (total or 0) - len(ids)))]
     number = len(list(directory.glob("*.eval"))) if directory.is_dir() else 0
     spec = EvalSpec(
-        created=created, task=task, task_id=f"{task}-{number}", run_id=f"synthetic-{number}", task_file=TASK_FILES.get(task, f"tasks/{task}.py"), solver=solver,
+        created=created, task=task, task_id=f"{task}-{number}", run_id=f"synthetic-{number}",
+        task_file=TASK_FILES.get(task, f"tasks/{task}.py"), solver=solver,
         solver_args=solver_args, model=model, model_roles=roles, config=EvalConfig(epochs=epochs),
         dataset=EvalDataset(name=task, samples=total or len(ids), sample_ids=ids), metadata=metadata,
     )

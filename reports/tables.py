@@ -114,21 +114,27 @@ class Cell:
     samples: int  # distinct samples
     epochs: int
     errors: int
+    missing: int = 0  # samples x epochs the logs meant to run but do not hold
 
     def text(self) -> str:
         se = f" ± {self.se:.2f}" if not math.isnan(self.se) else ""
         err = f", {self.errors} err" if self.errors else ""
-        return f"{self.mean:.2f}{se} (n={self.samples}x{self.epochs}{err})"
+        gap = f", {self.missing} missing" if self.missing else ""
+        return f"{self.mean:.2f}{se} (n={self.samples}x{self.epochs}{err}{gap})"
 
 
 def cell(rows: pd.DataFrame) -> Cell:
-    """Accuracy over `rows` (one benchmark, one method): per epoch, then across epochs."""
+    """Accuracy over `rows` (one benchmark, one method): per epoch, then across epochs. Missing:
+    the most samples x epochs one of its logs meant to run (the header's sample ids, --limit
+    applied) minus the rows held (a crashed or cancelled eval)."""
     correct = pd.to_numeric(rows["score"], errors="coerce").fillna(0.0).clip(0.0, 1.0)
     per_epoch = correct.groupby(rows["epoch"]).mean() * 100.0
     k = len(per_epoch)
     se = float(per_epoch.std(ddof=1) / math.sqrt(k)) if k > 1 else math.nan
+    expected = pd.to_numeric(rows["expected"], errors="coerce").max() if "expected" in rows else math.nan
+    gap = max(0, int(expected) - len(rows)) if not pd.isna(expected) else 0
     return Cell(float(per_epoch.mean()), se, int(rows["sample_id"].nunique()), k,
-                int(rows["error"].notna().sum()))
+                int(rows["error"].notna().sum()), gap)
 
 
 def per_question(rows: pd.DataFrame) -> dict:
@@ -220,8 +226,8 @@ def reference_match(ref: pd.DataFrame, key: str, pool: str, conductor: str) -> p
     return best
 
 
-def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *, extra_rows: Sequence[tuple[str, str]] = ()
-                ) -> Built:
+def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *,
+                extra_rows: Sequence[tuple[str, str]] = ()) -> Built:
     """One table for one pool's rows (already deduplicated). `extra_rows` = (key, label) expected
     but not logged: shown with empty cells so that their gaps are listed."""
     first = pool_rows.iloc[0] if len(pool_rows) else None
@@ -241,8 +247,9 @@ def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *
         rows = chosen[(chosen["key"] == key) & (chosen["conductor_short"] == conductor)]
         label = str(rows["label"].iloc[0]) if len(rows) else f"{labels.get(key, key)} (not run)"
         paper = reference_match(table_ref, key, pool, conductor) if table_ref is not None and len(table_ref) else None
-        paper_values = ({spec.aliases.get(c, c): v for c, v in zip(paper["column"], paper["value"])}
-                        if paper is not None and len(paper) else {})
+        paper_values = {}
+        if paper is not None and len(paper):
+            paper_values = {spec.aliases.get(c, c): v for c, v in zip(paper["column"], paper["value"], strict=True)}
         wide = {"row": label, "key": key}
         means, ses = [], []
         for column in spec.columns:
@@ -253,7 +260,7 @@ def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *
                 means.append(c.mean)
                 ses.append(c.se)
                 long_rows.append(_long(spec, pool, kind, label, key, conductor, column, c.mean, c.se, c.samples,
-                                       c.epochs, c.errors, paper_values.get(column)))
+                                       c.epochs, c.errors, paper_values.get(column), missing=c.missing))
             else:
                 wide[column] = "—"
                 missing.append((label, column))
@@ -306,10 +313,11 @@ def _metric(name: str, value, rows: pd.DataFrame, unpriced: int) -> str:  # noqa
 
 
 def _long(spec: Spec, pool: str, kind: str, label: str, key: str, conductor: str, column: str, mean: float,
-          se: float, samples: int, epochs: int, errors: int, paper, *, unknown: bool = False) -> dict:  # noqa: ANN001
+          se: float, samples: int, epochs: int, errors: int, paper, *, unknown: bool = False,  # noqa: ANN001
+          missing: int = 0) -> dict:
     return {"table": spec.id, "pool": pool, "pool_kind": kind, "row": label, "key": key, "conductor": conductor,
             "column": column, "value": UNKNOWN if unknown else mean, "se": se, "samples": samples,
-            "epochs": epochs, "errors": errors, "paper": paper}
+            "epochs": epochs, "errors": errors, "missing": missing, "paper": paper}
 
 
 def build_tables(frame: pd.DataFrame, ref: pd.DataFrame | None = None,
@@ -352,7 +360,7 @@ def reference_tables(ref: pd.DataFrame | None = None) -> list[tuple[str, pd.Data
     out = []
     for table, rows in ref.groupby("table", sort=False):
         text = rows.assign(cell=[_num(v) + (f" ± {_num(s)}" if not pd.isna(s) else "")
-                                 for v, s in zip(rows["value"], rows["se"])])
+                                 for v, s in zip(rows["value"], rows["se"], strict=True)])
         wide = text.pivot_table(index=["label", "key"], columns="column", values="cell", aggfunc="first", sort=False)
         order = list(dict.fromkeys(rows["column"]))
         out.append((str(table), wide.reindex(columns=order).reset_index().fillna("")))

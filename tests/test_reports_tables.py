@@ -84,10 +84,10 @@ def test_epochs_give_mean_and_standard_error(sim_frame):
 
 def test_failed_sample_counts_wrong_and_is_shown(sim_frame):
     b = by_id(tb.build_tables(sim_frame), "5")
-    # m0 right, m1 errored (wrong), m2 right: 2 of 3
-    assert row(b, "single_worker")["MMLU"] == "66.67 (n=3x1, 1 err)"
+    # m0 right, m1 errored (wrong), m2 right: 2 of 3; the log meant to run 4 samples
+    assert row(b, "single_worker")["MMLU"] == "66.67 (n=3x1, 1 err, 1 missing)"
     long = b.long[(b.long["column"] == "MMLU") & (b.long["key"] == "single_worker|worker=1")].iloc[0]
-    assert long["errors"] == 1 and long["samples"] == 3
+    assert (long["errors"], long["samples"], long["missing"]) == (1, 3, 1)
 
 
 def test_unknown_cost_is_unknown_not_zero(sim_frame):
@@ -108,8 +108,10 @@ def test_rerun_replaces_the_older_log_and_missing_cells_are_listed(sim_frame, si
     assert ("conductor [conductor smollm2-135m]", "MMLU") in b.missing
     # methods of the matrix that never ran are rows too, so their gaps are listed
     assert any(label.startswith("mixture_of_agents") for label, _ in b.missing)
-    text = ms.listing(built, sim_frame, str(sim_logs), 2)
-    assert f"python -m solvers.matrix --tasks livecodebench,mmlu,rlpr --pool sim --methods conductor --limit 2 " \
+    where = ms.places(sim_frame, "unused")
+    assert where == {"sim": (str(sim_logs), 3)}  # the logs' directory; mmlu's 3 samples are the most
+    text = ms.listing(built, sim_frame, where)
+    assert f"python -m solvers.matrix --tasks livecodebench,mmlu,rlpr --pool sim --methods conductor --limit 3 " \
            f"--log-dir {sim_logs}" in text
     assert "--matrix solvers/ablations.yaml" in text and "few_shot_mixed" in text
 
@@ -153,7 +155,7 @@ def test_reference_file_agrees_with_itself():
     performance / cents."""
     ref = tb.read_reference()
     for (table, key), rows in ref.groupby(["table", "key"]):
-        values = dict(zip(rows["column"], rows["value"]))
+        values = dict(zip(rows["column"], rows["value"], strict=True))
         if "avg" in values:
             parts = [v for c, v in values.items() if c != "avg"]
             mean = sum(parts) / len(parts)
