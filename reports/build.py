@@ -84,21 +84,21 @@ def build(log_dir: str | Path, out: str | Path, *, training: Sequence[str | Path
     (out / "missing.md").write_text(missing.listing(built, frame, where) if len(frame)
                                     else empty_listing(str(log_dir)))
     lap("write tables")
-    drawn = []
+    drawn, trained = [], []
     if len(frame):
         say("drawing eval plots")
-        drawn += plots.eval_plots(frame, out / "plots")
+        drawn = plots.eval_plots(frame, out / "plots")
     lap("eval plots")
     if training:
         say(f"drawing training plots of {len(training)} run(s)")
-        drawn += plots.training_plots(training, out / "plots")
+        trained = plots.training_plots(training, out / "plots")
     lap("training plots")
-    page = html.write_page(out / "index.html", sections(built, drawn, frame, out, where, command),
+    page = html.write_page(out / "index.html", sections(built, drawn, trained, frame, out, where, command),
                            title="conductor-bench report", intro=intro(frame, log_dir), embed=embed,
                            banner=banner(frame))
     lap("page")
-    say(f"wrote {page} ({len(built)} tables, {len(drawn)} plots)")
-    return Report(out, page, built, drawn, len(frame), timings)
+    say(f"wrote {page} ({len(built)} tables, {len(drawn) + len(trained)} plots)")
+    return Report(out, page, built, drawn + trained, len(frame), timings)
 
 
 def load_samples_missing(log_dir: str | Path, say: Callable[[str], None]) -> pd.DataFrame:
@@ -147,7 +147,7 @@ def table_note(b: tables.Built) -> str:
     return " ".join(lines)
 
 
-def sections(built: Sequence[tables.Built], drawn: Sequence, frame: pd.DataFrame, out: Path,
+def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, frame: pd.DataFrame, out: Path,
              where: missing.Places, command: str) -> list[html.Section]:
     result = []
     pools = list(dict.fromkeys(b.pool for b in built))
@@ -168,9 +168,9 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, frame: pd.DataFrame
         ]
         result.append(html.Section(tables.pool_heading(pool, kind, setting), text=CELL_NOTE, tables=tuple(page_tables),
                                    plots=tuple(p for p in drawn if getattr(p, "pool", "") == pool)))
-    training = [p for p in drawn if not getattr(p, "pool", "")]
-    if training:
-        result.append(html.Section("Training runs", plots=tuple(training)))
+    if trained:
+        result.append(html.Section("Training runs", text="Curves from the runs' rollouts.jsonl and run_info.json.",
+                                   plots=tuple(trained)))
     gaps = (out / "missing.md").read_text()
     result.append(html.Section("Missing cells", text=gaps))
     ref = [html.Table.from_frame(f"The paper's Table {t}", wide, files=(tables.REFERENCE,),

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from test_reports_html import browser, problems, render_check
+from test_reports_plots import rollout, write_run
 
 from reports import synthetic as syn
 from reports.__main__ import main
@@ -97,3 +98,14 @@ def test_reproduce_with_logs_runs_nothing_and_help_works(built, tmp_path):
     done = subprocess.run([sys.executable, "-m", "reports", "build", "--help"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and "--training-runs" in done.stdout
+
+
+def test_training_runs_get_their_own_section(built, tmp_path):
+    run = write_run(tmp_path / "runs" / "tiny", [rollout(s, reward=s / 3) for s in range(3)])
+    out = tmp_path / "o"
+    assert main(["build", "--logs", str(built / "logs"), "--out", str(out), "--training-runs", str(run)]) == 0
+    page = (out / "index.html").read_text()
+    section = page[page.index("<h2>Training runs</h2>"):]
+    section = section[: section.index("</section>")]
+    assert 'src="plots/train-tiny-curves.png"' in section
+    assert "train-tiny" not in page[: page.index("<h2>Training runs</h2>")]  # not inside a pool's section
