@@ -41,10 +41,12 @@ from reports.records import pool_kind, short
 from reports.strategy import STRATEGIES
 
 LABEL_CHARS = 48  # log-derived text per label in a plot
+LEGEND_CHARS = 72  # per method in the Fig. 5 legend (method options make labels long)
 SUBTASK_CHARS = 60  # subtask text per node of a workflow graph
 MAX_BARS = 40  # benchmarks per bar chart
 MARKERS = "osD^v<>P"  # with 10 colours: 80 methods per scatter before a style repeats
 PANELS = 8  # methods per figure of a distribution (more go to further figures)
+ARC = -0.25  # curvature of an edge that skips layers (drawn above the boxes it passes)
 SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "conductor-bench"}  # text as text; stable ids
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -151,19 +153,21 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
             axes[0].scatter(p["cost"], p["accuracy"], **style)
         else:
             missing_cost.append(plain(label))
-        axes[1].scatter(p["calls"], p["accuracy"], label=plain(label) + mark, **style)
+        axes[1].scatter(p["calls"], p["accuracy"], label=plain(label, LEGEND_CHARS) + mark, **style)
     costs = points["cost"].dropna()
     if len(costs) > 1 and costs.min() > 0 and costs.max() / costs.min() > 20:
         axes[0].set_xscale("log")  # costs over orders of magnitude
     else:
         axes[0].xaxis.set_major_locator(MaxNLocator(5))
     axes[0].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
-    axes[0].set_xlabel("USD per question" + (" (log scale)" if axes[0].get_xscale() == "log" else ""))
     axes[0].set_ylabel("accuracy (%)")
     axes[1].set_xlabel("agent calls per question")
-    if missing_cost:
-        axes[0].text(0.02, 0.02, "cost unknown: " + ", ".join(missing_cost)[:200], transform=axes[0].transAxes,
-                     fontsize=7, va="bottom")
+    notes = ["cost unknown: " + ", ".join(missing_cost)[:200]] if missing_cost else []
+    if len(costs) and not costs.any():
+        notes.append("every known cost is 0 USD (no prices for this pool's models)")
+    scale = " (log scale)" if axes[0].get_xscale() == "log" else ""
+    notes = [textwrap.fill(n, 70, max_lines=3, placeholder=" …") for n in notes]
+    axes[0].set_xlabel("\n".join([f"USD per question{scale}", *notes]))
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.legend(loc="outside right center", fontsize=7, ncols=1 + len(points) // 25)
@@ -312,7 +316,7 @@ def _workflow(row: pd.Series, out: Path, head: str) -> Plot:
     ax = fig.subplots()
     ax.set_axis_off()
     ax.set_xlim(-0.6, width - 0.4)
-    ax.set_ylim(height - 0.4, -0.7)
+    ax.set_ylim(height - 0.4, -1.1)
     boxes = []
     for i, step in enumerate(graph):
         x, y = places[i]
@@ -325,8 +329,10 @@ def _workflow(row: pd.Series, out: Path, head: str) -> Plot:
     for i, step in enumerate(graph):
         for v in step.get("visible") or []:
             if isinstance(v, int) and 0 <= v < i:  # box to box: the text artists are the coordinates
+                span = places[i][0] - places[v][0]  # an edge over boxes between arcs above them
                 ax.annotate("", xy=(0, 0.5), xycoords=boxes[i], xytext=(1, 0.5), textcoords=boxes[v],
-                            arrowprops={"arrowstyle": "->", "color": "0.35", "shrinkA": 6, "shrinkB": 6})
+                            arrowprops={"arrowstyle": "->", "color": "0.35", "shrinkA": 6, "shrinkB": 6,
+                                        "connectionstyle": f"arc3,rad={ARC if span > 1 else 0}"})
     outcome = "correct" if _score(row) >= 1 else "not correct"
     title = (f"{head}\n{plain(row['label'])} on {plain(row['task'])}, sample {plain(row['sample_id'], 24)} "
              f"epoch {row['epoch']}: {outcome}, strategy: {row['strategy']}")

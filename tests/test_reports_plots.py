@@ -74,6 +74,10 @@ def test_eval_plots_write_png_and_svg_per_pool_with_labels(tmp_path):
     for name in ("sim-workers", "sim-steps", "sim-strategies"):
         assert "conductor" in svg_text(by_name[name].svg) and "single_worker" not in svg_text(by_name[name].svg)
     assert "single_worker" in svg_text(by_name["sim-accuracy-cost"].svg)
+    assert "cost unknown: conductor" in svg_text(by_name["local-accuracy-cost"].svg)  # local costs are None
+    free = make_frame(4).assign(cost_usd=0.0)
+    free_plot = plots.eval_plots(free[free["pool"] == "local"], tmp_path / "free")[0]
+    assert "every known cost is 0 USD" in svg_text(free_plot.svg)
     assert set(by_name["sim-steps"].sources) == {"logs/math500_conductor_sim.eval", "logs/mmlu_conductor_sim.eval"}
 
 
