@@ -8,8 +8,8 @@ puts them beside the paper's numbers. `eval_plots` draws:
 - accuracy vs USD per question and vs agent calls per question, one point per method (Fig. 5);
   a method's point averages its per-benchmark means over the benchmarks it ran;
 - worker selection, steps per workflow (Fig. 8) and share of strategies (`reports.strategy`)
-  per benchmark: stacked share bars, one panel per method whose value varies (a fixed single
-  worker carries no information), `PANELS` panels a figure;
+  per benchmark: stacked share bars, one panel per method whose value varies or whose workflows
+  a conductor model wrote (a fixed single worker carries no information), `PANELS` a figure;
 - one sample's root workflow as a graph (nodes: steps with their worker; edges: what a step saw).
 
 `training_plots` reads training run directories (rollouts.jsonl and run_info.json, written by
@@ -180,27 +180,25 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
 
 
 def worker_shares_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
-    """Benchmark x worker model: share of executed worker steps; None when one model or none."""
+    """Benchmark x worker model: share of executed worker steps; None when no step ran."""
     models = rows[["task", "step_models"]].explode("step_models").dropna()
-    if models.empty or models["step_models"].nunique() < 2:
+    if models.empty:
         return None
     return pd.crosstab(models["task"], models["step_models"].map(short), normalize="index")
 
 
 def steps_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
-    """Benchmark x number of root steps: share of samples; None when every workflow is as long."""
+    """Benchmark x number of root steps: share of samples; None when no sample records steps."""
     steps = pd.to_numeric(rows["steps"], errors="coerce")
     data = rows.assign(steps=steps).dropna(subset=["steps"])
-    if data.empty or data["steps"].nunique() < 2:
+    if data.empty:
         return None
     shares = pd.crosstab(data["task"], data["steps"].astype(int), normalize="index")
     return shares.rename(columns=lambda n: f"{n} step" + ("" if n == 1 else "s"))
 
 
 def strategies_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
-    """Benchmark x strategy (reports.strategy order): share of samples; None when one strategy."""
-    if rows["strategy"].nunique() < 2:
-        return None
+    """Benchmark x strategy (reports.strategy order): share of samples."""
     shares = pd.crosstab(rows["task"], rows["strategy"])
     order = [s for s in STRATEGIES if s in shares.columns] + [s for s in shares.columns if s not in STRATEGIES]
     return shares[order].div(shares.sum(axis=1), axis=0)
@@ -221,12 +219,18 @@ DISTRIBUTIONS = (
 )
 
 
+def shown(rows: pd.DataFrame, table: pd.DataFrame | None) -> bool:
+    """Whether a method gets a panel: its value varies, or a conductor model wrote its workflows
+    (a conductor that always does the same is a finding; a fixed single worker is not)."""
+    return table is not None and (table.shape[1] > 1 or bool(rows["conductor_model"].notna().any()))
+
+
 def _distributions(group: pd.DataFrame, out: Path, stem: str, head: str, pool: str) -> list[Plot]:
-    """Per distribution: one panel per method whose value varies, PANELS panels a figure."""
+    """Per distribution: one panel per method `shown`, PANELS panels a figure."""
     plots = []
     labels = {label: rows for label, rows in group.groupby("label", sort=True)}
     for name, build, order, what, xlabel, caption in DISTRIBUTIONS:
-        tables = [(label, t) for label, rows in labels.items() if (t := build(rows)) is not None]
+        tables = [(label, t) for label, rows in labels.items() if shown(rows, t := build(rows))]
         chunks = [tables[i : i + PANELS] for i in range(0, len(tables), PANELS)]
         for i, chunk in enumerate(chunks):
             part = f" ({i + 1}/{len(chunks)})" if len(chunks) > 1 else ""

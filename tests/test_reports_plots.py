@@ -92,7 +92,14 @@ def test_distribution_tables_and_panel_figures(tmp_path, monkeypatch):
         "single call": 0.5, "independent attempts then aggregate": 0.5}
     workers = plots.worker_shares_by_task(local)
     assert workers.loc["math500"].to_dict() == pytest.approx({"gemma3-270m": 1 / 3, "smollm2-135m": 2 / 3})
-    assert plots.worker_shares_by_task(frame[frame["method"] == "single_worker"]) is None
+    single = frame[frame["method"] == "single_worker"]
+    assert plots.worker_shares_by_task(single).columns.tolist() == ["choice-strong"]
+    assert not plots.shown(single, plots.worker_shares_by_task(single))  # one worker, chosen by no model
+    assert plots.worker_shares_by_task(single.iloc[:0]) is None
+    # a conductor that always writes one-step workflows with one worker still gets its panels
+    fixed = sim.assign(step_models=[["sim/a"]] * len(sim), steps=1, strategy="single call")
+    assert all(plots.shown(fixed, build(fixed)) for build in
+               (plots.worker_shares_by_task, plots.steps_by_task, plots.strategies_by_task))
     # more methods than fit a figure: further figures, numbered
     two = pd.concat([sim, sim.assign(label="conductor (other)")])
     monkeypatch.setattr(plots, "PANELS", 1)
