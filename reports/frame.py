@@ -162,7 +162,9 @@ def identity(group: pd.DataFrame, recorded_method: pd.Series) -> dict:
     if pool_map and sorted(pool_map) != list(range(len(pool_map))):
         workers = [pool_map.get(i, f"worker {i}") for i in range(max(pool_map) + 1)]
     conductors = [c for c in group["conductor_model"] if isinstance(c, str) and c]
-    conductor = conductors[0] if conductors else roles.get("conductor")
+    # the conductor role only names the conductor when no sample recorded who conducted (a baseline
+    # records conductor None and ignores the role)
+    conductor = conductors[0] if conductors else (None if group["recorded"].any() else roles.get("conductor"))
     fields = run_fields(solver, params, None, defaults, workers, conductor, solver)
     if fields["conductor_short"]:
         fields["label"] += f" [conductor {fields['conductor_short']}]"

@@ -16,7 +16,9 @@ pools get no paper column and a title that says what they are.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,11 +190,20 @@ class Built:
 
     @property
     def name(self) -> str:
-        return f"table{self.spec.id.replace('/', '-')}-{self.pool}"
+        """A file name: table<id>-<pool> (a pool given as a YAML path: its stem and a short hash)."""
+        return f"table{self.spec.id.replace('/', '-')}-{pool_slug(self.pool)}"
 
     @property
     def heading(self) -> str:
         return f"{self.spec.title} — {pool_heading(self.pool, self.kind, self.setting)}"
+
+
+def pool_slug(pool: str) -> str:
+    """A pool name safe in a file name; a pool file path becomes `<stem>-<hash>`."""
+    if re.fullmatch(r"[A-Za-z0-9._-]{1,64}", pool) and not pool.startswith("."):
+        return pool
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(pool).stem)[:40].strip("-") or "pool"
+    return f"{stem}-{hashlib.sha1(pool.encode()).hexdigest()[:6]}"
 
 
 def pool_heading(pool: str, kind: str, setting: str) -> str:

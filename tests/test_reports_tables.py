@@ -38,7 +38,8 @@ def sim_logs(tmp_path_factory):
     syn.write_log(d, "math500", "single_worker", {"pool": "sim", "worker": 1}, rows, epochs=3)
     rows = [syn.sample("m0", 1, "C", meta), syn.sample("m1", 1, None, None, error="worker timed out"),
             syn.sample("m2", 1, "C", single(SIM, 1, cost=None))]
-    syn.write_log(d, "mmlu", "single_worker", {"pool": "sim", "worker": 1}, rows, total=4)
+    syn.write_log(d, "mmlu", "single_worker", {"pool": "sim", "worker": 1}, rows, total=4,
+                  roles={"conductor": {"model": "mockllm/model"}})  # a role the baseline ignores
     stale = [syn.sample("q0", 1, "I", conducted(SIM)), syn.sample("q1", 1, "I", conducted(SIM))]
     syn.write_log(d, "math500", "conductor", {"pool": "sim"}, stale, created="2026-01-01T00:00:00+00:00")
     fresh = [syn.sample("q0", 1, "C", conducted(SIM)), syn.sample("q1", 1, "I", conducted(SIM))]
@@ -66,7 +67,7 @@ def test_frame_rows_identity_and_score_rule(sim_frame):
     assert len(f) == 6 + 3 + 2 + 2  # every (log, sample, epoch)
     sw = f[f["solver"] == "single_worker"]
     assert set(sw["key"]) == {"single_worker|worker=1"} and set(sw["pool_kind"]) == {"simulated"}
-    assert set(sw["label"]) == {"single_worker (sim/choice-strong)"}
+    assert set(sw["label"]) == {"single_worker (sim/choice-strong)"} and set(sw["conductor_short"]) == {""}
     errored = f[f["sample_id"] == "m1"].iloc[0]
     assert math.isnan(errored["score"]) and errored["error"] == "worker timed out"
     assert not errored["recorded"]  # no conductor record
@@ -173,3 +174,11 @@ def test_markdown_escapes_pipes_and_empty_tables():
     text = tb.markdown(pd.DataFrame([{"row": "a|b", "x": 1}]))
     assert "a\\|b" in text and text.splitlines()[1] == "|---|---|"
     assert tb.markdown(pd.DataFrame()) == "(no rows)\n"
+
+
+def test_table_file_names_are_safe_for_pool_files():
+    assert tb.pool_slug("paper-constrained") == "paper-constrained"
+    slug = tb.pool_slug("/work/x/regression/local greedy.yaml")
+    assert slug.startswith("local-greedy-") and len(slug) == len("local-greedy-") + 6
+    assert tb.pool_slug("../../etc") != "../../etc" and "/" not in tb.pool_slug("../../etc")
+    assert tb.pool_slug("a.yaml") == "a.yaml"  # a plain file name is already safe
