@@ -182,3 +182,16 @@ def test_table_file_names_are_safe_for_pool_files():
     assert slug.startswith("local-greedy-") and len(slug) == len("local-greedy-") + 6
     assert tb.pool_slug("../../etc") != "../../etc" and "/" not in tb.pool_slug("../../etc")
     assert tb.pool_slug("a.yaml") == "a.yaml"  # a plain file name is already safe
+
+
+def test_every_logged_row_and_benchmark_is_in_some_table(tmp_path):
+    for task in ("gpqa_diamond", "math500", "gsm8k"):
+        rows = [syn.sample(f"{task}{i}", 1, "C", conducted(SIM)) for i in range(2)]
+        syn.write_log(tmp_path, task, "conductor", {"pool": "sim", "max_steps": 2}, rows)
+    frame = load_samples(tmp_path)
+    built = tb.build_tables(frame)
+    shown = {(r, c) for b in built for r, c, n in zip(b.long["key"], b.long["column"], b.long["samples"],
+                                                     strict=True) if n}
+    logged = set(zip(frame["key"], frame["paper_column"], strict=True))
+    assert logged == {("conductor|max_steps=2", c) for c in ("GPQA-D", "MATH500", "gsm8k")}
+    assert logged <= shown
