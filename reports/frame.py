@@ -16,10 +16,9 @@ import inspect
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote
 
 import pandas as pd
@@ -212,9 +211,3 @@ COLUMNS = [
     "task", "paper_column", "epoch", "sample_id", "score", "error", "log", "eval_id", "created", "status",
     "model", "expected",
 ]
-
-
-def describe(frame: pd.DataFrame) -> Mapping[str, Any]:
-    """Counts for progress lines: logs, samples, errored samples."""
-    return {"logs": int(frame["log"].nunique()) if len(frame) else 0, "samples": len(frame),
-            "errors": int(frame["error"].notna().sum()) if len(frame) else 0}

@@ -29,7 +29,6 @@ import pandas as pd
 REFERENCE = Path(__file__).with_name("paper_reference.csv")
 IN_DIST = ("MATH500", "MMLU", "RLPR", "LCB")
 OOD = ("AIME25", "BCB", "GPQA-D")
-COST_COLUMNS = ("tokens", "usd", "agent_calls", "cost_adjusted")
 UNKNOWN = "unknown"
 IDENTITY = ["pool", "key", "conductor_short"]
 
@@ -101,7 +100,6 @@ SPECS: tuple[Spec, ...] = (
          note="A frontier model conducts with --model-role conductor=<model> -S max_tokens=2048 "
               "-S format_retries=<n>; each conductor model is its own row."),
 )
-SPEC_BY_ID = {s.id: s for s in SPECS}
 
 
 # ----------------------------------------------------------------------------- cells

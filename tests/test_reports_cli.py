@@ -109,3 +109,11 @@ def test_training_runs_get_their_own_section(built, tmp_path):
     section = section[: section.index("</section>")]
     assert 'src="plots/train-tiny-curves.png"' in section
     assert "train-tiny" not in page[: page.index("<h2>Training runs</h2>")]  # not inside a pool's section
+
+
+def test_load_training_reads_a_run_with_the_plots_parser(tmp_path):
+    from reports.frame import load_training
+
+    run = write_run(tmp_path / "run", [rollout(0), rollout(1, parsed=False)])
+    rows, info = load_training(run)
+    assert len(rows) == 2 and info["simulated"] is True
