@@ -16,6 +16,7 @@ import inspect
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -103,7 +104,7 @@ def read_frame(log_dir: str | Path, *, progress: Callable[[str], None] | None = 
     if not logs:
         return pd.DataFrame()
     frame, errors = samples_df(
-        logs, columns=_columns(), full=True, strict=False, quiet=True,
+        logs, columns=_columns(), full=True, strict=False, quiet=not sys.stderr.isatty(),  # its progress bar
         exclude_fields={"messages", "events", "store", "attachments"},
     )
     for error in errors[:20]:
