@@ -178,6 +178,20 @@ def _plain(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def incomplete(frame: pd.DataFrame) -> list[str]:
+    """Markdown lines naming the logs whose eval did not finish (status other than success)."""
+    if not len(frame) or "status" not in frame:
+        return []
+    bad = frame[frame["status"].fillna("") != "success"].groupby("log", sort=True)
+    lines = [f"- {log}: status {rows['status'].iloc[0]}, {len(rows)} of "
+             f"{int(rows['expected'].max()) if rows['expected'].notna().any() else '?'} samples x epochs held"
+             for log, rows in bad]
+    if not lines:
+        return []
+    return ["## Logs whose eval did not finish (rerun the same command: the matrix runner retries them)", "",
+            *lines, ""]
+
+
 def listing(tables: Iterable[Built], frame: pd.DataFrame, places: Places) -> str:
     """Markdown: per table and pool, the missing cells and the commands that fill them."""
     lines = ["# Missing cells", "",
@@ -195,11 +209,12 @@ def listing(tables: Iterable[Built], frame: pd.DataFrame, places: Places) -> str
         for source, tasks in needs(built, frame).items():
             merged.setdefault((built.pool, source), set()).update(tasks)
         lines += ["", "```", *commands(built, frame, places), "```", ""]
-    if not merged and len(lines) == 4:
-        lines.append("None: every expected cell has samples.")
-    else:
+    if len(lines) == 4:
+        lines += ["None: every expected cell has samples.", ""]
+    if merged:
         lines += ["## All commands (every table's gaps, merged per method)", "", "```"]
         for pool in sorted({p for p, _ in merged}):
             lines += _commands({src: t for (p, src), t in merged.items() if p == pool}, pool, places)
         lines += ["```", ""]
+    lines += incomplete(frame)
     return "\n".join(lines) + "\n"

@@ -195,3 +195,13 @@ def test_every_logged_row_and_benchmark_is_in_some_table(tmp_path):
     logged = set(zip(frame["key"], frame["paper_column"], strict=True))
     assert logged == {("conductor|max_steps=2", c) for c in ("GPQA-D", "MATH500", "gsm8k")}
     assert logged <= shown
+
+
+def test_unfinished_logs_are_listed(tmp_path):
+    rows = [syn.sample("q0", 1, "C", conducted(SIM))]
+    syn.write_log(tmp_path, "math500", "conductor", {"pool": "sim"}, rows, total=3, status="error")
+    frame = load_samples(tmp_path)
+    built = tb.build_tables(frame)
+    assert row(by_id(built, "7"), "conductor")["MATH500"] == "100.00 (n=1x1, 2 missing)"
+    text = ms.listing(built, frame, ms.places(frame, str(tmp_path)))
+    assert "status error, 1 of 3 samples x epochs held" in text
