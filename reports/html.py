@@ -68,9 +68,11 @@ class Table:
 
     @classmethod
     def from_frame(cls, title: str, frame: Any, **more: Any) -> Table:
-        """A table from a pandas DataFrame (its columns and rows, index dropped)."""
+        """A table from a pandas DataFrame (its columns and rows, index dropped; missing values
+        of any dtype (NaN, NA, NaT) become empty cells)."""
         columns = tuple(str(c) for c in frame.columns)
-        rows = tuple(tuple(r) for r in frame.itertuples(index=False, name=None))
+        cells = frame.astype(object).where(frame.notna(), None)
+        rows = tuple(tuple(r) for r in cells.itertuples(index=False, name=None))
         return cls(title, columns, rows, **more)
 
 

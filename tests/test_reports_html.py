@@ -81,6 +81,17 @@ def test_plots_are_relative_files_and_must_exist(tmp_path):
         write_page(tmp_path / "report.html", [Section("Plots", plots=out)])
 
 
+def test_table_from_frame_blanks_missing_values_of_any_dtype(tmp_path):
+    import pandas as pd
+
+    frame = pd.DataFrame({"n": pd.array([1, None], dtype="Int64"), "x": pd.array([0.5, None], dtype="double[pyarrow]"),
+                          "t": [pd.NaT, pd.Timestamp("2026-01-01")], "s": ["<b>", None]})
+    t = Table.from_frame("T", frame)
+    assert t.columns == ("n", "x", "t", "s") and t.rows[0][1:] == (0.5, None, "<b>") and t.rows[1][:2] == (None, None)
+    text = render_page([Section("S", tables=[t])], tmp_path / "r.html")
+    assert "<td>1</td><td>0.5</td><td></td><td>&lt;b&gt;</td>" in text and "NA" not in text and "NaT" not in text
+
+
 def test_ids_are_unique_on_the_page(tmp_path):
     (tmp_path / "plots").mkdir()
     figures = small_plots(tmp_path / "plots")
