@@ -208,7 +208,8 @@ def load_training(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
 COLUMNS = [
     "method", "key", "label", "pool", "pool_kind", "setting", "conductor_short", "matrix_method", "matrix_base",
     "solver", "options", "recorded", "parsed", "steps", "agent_calls", "calls", "input_tokens", "output_tokens",
-    "cost_usd", "conductor_model", "workers", "strategy", "step_models", "graph", "settings", "pool_indices",
+    "cost_usd", "conductor_model", "workers", "strategy", "step_models", "nested_step_models", "graph", "settings",
+    "pool_indices",
     "task", "paper_column", "epoch", "sample_id", "score", "error", "log", "eval_id", "created", "status",
     "model", "expected",
 ]

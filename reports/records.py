@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from reports.strategy import NO_WORKFLOW, step_models, strategy
+from reports.strategy import NO_WORKFLOW, nested_step_models, step_models, strategy
 
 # paper tasks (Inspect task names) -> the paper's column names
 PAPER_COLUMNS = {
@@ -72,6 +72,7 @@ def sample_fields(meta: Mapping[str, Any] | None, model_usage: Mapping[str, Any]
             "workers": [],
             "strategy": NO_WORKFLOW,
             "step_models": [],
+            "nested_step_models": [],
             "graph": "",
             "settings": {},
         }
@@ -90,6 +91,7 @@ def sample_fields(meta: Mapping[str, Any] | None, model_usage: Mapping[str, Any]
         "workers": list(meta.get("workers") or []),
         "strategy": strategy(round_),
         "step_models": step_models(round_),
+        "nested_step_models": nested_step_models(round_),
         "graph": json.dumps(graph(round_)),
         "settings": dict(meta.get("settings") or {}),
     }

@@ -62,6 +62,15 @@ def is_plan(subtask: str) -> bool:
     return bool(_PLAN.search(text)) and not _SOLVE.match(text)
 
 
+def nested_step_models(round_: Mapping | None) -> list[str]:
+    """The worker model of every step inside a recursive (nested) round, depth first (Fig. 10)."""
+    out: list[str] = []
+    for step in (round_ or {}).get("steps") or []:
+        if step.get("round"):
+            out += step_models(step["round"])
+    return out
+
+
 def step_models(round_: Mapping | None) -> list[str]:
     """The worker model of every executed step, nested rounds included (depth first)."""
     out: list[str] = []

@@ -20,7 +20,7 @@ def test_sample_fields_from_a_recorded_workflow():
     assert (f["steps"], f["agent_calls"], f["calls"]) == (2, 2, 3)
     assert (f["input_tokens"], f["output_tokens"], f["cost_usd"]) == (700, 90, 0.0042)
     assert f["conductor_model"] == "local/smollm2-135m"
-    assert f["strategy"] == st.REFINE and f["step_models"] == [SIM[1], SIM[3]]
+    assert f["strategy"] == st.REFINE and f["step_models"] == [SIM[1], SIM[3]] and f["nested_step_models"] == []
     graph = json.loads(f["graph"])
     assert [g["worker"] for g in graph] == [1, 3] and graph[1]["visible"] == [0]
     assert len(graph[1]["subtask"]) == rec.GRAPH_CHARS
@@ -58,3 +58,12 @@ def test_pool_kind_and_no_pool_means_default():
     f = rec.run_fields("conductor", {}, None, None, ["sim/a"], None)
     assert f["pool"] == rec.DEFAULT_POOL and f["pool_kind"] == "simulated" and f["setting"] == ""
     assert rec.short("openai/gpt-5") == "gpt-5" and rec.short(None) == ""
+
+
+def test_nested_round_models_are_kept_apart():
+    inner = {"depth": 1, "steps": [syn.step(0, 3, SIM[3]), syn.step(1, 2, SIM[2], [0])]}
+    steps = [syn.step(0, 0, SIM[0]), syn.step(1, 4, "local/smollm2-135m", [0], round=inner)]
+    f = rec.sample_fields(syn.record("conductor", SIM, steps, conductor="local/smollm2-135m"))
+    assert f["step_models"] == [SIM[0], SIM[3], SIM[2]]  # a recursive step counts its round's workers
+    assert f["nested_step_models"] == [SIM[3], SIM[2]]
+    assert json.loads(f["graph"])[1]["nested"] is True

@@ -56,5 +56,6 @@ def test_step_models_flatten_nested_rounds_depth_first():
     inner = {"steps": [{"model": "a", "visible": []}, {"model": "b", "visible": [0]}]}
     outer = rnd([], [0], nested=inner)
     assert st.step_models(outer) == ["a", "b", "m1"]
-    assert st.step_models(None) == []
+    assert st.nested_step_models(outer) == ["a", "b"]  # only the recursive round's steps
+    assert st.nested_step_models(rnd([], [0])) == [] and st.step_models(None) == []
     assert set(st.STRATEGIES) == {st.SINGLE, st.AGGREGATE, st.REFINE, st.PLAN, st.NO_WORKFLOW}
