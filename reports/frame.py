@@ -103,14 +103,35 @@ def read_frame(log_dir: str | Path, *, progress: Callable[[str], None] | None = 
         progress(f"reading {len(logs)} log(s) under {log_dir}")
     if not logs:
         return pd.DataFrame()
-    frame, errors = samples_df(
-        logs, columns=_columns(), full=True, strict=False, quiet=not sys.stderr.isatty(),  # its progress bar
-        exclude_fields={"messages", "events", "store", "attachments"},
-    )
+    def read(paths: list) -> tuple[pd.DataFrame, list]:
+        return samples_df(
+            paths, columns=_columns(), full=True, strict=False, quiet=not sys.stderr.isatty(),  # its progress bar
+            exclude_fields={"messages", "events", "store", "attachments"},
+        )
+
+    try:
+        frame, errors = read(logs)
+    except Exception:  # noqa: BLE001  (one unreadable file, e.g. an eval still writing: skip it, keep the rest)
+        readable = [log for log in logs if _readable(log, progress)]
+        if not readable:
+            return pd.DataFrame()
+        frame, errors = read(readable)
     for error in errors[:20]:
         if progress:
             progress(f"warning: {error}")
     return frame
+
+
+def _readable(log, progress: Callable[[str], None] | None) -> bool:  # noqa: ANN001
+    from inspect_ai.log import read_eval_log
+
+    try:
+        read_eval_log(log, header_only=True)
+        return True
+    except Exception as error:  # noqa: BLE001
+        if progress:
+            progress(f"skipping unreadable log {log.name}: {type(error).__name__}: {str(error)[:200]}")
+        return False
 
 
 def load_samples(log_dir: str | Path, *, progress: Callable[[str], None] | None = None) -> pd.DataFrame:

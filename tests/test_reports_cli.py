@@ -117,3 +117,15 @@ def test_load_training_reads_a_run_with_the_plots_parser(tmp_path):
     run = write_run(tmp_path / "run", [rollout(0), rollout(1, parsed=False)])
     rows, info = load_training(run)
     assert len(rows) == 2 and info["simulated"] is True
+
+
+def test_an_unreadable_log_is_skipped_and_named(built, tmp_path, capsys):
+    import shutil
+
+    logs = tmp_path / "logs"
+    shutil.copytree(built / "logs", logs)
+    (logs / "99999_math500_broken.eval").write_bytes(b"not a zip")
+    assert main(["build", "--logs", str(logs), "--out", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    assert "skipping unreadable log" in err and "99999_math500_broken.eval" in err
+    assert "| conductor [conductor smollm2-135m] |" in (tmp_path / "o" / "tables.md").read_text()
