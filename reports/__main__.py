@@ -23,6 +23,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--pool", default="local", help="pool to run on when no --logs (default: local; sim is fast)")
     r.add_argument("--tasks", default=DEFAULT_TASKS, help=f"task files to run (default: {DEFAULT_TASKS})")
     r.add_argument("--limit", type=int, default=2, help="samples per task (default: 2)")
+    r.add_argument("--epochs", type=int, default=None, help="epochs per sample (gives mean +- SE; default: 1)")
     r.add_argument("--methods", default=None, help="subset of the matrix's methods (default: all)")
     r.add_argument("--log-dir", default=None, help="where the runs write (default: logs/reproduce-<pool>)")
     for q in (b, r):
@@ -40,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logs = args.log_dir or f"logs/reproduce-{args.pool}"
         run = ["--tasks", args.tasks, "--pool", args.pool, "--limit", str(args.limit), "--log-dir", logs,
                "--display", "plain"] + (["--methods", args.methods] if args.methods else [])
+        run += ["--epochs", str(args.epochs)] if args.epochs else []
         print(f"running the matrix: python -m solvers.matrix {' '.join(shlex.quote(x) for x in run)}", flush=True)
         from solvers.matrix import main as matrix_main
 

@@ -176,6 +176,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks", required=True, help="comma-separated task files: gsm8k,math500,gpqa,mmlu,...")
     p.add_argument("--pool", default="local", help="bundled pool name or pool YAML (default: local)")
     p.add_argument("--limit", type=int, default=None, help="samples per task")
+    p.add_argument("--epochs", type=int, default=None, help="epochs per sample (reports show mean +- SE over them)")
     p.add_argument("--log-dir", default="logs/baselines", help="the eval-set's log directory (rerun to resume)")
     p.add_argument("--methods", default=None, help="comma-separated subset of the matrix's method names")
     p.add_argument("--model", default=None, help="eval model (the conductor when no conductor role is given)")
@@ -189,6 +190,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.epochs is not None and args.epochs < 1:
+        raise ValueError(f"--epochs {args.epochs}: give an integer >= 1")
     from workers.pools import load_pool
 
     data = load_matrix(Path(args.matrix))
@@ -216,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model=args.model,
         model_roles=roles or None,
         limit=args.limit,
+        epochs=args.epochs,
         max_tasks=args.max_tasks,
         display=args.display,
     )
