@@ -7,9 +7,10 @@ puts them beside the paper's numbers. `eval_plots` draws:
 
 - accuracy vs USD per question and vs agent calls per question, one point per method (Fig. 5);
   a method's point averages its per-benchmark means over the benchmarks it ran;
-- worker selection, steps per workflow (Fig. 8) and share of strategies (`reports.strategy`)
-  per benchmark: stacked share bars, one panel per method whose value varies or whose workflows
-  a conductor model wrote (a fixed single worker carries no information), `PANELS` a figure;
+- worker selection, steps per workflow (Fig. 8), share of strategies (`reports.strategy`) and
+  worker selection inside recursive rounds (Fig. 10; only when some sample recursed) per
+  benchmark: stacked share bars, one panel per method whose value varies or whose workflows a
+  conductor model wrote (a fixed single worker carries no information), `PANELS` a figure;
 - one sample's root workflow as a graph (nodes: steps with their worker; edges: what a step saw).
 
 `training_plots` reads training run directories (rollouts.jsonl and run_info.json, written by
@@ -179,12 +180,20 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
     return _save(fig, out, f"{stem}-accuracy-cost", head, caption, pool, group)
 
 
-def worker_shares_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
-    """Benchmark x worker model: share of executed worker steps; None when no step ran."""
-    models = rows[["task", "step_models"]].explode("step_models").dropna()
+def worker_shares_by_task(rows: pd.DataFrame, column: str = "step_models") -> pd.DataFrame | None:
+    """Benchmark x worker model: share of executed worker steps (the models listed in `column`);
+    None when no step ran (or the frame has no such column)."""
+    if column not in rows:
+        return None
+    models = rows[["task", column]].explode(column).dropna()
     if models.empty:
         return None
-    return pd.crosstab(models["task"], models["step_models"].map(short), normalize="index")
+    return pd.crosstab(models["task"], models[column].map(short), normalize="index")
+
+
+def nested_worker_shares_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
+    """Benchmark x worker model over the steps inside recursive rounds only (Fig. 10)."""
+    return worker_shares_by_task(rows, "nested_step_models")
 
 
 def steps_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
@@ -216,6 +225,9 @@ DISTRIBUTIONS = (
      "share of samples", "Share of each benchmark's samples by the number of steps of the recorded root workflow."),
     ("strategies", strategies_by_task, _strategy_order, "strategy per benchmark", "share of samples",
      "Share of each benchmark's samples by the strategy of the recorded root workflow (rule: reports/strategy.py)."),
+    ("workers-recursive", nested_worker_shares_by_task, str, "worker selection inside recursive rounds (Fig. 10)",
+     "share of worker steps in recursive rounds",
+     "Share of the worker steps inside recursive rounds (the conductor calling itself) each worker model took."),
 )
 
 

@@ -108,6 +108,24 @@ def test_distribution_tables_and_panel_figures(tmp_path, monkeypatch):
                          "sim-strategies-1", "sim-strategies-2"]
 
 
+def test_workers_inside_recursive_rounds(tmp_path):
+    inner = {"depth": 1, "steps": [syn.step(0, 1, SIM[1]), syn.step(1, 3, SIM[3], [0])]}
+    outer = [syn.step(0, 0, SIM[0]), syn.step(1, 4, "local/smollm2-135m", [0], round=inner)]  # a self-call
+    rows = [row("conductor", {"pool": "sim"}, SIM, outer, sid=f"s{i}", task=task, conductor="local/smollm2-135m")
+            for i in range(2) for task in ("mmlu", "rlpr")]
+    rows.append(row("conductor", {"pool": "sim"}, SIM, [syn.step(0, 2, SIM[2])], sid="flat", task="rlpr",
+                    conductor="local/smollm2-135m"))
+    frame = pd.DataFrame(rows)
+    nested = plots.nested_worker_shares_by_task(frame)
+    assert nested.loc["mmlu"].to_dict() == {"choice-strong": 0.5, "premium": 0.5}
+    assert plots.worker_shares_by_task(frame).loc["rlpr"].to_dict() == pytest.approx(
+        {"choice-strong": 2 / 7, "math-strong": 2 / 7, "mediocre": 1 / 7, "premium": 2 / 7})
+    assert plots.nested_worker_shares_by_task(frame.drop(columns="nested_step_models")) is None
+    names = [p.name for p in plots.eval_plots(frame, tmp_path)]
+    assert "sim-workers-recursive" in names
+    assert "sim-workers-recursive" not in [p.name for p in plots.eval_plots(frame.iloc[-1:], tmp_path / "flat")]
+
+
 def test_method_points_average_benchmark_means_and_unknown_cost():
     w = ["sim/a", "sim/b"]
     one = [syn.step(0, 0, "sim/a")]
