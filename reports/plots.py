@@ -332,7 +332,9 @@ def _workflow(row: pd.Series, out: Path, head: str) -> Plot:
     ax = fig.subplots()
     ax.set_axis_off()
     ax.set_xlim(-0.6, width - 0.4)
-    ax.set_ylim(height - 0.4, -1.1)
+    arcs = any(places[i][0] - places[v][0] > 1 for i, step in enumerate(graph)
+               for v in step.get("visible") or [] if isinstance(v, int) and 0 <= v < i)
+    ax.set_ylim(height - 0.4, -1.1 if arcs else -0.6)  # room above the boxes for arcs
     boxes = []
     for i, step in enumerate(graph):
         x, y = places[i]
