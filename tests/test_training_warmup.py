@@ -120,22 +120,3 @@ def test_routing_curves_per_domain(tmp_path):
     assert abs(float(math1["sim/a"]) - 2 / 3) < 1e-9 and abs(float(math1["sim/b"]) - 1 / 3) < 1e-9
     assert all(float(r["sim/b"]) == 1.0 for r in table if r["domain"] == "mmlu")
     assert (tmp_path / "out" / "c-routing.png").stat().st_size > 1000
-
-
-def test_keep_layers_cuts_the_model_and_it_reloads(tmp_path):
-    pytest.importorskip("trl")
-    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
-
-    from training.train import keep_first_layers
-
-    config = LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=3,
-                         num_attention_heads=2, num_key_value_heads=2)  # fmt: skip
-    model = LlamaForCausalLM(config)
-    first = model.model.layers[0].mlp.up_proj.weight.detach().clone()
-    assert keep_first_layers(model, 2)["kept_layers"] == 2
-    model.save_pretrained(tmp_path)
-    again = AutoModelForCausalLM.from_pretrained(tmp_path)
-    assert len(again.model.layers) == again.config.num_hidden_layers == 2
-    assert (again.model.layers[0].mlp.up_proj.weight == first).all()  # the bottom layers, unchanged
-    with pytest.raises(SystemExit, match="2 decoder layers"):
-        keep_first_layers(again, 3)

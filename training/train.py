@@ -75,10 +75,6 @@ class ScriptArguments:
     worker_temperature: float | None = field(default=None, metadata={"help": "override the pool's"})
     worker_max_tokens: int | None = field(default=None, metadata={"help": "override the pool's"})
     max_concurrency: int = field(default=16, metadata={"help": "rollouts running at once in the reward"})
-    keep_layers: int | None = field(
-        default=None,
-        metadata={"help": "cut the model to its first N decoder layers before training (CPU budget; default: all)"},
-    )
     train_top_layers: int | None = field(
         default=None,
         metadata={"help": "train only the top N decoder layers and the final norm (CPU budget; default: all)"},
@@ -123,8 +119,6 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
 def check(script: ScriptArguments) -> None:
     if script.reward not in REWARDS:
         raise SystemExit(f"reward must be one of {', '.join(REWARDS)}, got {script.reward!r}")
-    if script.keep_layers is not None and script.keep_layers < 1:
-        raise SystemExit(f"keep_layers must be >= 1 (or unset: every layer), got {script.keep_layers}")
     if script.train_top_layers is not None and script.train_top_layers < 1:
         raise SystemExit(f"train_top_layers must be >= 1 (or unset: every layer), got {script.train_top_layers}")
     if script.format_warmup_steps < 0:
@@ -233,22 +227,6 @@ def load_model(model_args: Any, config: Any) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def keep_first_layers(model: Any, n: int) -> dict:
-    """Cut the model to its first `n` decoder layers (the final norm and head stay): a smaller
-    conductor for a CPU budget, saved and evaluated as such (its config says `n` layers)."""
-    layers = getattr(getattr(model, "model", None), "layers", None)
-    if layers is None:
-        raise SystemExit(f"keep_layers: {type(model).__name__} has no model.layers; unset it")
-    if n > len(layers):
-        raise SystemExit(f"keep_layers: the model has {len(layers)} decoder layers, {n} asked for")
-    before = len(layers)
-    model.model.layers = layers[:n]
-    model.config.num_hidden_layers = n
-    if isinstance(getattr(model.config, "layer_types", None), list):
-        model.config.layer_types = model.config.layer_types[:n]
-    return {"kept_layers": n, "of_layers": before, "params": sum(p.numel() for p in model.parameters())}
-
-
 def freeze_below(model: Any, top_layers: int) -> dict:
     """Train only the top `top_layers` decoder layers and the final norm; everything below,
     the embeddings and (tied or not) the output head stay fixed, so the backward pass stops
@@ -312,9 +290,6 @@ def main(argv: list[str] | None = None) -> dict:
         rollout_func = RecursionRollout(reward, dataset.to_list(), share=script.recursion_share)
 
     model, tokenizer = load_model(model_args, config)
-    if script.keep_layers:
-        info["kept"] = keep_first_layers(model, script.keep_layers)
-        log.info("cut: %s", json.dumps(info["kept"]))
     if script.train_top_layers:
         info["trainable"] = freeze_below(model, script.train_top_layers)
         log.info("trainable: %s", json.dumps(info["trainable"]))
