@@ -7,6 +7,10 @@ Both arms run training/train.py's code path (same recipe, seeds, prompts and gen
 length); only the reward differs. The conductor reward runs every rollout's workflow on
 the recipe's pool. The first step of each arm (warm-up: model load, worker servers) is
 left out of the median. Goal: conductor / bare <= 1.2.
+
+cpu-smoke starts with a format warm-up (not timed; each arm runs it). To skip it, start both
+arms from a saved warm-up, so completions parse and the conductor reward really runs workers:
+    python benchmarks/bench_train.py --model_name_or_path runs/cpu-smoke/warmup --format_warmup_steps 0
 """
 
 from __future__ import annotations
