@@ -68,16 +68,16 @@ def single_worker(
     step_timeout: float | None = None,
 ) -> Solver:
     """One pool member answers the benchmark prompt alone (Model `worker` of the pool)."""
-    options = _common(locals())
+    options = baseline_options(locals())
     need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        chosen = _member(_workers(state, pool, temperature, max_tokens), worker)
-        step = await _ask(0, 0, chosen, [ChatMessageUser(content=state.input_text)], PROMPT_ALONE, [], step_timeout)
-        _raise_failed([step], on_error)
-        record = _record([step], [[]])
+        chosen = _member(sample_workers(state, pool, temperature, max_tokens), worker)
+        step = await ask(0, 0, chosen, [ChatMessageUser(content=state.input_text)], PROMPT_ALONE, [], step_timeout)
+        raise_failed([step], on_error)
+        record = fixed_round([step], [[]])
         record.answer = final_answer(record.steps)
-        return _finish(state, record, [chosen], [worker], "single_worker", options)
+        return finish_baseline(state, record, [chosen], [worker], "single_worker", options)
 
     return solve
 
@@ -97,14 +97,14 @@ def self_reflection(
     """Model `worker` answers, then revises its answer up to `rounds` times with every earlier
     attempt in its conversation; `stop`: "unchanged" ends when a revision states the previous
     attempt's answer (by the task's check, `check`), "never" runs every round."""
-    options = _common(locals())
+    options = baseline_options(locals())
     need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")
     need_option(is_int(rounds) and rounds >= 0, "rounds", rounds, "an integer >= 0 (revisions after the first answer)")
     need_option(stop in reflection.STOP_RULES, "stop", stop, " | ".join(reflection.STOP_RULES))
     need_option(check in CHECK_OPTIONS, "check", check, " | ".join(CHECK_OPTIONS))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        chosen = _member(_workers(state, pool, temperature, max_tokens), worker)
+        chosen = _member(sample_workers(state, pool, temperature, max_tokens), worker)
         kind, letters = _check_kind(check, state)
         steps: list[StepRecord] = []
         attempts: list[str] = []
@@ -112,7 +112,7 @@ def self_reflection(
         for r in range(rounds + 1):
             messages = _messages(reflection.conversation(state.input_text, attempts))
             subtask = PROMPT_ALONE if r == 0 else reflection.REVISE_SUBTASK
-            step = await _ask(r, 0, chosen, messages, subtask, list(range(r)), step_timeout)
+            step = await ask(r, 0, chosen, messages, subtask, list(range(r)), step_timeout)
             steps.append(step)
             if not step.ok:
                 stopped = "error"
@@ -122,12 +122,12 @@ def self_reflection(
                 if await asyncio.to_thread(reflection.unchanged, attempts[-2], attempts[-1], kind, letters):
                     stopped = "unchanged"
                     break
-        _raise_failed(steps, on_error)
-        record = _record(steps, [[]] + [["all"]] * (len(steps) - 1))
+        raise_failed(steps, on_error)
+        record = fixed_round(steps, [[]] + [["all"]] * (len(steps) - 1))
         record.answer = attempts[-1] if attempts else None
         answers = [voting.read_answer(a, kind, letters) for a in attempts]
         selection = {"check": kind, "answers": answers, "stopped": stopped, "revisions": max(0, len(attempts) - 1)}
-        return _finish(state, record, [chosen], [worker], "self_reflection", options, selection)
+        return finish_baseline(state, record, [chosen], [worker], "self_reflection", options, selection)
 
     return solve
 
@@ -146,22 +146,22 @@ def consensus(
     """`samples` independent answers of Model `worker` to the benchmark prompt alone; the
     majority answer wins, two answers being equal when the task's check (`check`) says so;
     a tie goes to the answer given first (rules: `solvers.consensus`)."""
-    options = _common(locals())
+    options = baseline_options(locals())
     need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")
     need_option(is_int(samples) and samples >= 1, "samples", samples, "an integer >= 1")
     need_option(check in CHECK_OPTIONS, "check", check, " | ".join(CHECK_OPTIONS))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        chosen = _member(_workers(state, pool, temperature, max_tokens), worker)
+        chosen = _member(sample_workers(state, pool, temperature, max_tokens), worker)
         kind, letters = _check_kind(check, state)
         prompt = [ChatMessageUser(content=state.input_text)]
         steps = list(
-            await asyncio.gather(*(_ask(i, 0, chosen, prompt, PROMPT_ALONE, [], step_timeout) for i in range(samples)))
+            await asyncio.gather(*(ask(i, 0, chosen, prompt, PROMPT_ALONE, [], step_timeout) for i in range(samples)))
         )
-        _raise_failed(steps, on_error)
+        raise_failed(steps, on_error)
         outputs = [s.output if s.ok else None for s in steps]
         vote = await asyncio.to_thread(voting.majority, outputs, kind, letters)
-        record = _record(steps, [[]] * samples)
+        record = fixed_round(steps, [[]] * samples)
         record.answer = outputs[vote.chosen] if vote.chosen is not None else None
         selection = {
             "check": kind,
@@ -171,7 +171,7 @@ def consensus(
             "chosen_step": vote.chosen,
             "tie": vote.tie,
         }
-        return _finish(state, record, [chosen], [worker], "consensus", options, selection)
+        return finish_baseline(state, record, [chosen], [worker], "consensus", options, selection)
 
     return solve
 
@@ -189,14 +189,14 @@ def mixture_of_agents(
     """Every pool member answers the benchmark prompt alone (one proposer layer), then one
     member aggregates the answers: drawn at random per sample with `seed`, or pool index
     `aggregator` when given (n + 1 calls on n workers)."""
-    options = _common(locals())
+    options = baseline_options(locals())
     need_option(is_int(seed), "seed", seed, "an integer")
     need_option(
         aggregator is None or (is_int(aggregator) and aggregator >= 0), "aggregator", aggregator, "a pool index"
     )
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        workers = _workers(state, pool, temperature, max_tokens)
+        workers = sample_workers(state, pool, temperature, max_tokens)
         steps = await _propose(state, workers, step_timeout)
         drawn = aggregator is None
         lead = moa.draw_aggregator(len(workers), seed, _key(state)) if drawn else aggregator
@@ -204,12 +204,12 @@ def mixture_of_agents(
         text = moa.aggregate_prompt(state.input_text, [s.output for s in steps if s.ok])
         n = len(workers)
         message = [ChatMessageUser(content=text)]
-        steps.append(await _ask(n, lead, workers[lead], message, moa.AGGREGATE_SUBTASK, list(range(n)), step_timeout))
-        _raise_failed(steps, on_error)
-        record = _record(steps, [[]] * n + [["all"]])
+        steps.append(await ask(n, lead, workers[lead], message, moa.AGGREGATE_SUBTASK, list(range(n)), step_timeout))
+        raise_failed(steps, on_error)
+        record = fixed_round(steps, [[]] * n + [["all"]])
         record.answer = final_answer(record.steps)
         selection = {"aggregator": lead, "drawn": drawn, "seed": seed, "proposals": sum(s.ok for s in steps[:-1])}
-        return _finish(state, record, workers, list(range(n)), "mixture_of_agents", options, selection)
+        return finish_baseline(state, record, workers, list(range(n)), "mixture_of_agents", options, selection)
 
     return solve
 
@@ -237,7 +237,7 @@ def smoothie(
     which one sample cannot see; run with --max-samples 1 for a reproducible order).
     `embeddings`: hash[:dim], local[:model] (llama.cpp, offline) or an embedding model name at
     an OpenAI-compatible endpoint (`embeddings_base_url`); see `workers.embeddings`."""
-    options = _common(locals())
+    options = baseline_options(locals())
     need_option(mode in smoothing.MODES, "mode", mode, " | ".join(smoothing.MODES))
     need_option(
         is_int(samples_per_worker) and samples_per_worker >= 1, "samples_per_worker", samples_per_worker,
@@ -250,23 +250,23 @@ def smoothie(
     fitted: dict[str, list[list[list[float]]]] = {}  # task -> questions' output embeddings
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        workers = _workers(state, pool, temperature, max_tokens)
+        workers = sample_workers(state, pool, temperature, max_tokens)
         _check_candidates(workers, samples_per_worker)
         candidates = [(w, s) for w in range(len(workers)) for s in range(samples_per_worker)]
         prompt = [ChatMessageUser(content=state.input_text)]
         calls = (
-            _ask(i, w, _sample(workers[w], s), prompt, PROMPT_ALONE, [], step_timeout)
+            ask(i, w, _sample(workers[w], s), prompt, PROMPT_ALONE, [], step_timeout)
             for i, (w, s) in enumerate(candidates)
         )
         steps = list(await asyncio.gather(*calls))
-        _raise_failed(steps, on_error)
+        raise_failed(steps, on_error)
         vectors = await asyncio.to_thread(source.embed, [s.output if s.ok else "" for s in steps])
         history = [vectors]
         if mode == "independent":
             history = fitted.setdefault(current_task_name() or "", [])
             history.append(vectors)
         result = smoothing.fit(list(history))
-        record = _record(steps, [[]] * len(steps))
+        record = fixed_round(steps, [[]] * len(steps))
         record.answer = steps[result.chosen].output if steps[result.chosen].ok else None
         selection = {
             "mode": mode,
@@ -279,7 +279,7 @@ def smoothie(
             "weights": result.weights,
             "fit_questions": result.samples,
         }
-        return _finish(state, record, workers, list(range(len(workers))), "smoothie", options, selection)
+        return finish_baseline(state, record, workers, list(range(len(workers))), "smoothie", options, selection)
 
     return solve
 
@@ -297,12 +297,12 @@ def random_workflow(
     """A random valid workflow over the pool, drawn per sample with `seed` (1..`max_steps`
     steps, random workers and access, the fixed "solve the question" subtask of the
     no-subtasks ablation), run by the executor: the sanity floor."""
-    options = _common(locals())
+    options = baseline_options(locals())
     need_option(is_int(seed), "seed", seed, "an integer")
     need_option(is_int(max_steps) and max_steps >= 1, "max_steps", max_steps, "an integer >= 1")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        workers = _workers(state, pool, temperature, max_tokens)
+        workers = sample_workers(state, pool, temperature, max_tokens)
         workflow = draw_workflow(len(workers), max_steps, seed, _key(state))
         workflow = fixed_subtasks(workflow, state.input_text, "first")
         steps = await execute_workflow(
@@ -311,7 +311,7 @@ def random_workflow(
         record = RoundRecord(depth=0, conductor=None, workflow=workflow.to_dict(), steps=steps)
         record.answer = final_answer(steps)
         selection = {"seed": seed, "steps": len(workflow)}
-        return _finish(state, record, workers, list(range(len(workers))), "random_workflow", options, selection)
+        return finish_baseline(state, record, workers, list(range(len(workers))), "random_workflow", options, selection)
 
     return solve
 
@@ -319,7 +319,7 @@ def random_workflow(
 # ---------------------------------------------------------------- shared glue
 
 
-def _common(options: dict) -> dict:
+def baseline_options(options: dict) -> dict:
     """Validate the options every baseline shares; return all options for the record."""
     check_settings(Settings(on_error=options["on_error"], step_timeout=options["step_timeout"]))
     check_generation(max_tokens=options["max_tokens"], temperature=options["temperature"])
@@ -328,7 +328,10 @@ def _common(options: dict) -> dict:
     return dict(options)
 
 
-def _workers(state: TaskState, pool: str | None, temperature: float | None, max_tokens: int | None) -> list[Worker]:
+def sample_workers(
+    state: TaskState, pool: str | None, temperature: float | None, max_tokens: int | None
+) -> list[Worker]:
+    """The pool's workers for this sample (its answer grammar applied)."""
     return resolve_workers(pool, temperature, max_tokens, sample_answer_constraint(state))
 
 
@@ -384,7 +387,7 @@ def _messages(turns: list[tuple[str, str]]) -> list[ChatMessage]:
     return [ChatMessageUser(content=t) if role == "user" else ChatMessageAssistant(content=t) for role, t in turns]
 
 
-async def _ask(
+async def ask(
     index: int,
     worker_index: int,
     worker: Worker,
@@ -403,23 +406,23 @@ async def _ask(
 async def _propose(state: TaskState, workers: Sequence[Worker], step_timeout: float | None) -> list[StepRecord]:
     """Every worker answers the benchmark prompt alone, concurrently."""
     prompt = [ChatMessageUser(content=state.input_text)]
-    calls = (_ask(i, i, w, prompt, PROMPT_ALONE, [], step_timeout) for i, w in enumerate(workers))
+    calls = (ask(i, i, w, prompt, PROMPT_ALONE, [], step_timeout) for i, w in enumerate(workers))
     return list(await asyncio.gather(*calls))
 
 
-def _raise_failed(steps: Sequence[StepRecord], on_error: str) -> None:
+def raise_failed(steps: Sequence[StepRecord], on_error: str) -> None:
     failed = next((s for s in steps if not s.ok), None)
     if failed is not None and on_error == "fail":
         raise WorkerError(f"step {failed.index} ({failed.model}) failed: {failed.error}")
 
 
-def _record(steps: list[StepRecord], access: list[list]) -> RoundRecord:
+def fixed_round(steps: list[StepRecord], access: list[list]) -> RoundRecord:
     """A round without a conductor call, its fixed workflow written in the paper's lists."""
     workflow = {"model_id": [s.worker for s in steps], "subtasks": [s.subtask for s in steps], "access_list": access}
     return RoundRecord(depth=0, conductor=None, workflow=workflow, steps=steps)
 
 
-def _finish(
+def finish_baseline(
     state: TaskState,
     record: RoundRecord,
     workers: Sequence[Worker],

@@ -18,26 +18,23 @@ from pathlib import Path
 
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import span
 
-from solvers.baselines import PROMPT_ALONE
-from solvers.conductor import Settings as _Settings
-from solvers.conductor import check_generation, check_settings, finish_sample, need_option, sample_answer_constraint
-from solvers.executor import (
-    ErrorPolicy,
-    RoundRecord,
-    StepRecord,
-    Worker,
-    WorkerError,
-    execute_workflow,
-    final_answer,
-    run_step,
+from solvers.baselines import (
+    PROMPT_ALONE,
+    ask,
+    baseline_options,
+    finish_baseline,
+    fixed_round,
+    raise_failed,
+    sample_workers,
 )
+from solvers.conductor import need_option
+from solvers.executor import ErrorPolicy, RoundRecord, Worker, execute_workflow, final_answer
 from solvers.routers.features import featurize
 from solvers.routers.mas_router import MASRouter, plan_workflow
 from solvers.routers.outcomes import router_cache_dir
 from solvers.routers.router_dc import RouterDC
-from solvers.team import current_task_name, resolve_workers
+from solvers.team import current_task_name
 from workers.pools import DEFAULT_POOL, load_pool
 
 TASK_DOMAINS = {"rlpr": "rlpr", "livecodebench": "lcb", "bigcodebench": "lcb", "humaneval": "lcb"}
@@ -84,11 +81,6 @@ def sample_domain(state: TaskState) -> str:
     return TASK_DOMAINS.get(task, "math")
 
 
-def _checked(on_error: str, step_timeout: float | None, max_tokens: int | None, temperature: float | None) -> None:
-    check_settings(_Settings(on_error=on_error, step_timeout=step_timeout))  # type: ignore[arg-type]
-    check_generation(max_tokens=max_tokens, temperature=temperature)
-
-
 @solver
 def router_dc(
     router_file: str | None = None,
@@ -99,30 +91,23 @@ def router_dc(
     step_timeout: float | None = None,
 ) -> Solver:
     """RouterDC: the trained router picks one worker, which answers the benchmark prompt alone."""
-    options = dict(locals())  # recorded as the sample's "settings", as the baselines do
-    _checked(on_error, step_timeout, max_tokens, temperature)
+    options = baseline_options(locals())  # checked, and recorded as the sample's "settings"
     need_option(router_file is None or isinstance(router_file, str), "router_file", router_file, "a path")
     router = load_router("router_dc", router_file, pool)
     assert isinstance(router, RouterDC)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        workers = resolve_workers(pool, temperature, max_tokens, sample_answer_constraint(state))
+        workers = sample_workers(state, pool, temperature, max_tokens)
         check_pool("router_dc", router.workers, workers)
         features = await asyncio.to_thread(featurize, [query_text(state)], router.source)
         similarities = router.similarities(features)[0]
         choice = int(similarities.argmax())
         chosen = workers[choice]
-        step = StepRecord(0, 0, chosen.name, PROMPT_ALONE, [])
-        async with span("step 0: Model 0", type="workflow_step"):
-            messages = [ChatMessageUser(content=state.input_text)]
-            await run_step(step, messages, chosen, chosen.answer_constraint, step_timeout)
-        if step.error and on_error == "fail":
-            raise WorkerError(f"{chosen.name} failed: {step.error}")
-        workflow = {"model_id": [0], "subtasks": [PROMPT_ALONE], "access_list": [[]]}
-        record = RoundRecord(depth=0, conductor=None, workflow=workflow, steps=[step])
+        step = await ask(0, 0, chosen, [ChatMessageUser(content=state.input_text)], PROMPT_ALONE, [], step_timeout)
+        raise_failed([step], on_error)
+        record = fixed_round([step], [[]])
         record.answer = final_answer(record.steps)
-        finish_sample(state, record, [chosen], [choice], method="router_dc")
-        state.metadata["conductor"]["settings"] = options
+        finish_baseline(state, record, [chosen], [choice], "router_dc", options)
         state.metadata["conductor"]["router"] = {
             "file": router_file or str(default_router_file("router_dc", pool)),
             "choice": choice,
@@ -145,14 +130,13 @@ def mas_router(
 ) -> Solver:
     """MASRouter: the trained cascade picks a collaboration mode, roles and a worker per role;
     the plan runs as a workflow (every step shown the question)."""
-    options = dict(locals())  # recorded as the sample's "settings", as the baselines do
-    _checked(on_error, step_timeout, max_tokens, temperature)
+    options = baseline_options(locals())  # checked, and recorded as the sample's "settings"
     need_option(router_file is None or isinstance(router_file, str), "router_file", router_file, "a path")
     router = load_router("mas_router", router_file, pool)
     assert isinstance(router, MASRouter)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        workers = resolve_workers(pool, temperature, max_tokens, sample_answer_constraint(state))
+        workers = sample_workers(state, pool, temperature, max_tokens)
         check_pool("mas_router", router.workers, workers)
         domain = sample_domain(state)
         features = await asyncio.to_thread(featurize, [query_text(state)], router.source)
@@ -163,8 +147,7 @@ def mas_router(
             workflow, state.input_text, workers, on_error=on_error, step_timeout=step_timeout, question_mode="every"
         )
         record.answer = final_answer(record.steps)
-        finish_sample(state, record, workers, list(range(len(workers))), method="mas_router")
-        state.metadata["conductor"]["settings"] = options
+        finish_baseline(state, record, workers, list(range(len(workers))), "mas_router", options)
         state.metadata["conductor"]["router"] = {
             "file": router_file or str(default_router_file("mas_router", pool)),
             "domain": domain,
