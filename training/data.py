@@ -39,7 +39,6 @@ from tasks.splits import hash_split
 DOMAINS = ("math", "mmlu", "rlpr", "lcb")
 CHECKS = {"math": "math", "mmlu": "choice", "rlpr": "math", "lcb": "lcb"}
 PAPER_MIXTURE = "math=240,mmlu=240,rlpr=240,lcb=240"  # 960; the paper does not give the shares
-MMLU_SPLIT_SALT = mmlu.SPLIT_SALT  # re-exported for solvers/routers/data.py; the split is tasks.mmlu's
 LCB_TRAIN_RELEASE = "release_v1"
 LCB_TABLE = "training/lcb_v1"
 

@@ -6,9 +6,8 @@ Tasks with training data and where it comes from:
 - gsm8k: the GSM8K *train* file (7473 items; the task evaluates the 1319 test items), cut
   by the same hash rule into train / validation (its "test" fifth is left unused).
 - mmlu: the only offline copy is MMLU's test set; the train / validation parts of the
-  seeded split the conductor's training uses (`training.data.MMLU_SPLIT_SALT`). The `mmlu`
-  task evaluates all 14042 items, so a trained method's MMLU number should come from that
-  split's "test" part.
+  task's seeded split (`-T split=...`), the one the conductor's training uses. Evaluate a
+  trained method with `-T split=test`.
 Each item carries the bare question (router features), the benchmark prompt (what a single
 worker is sent), the target and the name of the task's own pure check.
 """
@@ -63,12 +62,8 @@ def _rlpr(split: str) -> list[Sample]:
 
 def _mmlu(split: str) -> list[Sample]:
     from tasks.mmlu import mmlu
-    from tasks.splits import hash_split
-    from training.data import MMLU_SPLIT_SALT
 
-    samples = list(mmlu().dataset)
-    cut = hash_split((s.metadata["question"] for s in samples), MMLU_SPLIT_SALT)
-    return [s for s in samples if cut[s.metadata["question"]] == split]
+    return list(mmlu(split=split).dataset)
 
 
 def _gsm8k(split: str) -> list[Sample]:

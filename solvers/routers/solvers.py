@@ -46,6 +46,8 @@ def default_router_file(kind: str, pool: str | None) -> Path:
 
 
 def load_router(kind: str, router_file: str | None, pool: str | None) -> RouterDC | MASRouter:
+    """The trained router of `kind` from `router_file` (default: the pool's trained file)."""
+    need_option(router_file is None or isinstance(router_file, str), "router_file", router_file, "a path")
     path = Path(router_file) if router_file else default_router_file(kind, pool)
     train = f"python -m solvers.routers.train {kind} --pool {pool or DEFAULT_POOL} --task math500 --out {path}"
     if not path.is_file():
@@ -92,7 +94,6 @@ def router_dc(
 ) -> Solver:
     """RouterDC: the trained router picks one worker, which answers the benchmark prompt alone."""
     options = baseline_options(locals())  # checked, and recorded as the sample's "settings"
-    need_option(router_file is None or isinstance(router_file, str), "router_file", router_file, "a path")
     router = load_router("router_dc", router_file, pool)
     assert isinstance(router, RouterDC)
 
@@ -131,7 +132,6 @@ def mas_router(
     """MASRouter: the trained cascade picks a collaboration mode, roles and a worker per role;
     the plan runs as a workflow (every step shown the question)."""
     options = baseline_options(locals())  # checked, and recorded as the sample's "settings"
-    need_option(router_file is None or isinstance(router_file, str), "router_file", router_file, "a path")
     router = load_router("mas_router", router_file, pool)
     assert isinstance(router, MASRouter)
 
