@@ -11,7 +11,7 @@ import pytest
 from training_fixtures import data_files, tiny_model
 
 from solvers.workflow import parse_workflow
-from training.warmup import warmup_rows, workflow_text
+from training.warmup import FORMS, PROGRAM, form_line, warmup_rows, workflow_text
 
 
 @pytest.mark.parametrize("n_workers,max_steps", [(1, 1), (4, 5), (3, 2)])
@@ -41,6 +41,30 @@ def test_warmup_workers_are_uniform_and_ignore_the_question():
         assert all(abs(c / total - 0.25) < 0.04 for c in counts.values()), counts  # no worker preferred
 
 
+def test_form_line_names_the_form_and_leaves_workers_uniform():
+    rows = [
+        {"prompt": [{"role": "user", "content": f"q{i}"}], "pool_indices": [0, 1, 2, 3], "check": check}
+        for i, check in enumerate(["choice", "math", "lcb", "choice"])
+    ]
+    data = warmup_rows(rows, 2000, 1, seed=2, form=True)
+    by_check = {row["prompt"][0]["content"]: row["check"] for row in rows}
+    workers = {"choice": Counter(), "math": Counter(), "lcb": Counter()}
+    for d in data:
+        text = d["completion"][0]["content"]
+        line, lists = text.split("\n", 1)
+        check = by_check[d["prompt"][0]["content"]]
+        assert line == form_line(check)
+        result = parse_workflow(text, range(4), 1)  # the line is free reasoning before the lists
+        assert result.ok and lists.startswith("model_id = ")
+        workers[check].update(result.workflow.model_ids)
+    assert form_line("choice") == FORMS["choice"] and form_line("humaneval") == PROGRAM
+    for counts in workers.values():
+        total = sum(counts.values())
+        assert all(abs(counts[w] / total - 0.25) < 0.06 for w in range(4)), counts
+    plain = warmup_rows(rows, 8, 1, seed=2)
+    assert all(d["completion"][0]["content"].startswith("model_id = ") for d in plain)
+
+
 def test_warmup_refuses_empty_input():
     with pytest.raises(ValueError, match="no training rows"):
         warmup_rows([], 4, 3)
@@ -59,13 +83,13 @@ def test_warmup_then_grpo_on_a_tiny_model(tmp_path):
         "dtype: float32\nuse_cpu: true\nseed: 0\nmax_steps: 1\nper_device_train_batch_size: 4\n"
         "num_generations: 2\nmax_completion_length: 8\nlearning_rate: 1.0e-3\nbeta: 0.0\n"
         "logging_steps: 1\nsave_strategy: 'no'\nreport_to: none\n"
-        "format_warmup_steps: 6\nformat_warmup_lr: 3.0e-3\n"
+        "format_warmup_steps: 6\nformat_warmup_lr: 3.0e-3\nformat_warmup_form: true\nformat_warmup_max_steps: 1\n"
     )
     out = tmp_path / "run"
     argv = [str(recipe), "--model_name_or_path", tiny_model(tmp_path / "model"), "--output_dir", str(out)]
     info = main([*argv, *[a for k, v in files.items() for a in (f"--{k}", v)]])
     warm = info["warmup"]
-    assert warm["steps"] == 6 and warm["examples"] == 24
+    assert warm["steps"] == 6 and warm["examples"] == 24 and warm["form_line"] and warm["max_steps"] == 1
     assert warm["loss_last"] < warm["loss_first"]  # the fixed format is being learned
     assert (out / "warmup" / "model.safetensors").is_file() and info["global_step"] == 1
     saved = json.loads((out / "run_info.json").read_text())
@@ -78,6 +102,9 @@ def test_negative_warmup_steps_are_refused(tmp_path):
 
     with pytest.raises(SystemExit, match="format_warmup_steps"):
         main(["--dry_run", "true", "--format_warmup_steps", "-1", "--output_dir", str(tmp_path)])
+    with pytest.raises(SystemExit, match="format_warmup_max_steps must be in 1..workflow_max_steps"):
+        main(["--dry_run", "true", "--workflow_max_steps", "3", "--format_warmup_max_steps", "4",
+              "--output_dir", str(tmp_path)])  # fmt: skip
 
 
 def test_train_top_layers_freezes_everything_below():

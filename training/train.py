@@ -84,6 +84,13 @@ class ScriptArguments:
         metadata={"help": "format warm-up SFT steps before GRPO on random valid workflows (0: off, the paper's)"},
     )
     format_warmup_lr: float = field(default=5.0e-5, metadata={"help": "learning rate of the format warm-up"})
+    format_warmup_max_steps: int | None = field(
+        default=None, metadata={"help": "most steps of a warm-up workflow (default: workflow_max_steps)"}
+    )
+    format_warmup_form: bool = field(
+        default=False,
+        metadata={"help": "warm-up completions open with a line naming the question's form (no worker preference)"},
+    )
     reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
     rollout_log: str | None = field(default=None, metadata={"help": "JSONL of every rollout (default in output_dir)"})
     dry_run: bool = field(default=False, metadata={"help": "build everything but load no weights, train nothing"})
@@ -123,6 +130,12 @@ def check(script: ScriptArguments) -> None:
         raise SystemExit(f"train_top_layers must be >= 1 (or unset: every layer), got {script.train_top_layers}")
     if script.format_warmup_steps < 0:
         raise SystemExit(f"format_warmup_steps must be >= 0 (0: no warm-up), got {script.format_warmup_steps}")
+    warmup_steps = script.format_warmup_max_steps
+    if warmup_steps is not None and not 1 <= warmup_steps <= script.workflow_max_steps:
+        raise SystemExit(
+            f"format_warmup_max_steps must be in 1..workflow_max_steps ({script.workflow_max_steps}),"
+            f" got {warmup_steps}"
+        )
     if script.recursion_share and (script.max_depth < 1 or script.reward != "conductor"):
         raise SystemExit("recursion_share needs max_depth: 1 and the conductor reward (the policy calls itself)")
 

@@ -6,9 +6,16 @@ so every rollout scores 0 and GRPO has no signal. The warm-up shows it, on the t
 prompts themselves, a completion that is only the three lists of a seeded random VALID
 workflow (`workflow_text`): workers drawn uniformly from the prompt's models, 1..`max_steps`
 steps, step 0 reads nothing, every later step reads all earlier steps (binary access), and
-generic subtasks. Nothing in it depends on the question, its domain or the workers'
+generic subtasks. The workers never depend on the question, its domain or the workers'
 descriptions, so it teaches the format and no routing preference: which worker to pick is
 left to GRPO. Trained with TRL's `SFTTrainer` (loss on the completion only).
+
+With `format_warmup_form: true` each completion starts with one line of reasoning that names
+the question's form as its answer check sees it (`FORMS`: multiple choice, a value, a
+program), the kind of free reasoning the conductor prompt invites before the lists. The
+workers that follow stay uniform, so the line carries no preference either; it gives a small
+model a token near its worker choice that depends on the question, which GRPO can then tie
+to a worker from the reward alone.
 """
 
 from __future__ import annotations
@@ -20,6 +27,13 @@ from typing import Any
 
 FIRST = "Solve the question."
 LATER = "Check the earlier answers and give the final answer."
+FORMS = {"choice": "The question is multiple choice.", "math": "The question asks for a value."}
+PROGRAM = "The question asks for a program."  # every code check (lcb, humaneval, bigcodebench)
+
+
+def form_line(check: str) -> str:
+    """The reasoning line naming a question's form, from its answer check's name."""
+    return FORMS.get(check, PROGRAM)
 
 
 def workflow_text(n_workers: int, max_steps: int, rng: random.Random) -> str:
@@ -37,10 +51,13 @@ def workflow_text(n_workers: int, max_steps: int, rng: random.Random) -> str:
     )
 
 
-def warmup_rows(rows: Sequence[dict], count: int, max_steps: int, seed: int = 0) -> list[dict]:
+def warmup_rows(
+    rows: Sequence[dict], count: int, max_steps: int, seed: int = 0, form: bool = False
+) -> list[dict]:
     """`count` prompt/completion rows: the training rows' prompts in a seeded order (cycled),
     each with a random workflow over the workers its prompt lists (`pool_indices`; the
-    conductor itself, offered when recursion is on, is never drawn)."""
+    conductor itself, offered when recursion is on, is never drawn), after the row's
+    `form_line` when `form` is set."""
     if not rows:
         raise ValueError("warm-up: no training rows")
     rng = random.Random(f"warmup/{seed}")
@@ -51,6 +68,8 @@ def warmup_rows(rows: Sequence[dict], count: int, max_steps: int, seed: int = 0)
         for i in order[: count - len(out)]:
             row = rows[i]
             text = workflow_text(len(row["pool_indices"]), max_steps, rng)
+            if form:
+                text = f"{form_line(row['check'])}\n{text}"
             out.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": text}]})
     return out
 
@@ -64,7 +83,8 @@ def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, co
     from trl import SFTConfig, SFTTrainer
 
     batch = config.per_device_train_batch_size
-    data = warmup_rows(rows, script.format_warmup_steps * batch, script.workflow_max_steps, config.seed)
+    max_steps = script.format_warmup_max_steps or script.workflow_max_steps
+    data = warmup_rows(rows, script.format_warmup_steps * batch, max_steps, config.seed, script.format_warmup_form)
     args = SFTConfig(
         output_dir=out_dir,
         max_steps=script.format_warmup_steps,
@@ -92,6 +112,8 @@ def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, co
         "steps": script.format_warmup_steps,
         "examples": len(data),
         "learning_rate": script.format_warmup_lr,
+        "form_line": script.format_warmup_form,
+        "max_steps": max_steps,
         "loss_first": losses[0] if losses else None,
         "loss_last": losses[-1] if losses else None,
         "train_loss": result.training_loss,
