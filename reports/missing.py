@@ -122,14 +122,14 @@ def _commands(groups: dict[tuple, set[str]], pool: str, places: Places) -> list[
     """Matrix rows with the same methods file and tasks share one command (--methods a,b)."""
     merged: dict[tuple, list[str]] = {}
     out = set()
+    log_dir, limit = places.get(pool, DEFAULT_PLACE)
     for source, tasks in groups.items():
         if source[0] == "matrix":
             merged.setdefault((source[1], tuple(sorted(tasks))), []).append(source[2])
         else:
-            out.add(_command(source, sorted(tasks), pool, *places.get(pool, DEFAULT_PLACE)))
+            out.add(_command(source, sorted(tasks), pool, log_dir, limit))
     for (file, tasks), methods in merged.items():
-        joined = ",".join(sorted(set(methods)))
-        out.add(_command(("matrix", file, joined), tasks, pool, *places.get(pool, DEFAULT_PLACE)))
+        out.add(_command(("matrix", file, ",".join(sorted(set(methods)))), tasks, pool, log_dir, limit))
     return sorted(out)
 
 

@@ -73,11 +73,7 @@ def single_worker(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         chosen = _member(sample_workers(state, pool, temperature, max_tokens), worker)
-        step = await ask(0, 0, chosen, [ChatMessageUser(content=state.input_text)], PROMPT_ALONE, [], step_timeout)
-        raise_failed([step], on_error)
-        record = fixed_round([step], [[]])
-        record.answer = final_answer(record.steps)
-        return finish_baseline(state, record, [chosen], [worker], "single_worker", options)
+        return await answer_alone(state, chosen, worker, "single_worker", options)
 
     return solve
 
@@ -408,6 +404,17 @@ async def _propose(state: TaskState, workers: Sequence[Worker], step_timeout: fl
     prompt = [ChatMessageUser(content=state.input_text)]
     calls = (ask(i, i, w, prompt, PROMPT_ALONE, [], step_timeout) for i, w in enumerate(workers))
     return list(await asyncio.gather(*calls))
+
+
+async def answer_alone(state: TaskState, chosen: Worker, index: int, method: str, options: dict) -> TaskState:
+    """Pool member `index` (`chosen`) answers the benchmark prompt alone: one recorded step, the
+    sample finished as `method` (`options` holds the solver's on_error and step_timeout)."""
+    prompt = [ChatMessageUser(content=state.input_text)]
+    step = await ask(0, 0, chosen, prompt, PROMPT_ALONE, [], options["step_timeout"])
+    raise_failed([step], options["on_error"])
+    record = fixed_round([step], [[]])
+    record.answer = final_answer(record.steps)
+    return finish_baseline(state, record, [chosen], [index], method, options)
 
 
 def raise_failed(steps: Sequence[StepRecord], on_error: str) -> None:

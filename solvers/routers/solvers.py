@@ -16,18 +16,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from solvers.baselines import (
-    PROMPT_ALONE,
-    ask,
-    baseline_options,
-    finish_baseline,
-    fixed_round,
-    raise_failed,
-    sample_workers,
-)
+from solvers.baselines import answer_alone, baseline_options, finish_baseline, sample_workers
 from solvers.conductor import need_option
 from solvers.executor import ErrorPolicy, RoundRecord, Worker, execute_workflow, final_answer
 from solvers.routers.features import featurize
@@ -103,12 +94,7 @@ def router_dc(
         features = await asyncio.to_thread(featurize, [query_text(state)], router.source)
         similarities = router.similarities(features)[0]
         choice = int(similarities.argmax())
-        chosen = workers[choice]
-        step = await ask(0, 0, chosen, [ChatMessageUser(content=state.input_text)], PROMPT_ALONE, [], step_timeout)
-        raise_failed([step], on_error)
-        record = fixed_round([step], [[]])
-        record.answer = final_answer(record.steps)
-        finish_baseline(state, record, [chosen], [choice], "router_dc", options)
+        state = await answer_alone(state, workers[choice], choice, "router_dc", options)
         state.metadata["conductor"]["router"] = {
             "file": router_file or str(default_router_file("router_dc", pool)),
             "choice": choice,
