@@ -58,6 +58,7 @@ def test_form_line_names_the_form_and_leaves_workers_uniform():
         assert result.ok and lists.startswith("model_id = ")
         workers[check].update(result.workflow.model_ids)
     assert form_line("choice") == FORMS["choice"] and form_line("humaneval") == PROGRAM
+    assert form_line("numeric") == form_line("math") != PROGRAM
     for counts in workers.values():
         total = sum(counts.values())
         assert all(abs(counts[w] / total - 0.25) < 0.06 for w in range(4)), counts

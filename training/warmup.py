@@ -27,7 +27,8 @@ from typing import Any
 
 FIRST = "Solve the question."
 LATER = "Check the earlier answers and give the final answer."
-FORMS = {"choice": "The question is multiple choice.", "math": "The question asks for a value."}
+VALUE = "The question asks for a value."
+FORMS = {"choice": "The question is multiple choice.", "math": VALUE, "numeric": VALUE}
 PROGRAM = "The question asks for a program."  # every code check (lcb, humaneval, bigcodebench)
 
 
