@@ -13,6 +13,7 @@ from training.data import (  # noqa: E402
     build_items,
     build_rows,
     default_loaders,
+    interleave_domains,
     mmlu_items,
     parse_counts,
     parse_substitutes,
@@ -130,3 +131,15 @@ def test_rlpr_and_lcb_from_files_register_lcb_problems(files):
     assert all(lookup_problem(i.item_id).question_id == i.item_id for i in lcb)  # tests found by id
     rlpr_rows = [i for i in items if i.domain == "rlpr"]
     assert all(i.check == "math" and i.target for i in rlpr_rows)
+
+
+def test_interleave_domains_takes_turns_and_keeps_each_domains_order(files):
+    items, _ = items_for(files, mixture="math=6,mmlu=3", substitute="")
+    mixed = interleave_domains(items)
+    assert sorted(i.item_id for i in mixed) == sorted(i.item_id for i in items)
+    first = items[0].domain
+    other = "mmlu" if first == "math" else "math"
+    assert [i.domain for i in mixed[:6]] == [first, other] * 3  # turns while both last
+    for domain in ("math", "mmlu"):
+        assert [i for i in mixed if i.domain == domain] == [i for i in items if i.domain == domain]
+    assert interleave_domains([]) == []

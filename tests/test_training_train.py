@@ -134,3 +134,15 @@ def test_unknown_recipe_key_is_refused(tiny, tmp_path):
     bad.write_text(TINY_RECIPE + "no_such_option: 1\n")
     with pytest.raises((SystemExit, ValueError)):
         main([str(bad), "--dry_run", "true", *data_args(tiny["files"])])
+
+
+def test_interleaved_domains_give_every_step_both_domains(tiny):
+    out = tiny["root"] / "balanced"
+    info = run(tiny, out, "--interleave_domains", "true", "--mixture", "math=4,mmlu=4,rlpr=0")
+    assert info["data"]["order"].startswith("domains interleaved")
+    rollouts = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
+    by_step: dict[int, list[str]] = {}
+    for r in rollouts:
+        by_step.setdefault(r["step"], []).append(r["domain"])
+    assert len(by_step) == 2  # 2 steps x (1 math + 1 mmlu prompt) x 2 rollouts
+    assert all(sorted(d) == ["math", "math", "mmlu", "mmlu"] for d in by_step.values())

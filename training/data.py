@@ -208,6 +208,19 @@ def build_items(
     return items, provenance
 
 
+def interleave_domains(items: Sequence[Item]) -> list[Item]:
+    """The items with their domains taking turns (first-seen domain first), each domain keeping
+    its own order; when one runs out the others go on. Read in order, every GRPO step of
+    2k prompts then sees k prompts of each of two domains (the option `interleave_domains`)."""
+    queues: dict[str, list[Item]] = {}
+    for item in items:
+        queues.setdefault(item.domain, []).append(item)
+    out: list[Item] = []
+    for turn in range(max((len(q) for q in queues.values()), default=0)):
+        out.extend(q[turn] for q in queues.values() if turn < len(q))
+    return out
+
+
 def _math500() -> LoadedRecords:
     return load_records("math500", MATH500)
 

@@ -34,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: the project root on the path
 from solvers.conductor import Settings, check_settings  # noqa: E402
 from tasks.catalog import MATH500  # noqa: E402
 from tasks.sources import load_records  # noqa: E402
-from training.data import PAPER_MIXTURE, build_items, build_rows, default_loaders  # noqa: E402
+from training.data import PAPER_MIXTURE, build_items, build_rows, default_loaders, interleave_domains  # noqa: E402
 from workers.pools import load_pool  # noqa: E402
 
 log = logging.getLogger("training.train")
@@ -91,6 +91,11 @@ class ScriptArguments:
         default=False,
         metadata={"help": "warm-up completions open with a line naming the question's form (no worker preference)"},
     )
+    interleave_domains: bool = field(
+        default=False,
+        metadata={"help": "domains take turns in the data and the trainer reads it in order (shuffle_dataset off):"
+                  " balanced steps"},
+    )
     reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
     rollout_log: str | None = field(default=None, metadata={"help": "JSONL of every rollout (default in output_dir)"})
     dry_run: bool = field(default=False, metadata={"help": "build everything but load no weights, train nothing"})
@@ -120,6 +125,8 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
             raise
         script.cpu_stand_ins = f"{' '.join(CPU_STAND_INS)} ({error})"
     check(script)
+    if script.interleave_domains:
+        config.shuffle_dataset = False  # the sampler must keep the turns, or the balance is lost
     return script, config, model
 
 
@@ -163,6 +170,9 @@ def build_dataset(script: ScriptArguments, settings: Settings) -> tuple[Any, dic
     items, provenance = build_items(
         script.mixture, script.substitute, script.mixture_seed, default_loaders(files, script.allow_hub), exclude
     )
+    if script.interleave_domains:
+        items = interleave_domains(items)
+        provenance["order"] = "domains interleaved, read in order (shuffle_dataset false)"
     descriptions = [w.description for w in pool.workers]
     rows = build_rows(items, descriptions, settings, script.pool_size, script.pool_seed)
     provenance.update(pool=pool.name, pool_workers=[w.model for w in pool.workers], pool_size=script.pool_size)
