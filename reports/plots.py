@@ -378,7 +378,7 @@ def _wrap(text: str, width: int = 28) -> str:
 
 
 # the rollout fields the training plots read (training.rollouts documents them all)
-PLOT_FIELDS = ("step", "reward", "parsed", "correct", "steps", "workers", "worker_names", "domain")
+PLOT_FIELDS = ("step", "item_id", "reward", "parsed", "correct", "steps", "workers", "worker_names", "domain")
 
 
 def read_run(run: str | Path, fields: Sequence[str] | None = None) -> tuple[pd.DataFrame, dict]:

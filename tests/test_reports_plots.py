@@ -260,6 +260,7 @@ def test_read_run_keeps_only_the_plotted_fields(tmp_path):
     assert "completion" in plots.read_run(run)[0].columns
 
 
+
 def test_curves_cli(tmp_path):
     run = write_run(tmp_path / "run", [rollout(s, reward=0.25 * s) for s in range(3)])
     done = subprocess.run([sys.executable, str(ROOT / "training/curves.py"), str(run), "--out", str(tmp_path / "c")],
@@ -269,3 +270,6 @@ def test_curves_cli(tmp_path):
     table = pd.read_csv(tmp_path / "c.csv")
     assert table["reward_mean"].tolist() == [0.0, 0.25, 0.5]
     assert "SIMULATION" in svg_text(tmp_path / "c.svg")
+    credit = pd.read_csv(tmp_path / "c-credit.csv")
+    assert set(credit.columns) == {"domain", "worker", "rollouts", "reward_mean", "advantage_sum"}
+    assert credit["rollouts"].sum() == 3

@@ -1,5 +1,7 @@
 """Pure rollout metrics of the training reward (no Inspect, torch or TRL needed)."""
 
+import json
+
 import pytest
 
 from training.rollouts import (
@@ -7,8 +9,10 @@ from training.rollouts import (
     batch_metrics,
     clip,
     completion_text,
+    credit_by_domain,
     read_rollouts,
     recursive_reward,
+    supersede_after,
     workflow_refines,
 )
 
@@ -80,3 +84,33 @@ def test_log_round_trip_and_clip(tmp_path):
     log.write([rollout(0.0)])
     assert [r["reward"] for r in read_rollouts(tmp_path / "deep" / "r.jsonl")] == [1.0, 0.5, 0.0]
     assert clip("x" * 10, 4) == "xxxx... [6 more chars]" and clip("abc", 4) == "abc" and clip(None) is None
+
+
+def test_supersede_after_moves_the_rerun_steps_aside(tmp_path):
+    log = tmp_path / "rollouts.jsonl"
+    log.write_text("".join(json.dumps({"step": s, "n": i}) + "\n" for i, s in enumerate((0, 0, 1, 2, 2))) + '{"ste')
+    assert supersede_after(log, 2) == 2
+    assert [json.loads(x)["step"] for x in log.read_text().splitlines()[:-1]] == [0, 0, 1]
+    assert log.read_text().endswith('{"ste')  # a half line is kept, not guessed at
+    assert [json.loads(x)["n"] for x in (tmp_path / "rollouts.jsonl.superseded").read_text().splitlines()] == [3, 4]
+    assert supersede_after(log, 2) == 0 and supersede_after(tmp_path / "absent.jsonl", 0) == 0
+
+
+def test_credit_sums_grpo_advantages_per_domain_and_final_worker():
+    def row(step, item, domain, worker, reward):
+        return {"step": step, "item_id": item, "domain": domain, "reward": reward,
+                "worker_names": [worker] if worker else []}  # fmt: skip
+
+    rows = [
+        row(0, "q1", "math", "a", 1.0), row(0, "q1", "math", "b", 0.5),  # a beats b: +-0.707 each
+        row(0, "q2", "mmlu", "a", 0.5), row(0, "q2", "mmlu", "b", 0.5), row(0, "q2", "mmlu", None, 0.0),
+        row(1, "q1", "math", "a", 1.0), row(1, "q1", "math", "a", 1.0),  # one worker: no advantage
+    ]  # fmt: skip
+    credit = {(c["domain"], c["worker"]): c for c in credit_by_domain(rows)}
+    assert credit[("math", "a")]["rollouts"] == 3 and credit[("math", "a")]["reward_mean"] == 1.0
+    assert credit[("math", "a")]["advantage_sum"] == pytest.approx(0.707, abs=0.01)
+    assert credit[("math", "b")]["advantage_sum"] == pytest.approx(-0.707, abs=0.01)
+    # q2: mean 1/3, sample std 0.289 -> 0.577 each for a and b, -1.155 for the unparsed one
+    assert credit[("mmlu", "a")]["advantage_sum"] == pytest.approx(0.577, abs=0.01)
+    assert credit[("mmlu", "none")]["advantage_sum"] == pytest.approx(-1.155, abs=0.01)
+    assert sum(c["advantage_sum"] for c in credit.values()) == pytest.approx(0, abs=0.02)

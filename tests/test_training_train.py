@@ -81,6 +81,14 @@ def test_two_grpo_steps_then_resume(tiny):
     state = json.loads((out / "checkpoint-3" / "trainer_state.json").read_text())
     assert [h["step"] for h in state["log_history"] if "reward" in h] == [1, 2, 3]  # continued, not restarted
 
+    again = run(tiny, out, "--max_steps", "3", "--resume_from_checkpoint", str(checkpoint))  # step 3 re-run
+    assert again["superseded"]["checkpoint_step"] == 2 and again["superseded"]["rollout_rows"] == 4
+    rows = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
+    assert sorted(r["step"] for r in rows) == [0] * 4 + [1] * 4 + [2] * 4  # the first attempt of step 3 moved aside
+    assert len((out / "rollouts.jsonl.superseded").read_text().splitlines()) == 4
+    assert [m["step"] for m in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()) if "reward" in m] == [
+        1, 2, 3]  # fmt: skip
+
 
 def evaluate_saved_model(out: Path) -> None:
     """The saved dir is a conductor Inspect's hf provider runs as is (one GSM8K sample)."""

@@ -7,6 +7,8 @@ and `run_info.json`; a run on the simulated pool is titled SIMULATION, on the lo
 `<stem>-routing.csv/.png/.svg`: per GRPO step and domain, each worker's share of the executed
 worker steps (the worker-selection distribution per domain over training; plotted as a
 moving average over `--window` steps).
+`<stem>-credit.csv`: per domain and final worker, the rollouts, mean reward and summed GRPO
+advantage (`training.rollouts.credit_by_domain`: which way the reward pushed each choice).
 The computation and drawing are `reports.plots` (`per_step`, `curves_figure`,
 `domain_worker_shares`, `routing_figure`), which the report page also uses (`training_plots`).
 """
@@ -16,6 +18,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -29,6 +33,7 @@ from reports.plots import (  # noqa: E402
     run_title,
     save_figure,
 )
+from training.rollouts import credit_by_domain  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -57,6 +62,12 @@ def main(argv: list[str] | None = None) -> None:
         shares.to_csv(csv, index=False)
         png, svg = save_figure(routing_figure(shares, title, args.window), stem.parent, f"{stem.name}-routing")
         print(f"wrote {png}, {svg} and {csv}")
+    credit = pd.DataFrame(credit_by_domain(rollouts.to_dict("records")))
+    if not credit.empty:
+        csv = stem.parent / f"{stem.name}-credit.csv"
+        credit.to_csv(csv, index=False)
+        print(credit.to_string(index=False))
+        print(f"wrote {csv}")
 
 
 if __name__ == "__main__":

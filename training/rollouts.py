@@ -161,6 +161,59 @@ class RolloutLog:
             handle.write(lines)
 
 
+def supersede_after(path: str | Path, first_step: int) -> int:
+    """Move the JSONL lines of `path` whose "step" is >= `first_step` to `<path>.superseded`
+    (appended; nothing is lost) and return how many moved. A run resumed from a checkpoint
+    re-runs the steps after it; their first attempt must not count twice."""
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    keep, moved = [], []
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        try:
+            late = int(json.loads(line)["step"]) >= first_step
+        except (ValueError, KeyError, TypeError):  # a half line of a killed run, or no step: keep as is
+            late = False
+        (moved if late else keep).append(line)
+    if moved:
+        with path.with_name(path.name + ".superseded").open("a", encoding="utf-8") as handle:
+            handle.writelines(moved)
+        path.write_text("".join(keep), encoding="utf-8")
+    return len(moved)
+
+
+GRPO_STD_EPS = 1e-4  # TRL's: advantage = (reward - group mean) / (group std + 1e-4)
+
+
+def credit_by_domain(rows: Sequence[Mapping]) -> list[dict]:
+    """What GRPO credited: per domain and final worker (the last executed worker step; "none"
+    when nothing ran), the rollouts, their mean reward and the sum of their group-normalised
+    advantages (groups = the rollouts of one question in one step, TRL's "group" scaling with
+    the sample std). A positive sum pushes that choice up; the sums show which way the reward
+    pushes each domain, whatever the policy then does."""
+    groups: dict[tuple, list[Mapping]] = {}
+    for row in rows:
+        groups.setdefault((row["step"], row.get("item_id")), []).append(row)
+    cells: dict[tuple[str, str], dict] = {}
+    for group in groups.values():
+        rewards = [float(r["reward"]) for r in group]
+        mean = sum(rewards) / len(rewards)
+        std = math.sqrt(sum((x - mean) ** 2 for x in rewards) / (len(rewards) - 1)) if len(rewards) > 1 else 0.0
+        for row, reward in zip(group, rewards, strict=True):
+            names = row.get("worker_names") or []
+            key = (str(row.get("domain")), str(names[-1]) if names else "none")
+            cell = cells.setdefault(key, {"domain": key[0], "worker": key[1], "rollouts": 0, "reward_sum": 0.0,
+                                          "advantage_sum": 0.0})  # fmt: skip
+            cell["rollouts"] += 1
+            cell["reward_sum"] += reward
+            cell["advantage_sum"] += (reward - mean) / (std + GRPO_STD_EPS)
+    return [
+        {"domain": c["domain"], "worker": c["worker"], "rollouts": c["rollouts"],
+         "reward_mean": round(c["reward_sum"] / c["rollouts"], 3), "advantage_sum": round(c["advantage_sum"], 2)}
+        for _, c in sorted(cells.items())
+    ]  # fmt: skip
+
+
 def read_rollouts(path: str | Path) -> list[dict]:
     """The rows of a rollout log (for reports and tests)."""
     with Path(path).open(encoding="utf-8") as handle:

@@ -35,6 +35,7 @@ from solvers.conductor import Settings, check_settings  # noqa: E402
 from tasks.catalog import MATH500  # noqa: E402
 from tasks.sources import load_records  # noqa: E402
 from training.data import PAPER_MIXTURE, build_items, build_rows, default_loaders, interleave_domains  # noqa: E402
+from training.rollouts import supersede_after  # noqa: E402
 from workers.pools import load_pool  # noqa: E402
 
 log = logging.getLogger("training.train")
@@ -277,6 +278,22 @@ def resume_arg(value: str | bool | None) -> str | bool | None:
     return value or None
 
 
+def supersede_rerun_steps(out: Path, resume: str | bool, rollout_log: str | None) -> dict:
+    """Before a resumed run re-runs the steps after its checkpoint, move their first attempt out
+    of the logs (to `*.superseded`): rollout rows are numbered from step 0 (the step being
+    taken), metrics rows from 1 (the step just done)."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    checkpoint = get_last_checkpoint(str(out)) if resume is True else str(resume)
+    state = Path(checkpoint or "") / "trainer_state.json"
+    if not checkpoint or not state.is_file():
+        raise SystemExit(f"resume_from_checkpoint: no checkpoint with a trainer_state.json at {checkpoint or out}")
+    done = int(json.loads(state.read_text())["global_step"])
+    rollouts = Path(rollout_log) if rollout_log else out / "rollouts.jsonl"
+    return {"checkpoint_step": done, "rollout_rows": supersede_after(rollouts, done),
+            "metric_rows": supersede_after(out / "metrics.jsonl", done + 1)}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     script, config, model_args = parse(argv)
@@ -319,6 +336,8 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     resume = resume_arg(config.resume_from_checkpoint)
+    if resume:
+        info["superseded"] = supersede_rerun_steps(out, resume, script.rollout_log)
     if script.format_warmup_steps and not resume:  # a resumed run's checkpoint already holds the warm-up
         from training.warmup import run_warmup
 
