@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -198,7 +199,7 @@ def credit_by_domain(rows: Sequence[Mapping]) -> list[dict]:
     for group in groups.values():
         rewards = [float(r["reward"]) for r in group]
         mean = sum(rewards) / len(rewards)
-        std = math.sqrt(sum((x - mean) ** 2 for x in rewards) / (len(rewards) - 1)) if len(rewards) > 1 else 0.0
+        std = statistics.stdev(rewards) if len(rewards) > 1 else 0.0
         for row, reward in zip(group, rewards, strict=True):
             names = row.get("worker_names") or []
             key = (str(row.get("domain")), str(names[-1]) if names else "none")
