@@ -11,14 +11,14 @@ import pytest
 from training_fixtures import data_files, tiny_model
 
 from solvers.workflow import parse_workflow
-from training.warmup import FORMS, PROGRAM, form_line, warmup_rows, workflow_text
+from training.warmup import FORMS, PROGRAM, form_line, random_models, warmup_rows, worker_line, workflow_text
 
 
 @pytest.mark.parametrize("n_workers,max_steps", [(1, 1), (4, 5), (3, 2)])
 def test_warmup_workflows_parse_as_valid(n_workers, max_steps):
     rng = random.Random(0)
     for _ in range(200):
-        text = workflow_text(n_workers, max_steps, rng)
+        text = workflow_text(random_models(n_workers, max_steps, rng))
         result = parse_workflow(text, range(n_workers), max_steps, False, "binary")
         assert result.ok, (text, result.reason)
         assert 1 <= len(result.workflow) <= max_steps
@@ -66,11 +66,34 @@ def test_form_line_names_the_form_and_leaves_workers_uniform():
     assert all(d["completion"][0]["content"].startswith("model_id = ") for d in plain)
 
 
+def test_worker_line_names_the_first_worker_right_after_the_form():
+    rows = [
+        {"prompt": [{"role": "user", "content": f"q{i}"}], "pool_indices": [0, 1, 2, 3], "check": check}
+        for i, check in enumerate(["choice", "math"])
+    ]
+    data = warmup_rows(rows, 2000, 3, seed=3, form=True, worker=True)
+    by_check = {row["prompt"][0]["content"]: row["check"] for row in rows}
+    firsts = {"choice": Counter(), "math": Counter()}
+    for d in data:
+        text = d["completion"][0]["content"]
+        check = by_check[d["prompt"][0]["content"]]
+        result = parse_workflow(text, range(4), 3)
+        assert result.ok, text
+        first = result.workflow.model_ids[0]
+        assert text.split("\n", 1)[0] == worker_line(check, first)
+        firsts[check][first] += 1
+    assert worker_line("choice", 2) == "The question is multiple choice: 2 answers first."
+    assert worker_line("math", 0) == "The question asks for a value: 0 answers first."
+    for counts in firsts.values():  # the named worker is still uniform in every form
+        total = sum(counts.values())
+        assert all(abs(counts[w] / total - 0.25) < 0.06 for w in range(4)), counts
+
+
 def test_warmup_refuses_empty_input():
     with pytest.raises(ValueError, match="no training rows"):
         warmup_rows([], 4, 3)
     with pytest.raises(ValueError, match="workers and steps"):
-        workflow_text(0, 3, random.Random(0))
+        random_models(0, 3, random.Random(0))
 
 
 def test_warmup_then_grpo_on_a_tiny_model(tmp_path):
@@ -85,12 +108,14 @@ def test_warmup_then_grpo_on_a_tiny_model(tmp_path):
         "num_generations: 2\nmax_completion_length: 8\nlearning_rate: 1.0e-3\nbeta: 0.0\n"
         "logging_steps: 1\nsave_strategy: 'no'\nreport_to: none\n"
         "format_warmup_steps: 6\nformat_warmup_lr: 3.0e-3\nformat_warmup_form: true\nformat_warmup_max_steps: 1\n"
+        "format_warmup_form_worker: true\n"
     )
     out = tmp_path / "run"
     argv = [str(recipe), "--model_name_or_path", tiny_model(tmp_path / "model"), "--output_dir", str(out)]
     info = main([*argv, *[a for k, v in files.items() for a in (f"--{k}", v)]])
     warm = info["warmup"]
-    assert warm["steps"] == 6 and warm["examples"] == 24 and warm["form_line"] and warm["max_steps"] == 1
+    assert warm["steps"] == 6 and warm["examples"] == 24 and warm["max_steps"] == 1
+    assert warm["form_line"] and warm["form_worker"]
     assert warm["loss_last"] < warm["loss_first"]  # the fixed format is being learned
     assert (out / "warmup" / "model.safetensors").is_file() and info["global_step"] == 1
     saved = json.loads((out / "run_info.json").read_text())
@@ -106,6 +131,8 @@ def test_negative_warmup_steps_are_refused(tmp_path):
     with pytest.raises(SystemExit, match="format_warmup_max_steps must be in 1..workflow_max_steps"):
         main(["--dry_run", "true", "--workflow_max_steps", "3", "--format_warmup_max_steps", "4",
               "--output_dir", str(tmp_path)])  # fmt: skip
+    with pytest.raises(SystemExit, match="set format_warmup_form true too"):
+        main(["--dry_run", "true", "--format_warmup_form_worker", "true", "--output_dir", str(tmp_path)])
 
 
 def test_train_top_layers_freezes_everything_below():

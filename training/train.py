@@ -92,6 +92,11 @@ class ScriptArguments:
         default=False,
         metadata={"help": "warm-up completions open with a line naming the question's form (no worker preference)"},
     )
+    format_warmup_form_worker: bool = field(
+        default=False,
+        metadata={"help": "with format_warmup_form: the line ends naming the first worker (still uniform),"
+                  " right after the form words"},
+    )
     interleave_domains: bool = field(
         default=False,
         metadata={"help": "domains take turns in the data and the trainer reads it in order (shuffle_dataset off):"
@@ -138,6 +143,8 @@ def check(script: ScriptArguments) -> None:
         raise SystemExit(f"train_top_layers must be >= 1 (or unset: every layer), got {script.train_top_layers}")
     if script.format_warmup_steps < 0:
         raise SystemExit(f"format_warmup_steps must be >= 0 (0: no warm-up), got {script.format_warmup_steps}")
+    if script.format_warmup_form_worker and not script.format_warmup_form:
+        raise SystemExit("format_warmup_form_worker names the worker in the form line: set format_warmup_form true too")
     warmup_steps = script.format_warmup_max_steps
     if warmup_steps is not None and not 1 <= warmup_steps <= script.workflow_max_steps:
         raise SystemExit(

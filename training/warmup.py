@@ -16,6 +16,13 @@ program), the kind of free reasoning the conductor prompt invites before the lis
 workers that follow stay uniform, so the line carries no preference either; it gives a small
 model a token near its worker choice that depends on the question, which GRPO can then tie
 to a worker from the reward alone.
+
+With `format_warmup_form_worker: true` as well, that line ends by naming the first step's
+worker ("The question is multiple choice: 2 answers first."), still drawn uniformly, and the
+lists repeat it. The worker choice then sits right after the form words instead of eight tokens
+later, after "model_id = [": measured on SmolLM2-135M (top 8 layers), the gradients of a worker
+choice for a MATH and an MMLU question point the same way (cosine 0.97) in the plain layout and
+much less (0.65) in this one, so GRPO can move the choice per form instead of for both at once.
 """
 
 from __future__ import annotations
@@ -37,12 +44,16 @@ def form_line(check: str) -> str:
     return FORMS.get(check, PROGRAM)
 
 
-def workflow_text(n_workers: int, max_steps: int, rng: random.Random) -> str:
-    """The three lists of a random valid workflow (uniform workers; later steps read all)."""
+def random_models(n_workers: int, max_steps: int, rng: random.Random) -> list[int]:
+    """The workers of a random workflow: 1..max_steps steps, each worker uniform."""
     if n_workers < 1 or max_steps < 1:
         raise ValueError(f"a warm-up workflow needs workers and steps, got {n_workers} and {max_steps}")
-    steps = rng.randint(1, max_steps)
-    models = [rng.randrange(n_workers) for _ in range(steps)]
+    return [rng.randrange(n_workers) for _ in range(rng.randint(1, max_steps))]
+
+
+def workflow_text(models: Sequence[int]) -> str:
+    """The three lists of a valid workflow over `models` (step 0 reads nothing, later steps all)."""
+    steps = len(models)
     subtasks = [FIRST] + [LATER] * (steps - 1)
     access = [[]] + [["all"]] * (steps - 1)
     return (
@@ -52,13 +63,18 @@ def workflow_text(n_workers: int, max_steps: int, rng: random.Random) -> str:
     )
 
 
+def worker_line(check: str, first: int) -> str:
+    """The form line that also names the first worker, right after the form words."""
+    return f"{form_line(check)[:-1]}: {first} answers first."
+
+
 def warmup_rows(
-    rows: Sequence[dict], count: int, max_steps: int, seed: int = 0, form: bool = False
+    rows: Sequence[dict], count: int, max_steps: int, seed: int = 0, form: bool = False, worker: bool = False
 ) -> list[dict]:
     """`count` prompt/completion rows: the training rows' prompts in a seeded order (cycled),
     each with a random workflow over the workers its prompt lists (`pool_indices`; the
     conductor itself, offered when recursion is on, is never drawn), after the row's
-    `form_line` when `form` is set."""
+    `form_line` when `form` is set (its `worker_line` when `worker` is set too)."""
     if not rows:
         raise ValueError("warm-up: no training rows")
     rng = random.Random(f"warmup/{seed}")
@@ -68,9 +84,11 @@ def warmup_rows(
         rng.shuffle(order)
         for i in order[: count - len(out)]:
             row = rows[i]
-            text = workflow_text(len(row["pool_indices"]), max_steps, rng)
+            models = random_models(len(row["pool_indices"]), max_steps, rng)
+            text = workflow_text(models)
             if form:
-                text = f"{form_line(row['check'])}\n{text}"
+                line = worker_line(row["check"], models[0]) if worker else form_line(row["check"])
+                text = f"{line}\n{text}"
             out.append({"prompt": row["prompt"], "completion": [{"role": "assistant", "content": text}]})
     return out
 
@@ -85,7 +103,10 @@ def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, co
 
     batch = config.per_device_train_batch_size
     max_steps = script.format_warmup_max_steps or script.workflow_max_steps
-    data = warmup_rows(rows, script.format_warmup_steps * batch, max_steps, config.seed, script.format_warmup_form)
+    data = warmup_rows(
+        rows, script.format_warmup_steps * batch, max_steps, config.seed,
+        script.format_warmup_form, script.format_warmup_form_worker,
+    )  # fmt: skip
     args = SFTConfig(
         output_dir=out_dir,
         max_steps=script.format_warmup_steps,
@@ -114,6 +135,7 @@ def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, co
         "examples": len(data),
         "learning_rate": script.format_warmup_lr,
         "form_line": script.format_warmup_form,
+        "form_worker": script.format_warmup_form_worker,
         "max_steps": max_steps,
         "loss_first": losses[0] if losses else None,
         "loss_last": losses[-1] if losses else None,
