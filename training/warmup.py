@@ -20,9 +20,10 @@ to a worker from the reward alone.
 With `format_warmup_form_worker: true` as well, that line ends by naming the first step's
 worker ("The question is multiple choice: 2 answers first."), still drawn uniformly, and the
 lists repeat it. The worker choice then sits right after the form words instead of eight tokens
-later, after "model_id = [": measured on SmolLM2-135M (top 8 layers), the gradients of a worker
-choice for a MATH and an MMLU question point the same way (cosine 0.97) in the plain layout and
-much less (0.65) in this one, so GRPO can move the choice per form instead of for both at once.
+later, after "model_id = [". Measured by training/coupling.py on the SmolLM2-135M warm-up models
+(top 8 layers): the gradients of a worker choice on MATH and on MMLU prompts have cosine 0.97 in
+the plain layout and 0.78 in this one, so GRPO can move the choice per form instead of moving both
+forms at once (README, Training evidence ii: with this line the policy learned to route).
 """
 
 from __future__ import annotations
