@@ -25,18 +25,20 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from training.warmup import form_line  # noqa: E402
+from training.warmup import form_line, worker_line, workflow_text  # noqa: E402
 
 LAYOUTS = ("lists", "worker")
 
 
 def decision_prefix(prompt_text: str, check: str, layout: str) -> str:
-    """The completion up to the token that chooses the first worker."""
-    line = form_line(check)
+    """The completion, as the warm-up writes it (Model 0 first), up to the token that chooses
+    the first worker."""
     if layout == "lists":
-        return f"{prompt_text}{line}\nmodel_id = ["
+        text = f"{form_line(check)}\n{workflow_text([0])}"
+        return prompt_text + text[: text.index("[0]") + 1]
     if layout == "worker":
-        return f"{prompt_text}{line[:-1]}: "
+        text = worker_line(check, 0)
+        return prompt_text + text[: text.index(" 0 ") + 1]
     raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
 
 
