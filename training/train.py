@@ -105,6 +105,10 @@ class ScriptArguments:
     reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
     rollout_log: str | None = field(default=None, metadata={"help": "JSONL of every rollout (default in output_dir)"})
     dry_run: bool = field(default=False, metadata={"help": "build everything but load no weights, train nothing"})
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={"help": "a fresh run into a non-empty output_dir moves the old run aside (<dir>.replaced-<time>)"},
+    )
     cpu_stand_ins: str | None = field(default=None, metadata={"help": "set by a GPU recipe's dry run on a CPU"})
 
 
@@ -301,9 +305,40 @@ def supersede_rerun_steps(out: Path, resume: str | bool, rollout_log: str | None
             "metric_rows": supersede_after(out / "metrics.jsonl", done + 1)}  # fmt: skip
 
 
+def old_run_paths(out: Path, rollout_log: str | None) -> list[Path]:
+    """What an earlier run left where a fresh one would write: a non-empty `out`, and a non-empty
+    rollout log outside it."""
+    found = [out] if out.is_dir() and any(out.iterdir()) else []
+    log_file = Path(rollout_log) if rollout_log else None
+    if log_file and log_file.is_file() and log_file.stat().st_size and out not in log_file.parents:
+        found.append(log_file)
+    return found
+
+
+def claim_output_dir(out: Path, script: ScriptArguments, resume: str | bool | None) -> list[str]:
+    """A fresh run writes into no earlier run's files (its rows would append to theirs): refused
+    unless it resumes or `overwrite_output_dir` moves them aside (to `<path>.replaced-<UTC time>`,
+    returned; a dry run only checks)."""
+    found = [] if resume else old_run_paths(out, script.rollout_log)
+    if found and not script.overwrite_output_dir:
+        raise SystemExit(
+            f"{', '.join(map(str, found))}: not empty, it holds an earlier run (a fresh run would append to its"
+            " logs). Pass --overwrite_output_dir true to move it aside, --resume_from_checkpoint true to continue"
+            " it, or another --output_dir"
+        )
+    if script.dry_run:
+        return []
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    moved = [path.rename(path.with_name(f"{path.name}.replaced-{stamp}")) for path in found]
+    for old, new in zip(found, moved, strict=True):
+        log.warning("overwrite_output_dir: the earlier run's %s moved to %s", old, new)
+    return [str(path) for path in moved]
+
+
 def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     script, config, model_args = parse(argv)
+    replaced = claim_output_dir(Path(config.output_dir), script, resume_arg(config.resume_from_checkpoint))
     settings = settings_of(script)
     started = time.time()
     dataset, provenance = build_dataset(script, settings)
@@ -322,6 +357,8 @@ def main(argv: list[str] | None = None) -> dict:
         "max_steps": config.max_steps,
         "simulated": provenance["simulated"],
     }
+    if replaced:
+        info["replaced"] = replaced
     log.info("run: %s", json.dumps({k: v for k, v in info.items() if k != "script"}))
     if script.dry_run:
         info["dry_run"] = True
