@@ -106,6 +106,18 @@ def train(session: nox.Session) -> None:
 
 
 @nox.session
+def gpu_check(session: nox.Session) -> None:
+    """A few gpu-small GRPO steps on a CUDA GPU, evaluated on 5 GSM8K questions, one table
+    (`-- --dry_run` on any machine; without a GPU it says so and exits 0)."""
+    if shutil.which("nvidia-smi"):
+        install(session, "[gpu]")  # CUDA torch and vLLM belong on a GPU machine
+    else:
+        session.install(*TORCH_CPU)
+        install(session, "[train]")
+    session.run("python", "training/gpu_check.py", *session.posargs)
+
+
+@nox.session
 def baselines(session: nox.Session) -> None:
     """Every baseline, trained router and the conductor as one resumable Inspect eval-set:
     `nox -s baselines -- --tasks gsm8k,math500 --pool local --limit 2 --log-dir DIR`."""
