@@ -29,6 +29,7 @@ from inspect_ai.util import LimitExceededError, span
 
 from solvers import prompts
 from solvers.executor import (
+    RECURSION_BUDGET,
     ErrorPolicy,
     RoundRecord,
     Turn,
@@ -458,7 +459,7 @@ async def continue_round(
         return RoundRecord(
             depth=depth + 1,
             conductor=None,
-            rejection="recursion_budget",
+            rejection=RECURSION_BUDGET,
             rejection_message=f"-S max_recursions={settings.max_recursions} recursive calls already made",
         )
     budget.left -= 1
@@ -577,7 +578,7 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *
     full round tree."""
     workers_used, conducting = record.worker_usage(), record.conductor_usage()
     total = record.total_usage()
-    rounds = list(_rounds(record))
+    rounds = list(record.rounds())
     return {
         "method": method,
         "parsed": record.rejection is None,
@@ -587,7 +588,8 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *
         "conductor_calls": record.conductor_calls(),
         "calls": record.calls(),
         "format_retries": sum(max(0, len(r.attempts) - 1) for r in rounds),
-        "recursions": len(rounds) - 1,
+        "recursions": sum(1 for r in rounds[1:] if not r.refused),
+        "recursions_refused": sum(1 for r in rounds if r.refused),
         "fallbacks": sum(1 for r in rounds for s in r.steps if s.fallback),
         "input_tokens": total.input_tokens,
         "output_tokens": total.output_tokens,
@@ -599,14 +601,6 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *
         "pool_indices": chosen,
         "round": record.to_dict(),
     }
-
-
-def _rounds(record: RoundRecord):
-    """This round and every nested round, depth first."""
-    yield record
-    for step in record.steps:
-        if step.round:
-            yield from _rounds(step.round)
 
 
 def workflow_markdown(record: RoundRecord) -> str:

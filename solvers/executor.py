@@ -9,8 +9,9 @@ first turn of every step's conversation (see `solvers.prompts.step_turns`).
 
 A worker error or timeout becomes a recorded failed step (policy "continue": later steps
 go on without it; "fail": the sample fails with a `WorkerError`), never a crashed eval.
-Every step is recorded with its worker, subtask, visible steps, output, tokens, cost,
-latency and error, and runs in its own transcript span.
+Every step is recorded with its worker, subtask, what it was shown (`visible`,
+`shown_previous`: taken from the very turns its messages are built from), output, tokens,
+cost, latency and error, and runs in its own transcript span.
 Steps naming the conductor itself are delegated to `recurse` (a nested round, which gets
 the response of the step before it); a nested round without an answer falls back to that
 response and the step records the fallback.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -40,6 +41,7 @@ from solvers.workflow import Workflow
 from workers.pools import Price
 
 ErrorPolicy = Literal["continue", "fail"]
+RECURSION_BUDGET = "recursion_budget"  # a conductor step refused: the sample's recursive calls are spent
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,9 @@ class Usage:
 
 @dataclass
 class StepRecord:
-    """What one workflow step did."""
+    """What one workflow step did. `visible`: the steps of its round whose turns it was shown
+    (for a conductor step, the one its recursion turn shows); `shown_previous`: it was also
+    shown the previous response (a nested round's "all" step, or its first conductor step)."""
 
     index: int
     worker: int
@@ -80,10 +84,16 @@ class StepRecord:
     error: str | None = None
     round: RoundRecord | None = None  # set when the step was a nested conductor round
     fallback: str | None = None  # why a conductor step kept the previous response
+    shown_previous: bool = False
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def recursed(self) -> bool:
+        """A conductor step whose nested round called the conductor (not refused by the budget)."""
+        return self.round is not None and not self.round.refused
 
 
 @dataclass
@@ -104,6 +114,18 @@ class RoundRecord:
     latency: float = 0.0
     attempts: list[dict] = field(default_factory=list)  # every conductor generation of this round
     conversation: list[dict] = field(default_factory=list)
+
+    @property
+    def refused(self) -> bool:
+        """A conductor step's round that never called the conductor: the recursion budget was spent."""
+        return self.rejection == RECURSION_BUDGET
+
+    def rounds(self) -> Iterator[RoundRecord]:
+        """This round and every nested round (refused ones included), depth first."""
+        yield self
+        for step in self.steps:
+            if step.round:
+                yield from step.round.rounds()
 
     def worker_usage(self) -> Usage:
         """Every worker step, nested rounds included."""
@@ -172,8 +194,7 @@ async def execute_workflow(
     step before it and calls `recurse` with that step's turn.
     """
     records = [
-        StepRecord(i, w, _worker_name(w, workers), workflow.subtasks[i], list(workflow.visible(i)))
-        for i, w in enumerate(workflow.model_ids)
+        StepRecord(i, w, _worker_name(w, workers), workflow.subtasks[i], []) for i, w in enumerate(workflow.model_ids)
     ]
     tasks: list[asyncio.Task[None]] = []
     last = len(workflow) - 1
@@ -184,23 +205,25 @@ async def execute_workflow(
     async def run(i: int) -> None:
         record = records[i]
         recursive = record.worker == len(workers)
-        waits_for = set(record.visible)
+        access = workflow.visible(i)
+        waits_for = set(access)
         if i and (recursive or not concurrent):
             waits_for.add(i - 1)
         await asyncio.gather(*(tasks[j] for j in sorted(waits_for)))
-        failed = [j for j in record.visible if not records[j].ok]
+        failed = [j for j in access if not records[j].ok]
         if failed and on_error == "fail":
             record.error = f"skipped: it sees failed step(s) {failed}"
             return
+        sees_prior = prior is not None and (i == 0 if recursive else workflow.sees_all(i))
+        sources = shown_sources(i, access, [r.ok for r in records], recursive=recursive, sees_prior=sees_prior)
+        shown = [turn(j) if j is not None else prior for j in sources]
+        record.visible = [j for j in sources if j is not None]
+        record.shown_previous = None in sources
         async with span(f"step {i}: Model {record.worker}", type="workflow_step"):
             if recursive:
-                previous = turn(i - 1) if i and records[i - 1].ok else (prior if i == 0 else None)
-                await run_recursion(record, previous, recurse)
+                await run_recursion(record, shown[0] if shown else None, recurse)
                 return
-            seen = [turn(j) for j in record.visible if records[j].ok]
-            if prior is not None and workflow.sees_all(i):
-                seen.insert(0, prior)
-            messages = step_messages(question, seen, record.subtask, i == 0, question_mode)
+            messages = step_messages(question, shown, record.subtask, i == 0, question_mode)
             worker = workers[record.worker]
             constraint = worker.answer_constraint if i == last else None
             await run_step(record, messages, worker, constraint, step_timeout)
@@ -211,6 +234,17 @@ async def execute_workflow(
     if on_error == "fail" and (failed := [r for r in records if not r.ok]):
         raise WorkerError(f"workflow step {failed[0].index} ({failed[0].model}) failed: {failed[0].error}")
     return records
+
+
+def shown_sources(
+    i: int, access: Sequence[int], ok: Sequence[bool], *, recursive: bool, sees_prior: bool
+) -> list[int | None]:
+    """Where the turns step `i` is shown come from, in order: indices of its round's steps, None
+    for the previous response. A conductor step's recursion turn shows one response: the step
+    before it (a round's first step: the previous response); a failed step is never shown."""
+    if recursive:
+        return ([i - 1] if ok[i - 1] else []) if i else ([None] if sees_prior else [])
+    return [None] * sees_prior + [j for j in access if ok[j]]
 
 
 async def run_step(

@@ -235,8 +235,9 @@ class RecursionRollout:
     ) -> None:
         """Append a conductor step after the last one, as the solver runs a final self-call."""
         last = len(record.steps) - 1
-        step = StepRecord(last + 1, len(workers), "conductor", FORCED_CALL, [last])
-        previous = (record.steps[last].subtask, record.steps[last].output, last == 0) if record.steps[last].ok else None
+        shown = record.steps[last].ok  # the recursion turn shows the last step's response, if any
+        step = StepRecord(last + 1, len(workers), "conductor", FORCED_CALL, [last] if shown else [])
+        previous = (record.steps[last].subtask, record.steps[last].output, last == 0) if shown else None
         conversation = [ChatMessageUser(content=prompt)]
 
         async def recurse(before):  # noqa: ANN001, ANN202
@@ -250,17 +251,16 @@ class RecursionRollout:
 
 
 def shown_response(record: RoundRecord) -> str | None:
-    """The response the rollout's recursive round was shown (the step before the first
-    conductor step), or None (no recursion, or that step failed)."""
-    for i, step in enumerate(record.steps):
-        if step.round is not None:
-            before = record.steps[i - 1] if i else None
-            return before.output if before is not None and before.ok else None
+    """The response the rollout's recursive round was shown (what the conductor step that
+    called the conductor recorded as seen), or None (no recursion, or that step failed)."""
+    for step in record.steps:
+        if step.recursed:
+            return record.steps[step.visible[0]].output if step.visible else None
     return None
 
 
 def _recursed(record: RoundRecord) -> bool:
-    return any(step.round is not None for step in record.steps)
+    return any(step.recursed for step in record.steps)
 
 
 def _generate_second(trainer: Any, batch: list[list[int]], filler: list[int]) -> tuple[list, list | None]:

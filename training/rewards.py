@@ -208,7 +208,7 @@ class ConductorReward:
             return Rollout(paper_reward(parsed, False), parsed, False, record, "harness error", recursion.error)
         try:
             final = await self.score_record(record, row)
-            nested = next((s.round for s in record.steps if s.round is not None), None)
+            nested = next((s.round for s in record.steps if s.recursed), None)
             if nested is None or not final.parsed:
                 return final
             shown_correct = recursion.shown is not None and (await self.check(recursion.shown, row))[0]
