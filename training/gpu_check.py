@@ -30,7 +30,8 @@ COLUMNS = ("step", "step_s", "gen_tok_per_s", "reward", "parse_rate", "grad_norm
 
 def train_command(out: str, steps: int, pool: str, use_vllm: bool, dry_run: bool = False) -> list[str]:
     command = [sys.executable, "training/train.py", RECIPE, "--output_dir", out, "--max_steps", str(steps),
-               "--pool", pool, "--use_vllm", str(use_vllm).lower(), "--save_strategy", "no"]  # fmt: skip
+               "--pool", pool, "--use_vllm", str(use_vllm).lower(), "--save_strategy", "no",
+               "--overwrite_output_dir", "true"]  # a check re-run replaces the last one  # fmt: skip
     return [*command, "--dry_run", "true"] if dry_run else command
 
 
