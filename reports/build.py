@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from reports import html, missing, plots, tables
+from reports.csv_safe import write_csv
 from reports.frame import load_samples
 
 SETTINGS = ("The paper's constrained/unconstrained split does not apply here: each table shows this pool's runs "
@@ -122,12 +123,12 @@ def write_tables(built: Sequence[tables.Built], out: Path) -> None:
     parts, longs = ["# Tables", "", CELL_NOTE, ""], []
     for b in built:
         (out / "tables" / f"{b.name}.md").write_text(f"## {b.heading}\n\n{tables.markdown(shown(b))}")
-        b.wide.to_csv(out / "tables" / f"{b.name}.csv", index=False)
+        write_csv(b.wide, out / "tables" / f"{b.name}.csv")
         parts += [f"## {b.heading}", "", table_note(b), "", tables.markdown(shown(b))]
         longs.append(b.long)
     (out / "tables.md").write_text("\n".join(parts) + "\n")
     long = pd.concat(longs, ignore_index=True) if longs else pd.DataFrame()
-    long.to_csv(out / "tables-long.csv", index=False)
+    write_csv(long, out / "tables-long.csv")
 
 
 def table_note(b: tables.Built) -> str:

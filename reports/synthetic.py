@@ -6,6 +6,7 @@ for the tests and the report benchmark: no model runs. `record` builds a sample'
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -92,7 +93,7 @@ def write_log(directory: Path, task: str, solver: str, solver_args: dict, sample
     plan = EvalPlan(steps=[EvalPlanStep(solver=solver, params=solver_args, params_passed=solver_args)])
     log = EvalLog(eval=spec, plan=plan, status=status, samples=list(samples))
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{number:05d}_{task}_{solver}.eval"
+    path = directory / (re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{number:05d}_{task}_{solver}")[:120] + ".eval")
     write_eval_log(log, str(path))
     return path
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from reports.csv_safe import write_csv  # noqa: E402
 from reports.plots import (  # noqa: E402
     PLOT_FIELDS,
     curves_figure,
@@ -53,19 +54,19 @@ def main(argv: list[str] | None = None) -> None:
     stem.parent.mkdir(parents=True, exist_ok=True)
     title = run_title(args.run, info)
     csv = stem.parent / f"{stem.name}.csv"
-    table.to_csv(csv, index=False)
+    write_csv(table, csv)
     png, svg = save_figure(curves_figure(table, title), stem.parent, stem.name)
     print(f"wrote {png}, {svg} and {csv}")
     shares = domain_worker_shares(rollouts)
     if not shares.empty:
         csv = stem.parent / f"{stem.name}-routing.csv"
-        shares.to_csv(csv, index=False)
+        write_csv(shares, csv)
         png, svg = save_figure(routing_figure(shares, title, args.window), stem.parent, f"{stem.name}-routing")
         print(f"wrote {png}, {svg} and {csv}")
     credit = pd.DataFrame(credit_by_domain(rollouts.to_dict("records")))
     if not credit.empty:
         csv = stem.parent / f"{stem.name}-credit.csv"
-        credit.to_csv(csv, index=False)
+        write_csv(credit, csv)
         print(credit.to_string(index=False))
         print(f"wrote {csv}")
 
