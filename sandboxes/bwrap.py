@@ -31,6 +31,7 @@ import os
 import platform
 import shutil
 import signal
+import stat
 import struct
 import sys
 import tempfile
@@ -51,6 +52,7 @@ __all__ = [
     "check_bwrap",
     "kill_uid",
     "lease_uid",
+    "private_dir",
     "run_bwrap",
 ]
 
@@ -170,11 +172,58 @@ def check_bwrap() -> None:
 
 
 # ---------------------------------------------------------------------------
-# uids: one per concurrent sandbox (root mode), locked across processes with flock
+# uids: one per concurrent sandbox (root mode), locked across processes with flock on
+# `{slot}.lock` files in a directory only root can use (never under a world-writable TMPDIR,
+# where another account could plant a link or a directory at those names)
 
 _UID_BASE = 200_000
 _UID_SLOTS = 4096
-_LOCK_DIR = Path(tempfile.gettempdir()) / "conductor-bench-bwrap-uids"
+_STATE_DIR = ("/run", "conductor-bench-bwrap-uids")  # (parent, name)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def private_dir(parent: str, name: str) -> int:
+    """An fd on the directory `parent/name`, made mode 0700 if absent, opened without following
+    links. Raises BwrapUnavailableError (naming the path and the fix) unless `parent` is a
+    root-owned directory no one else can write and `name` a root-owned 0700 directory."""
+    path = os.path.join(parent, name)
+    try:
+        pfd = os.open(parent, _DIR_FLAGS)
+    except OSError as error:
+        raise _state_error(parent, f"cannot be opened as a directory ({error.strerror})", "") from None
+    try:
+        st = os.fstat(pfd)
+        if st.st_uid != 0 or st.st_mode & 0o022:
+            raise _state_error(parent, "is writable by accounts other than root", "")
+        try:
+            os.mkdir(name, 0o700, dir_fd=pfd)
+            made = True
+        except FileExistsError:
+            made = False
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+        except OSError as error:  # ELOOP: a link; ENOTDIR: a file
+            raise _state_error(path, f"is not a directory ({error.strerror})", path) from None
+    except OSError as error:
+        raise _state_error(parent, f"cannot hold the sandbox's state ({error.strerror})", "") from None
+    finally:
+        os.close(pfd)
+    if made:
+        os.fchmod(fd, 0o700)  # whatever the umask
+    st = os.fstat(fd)
+    if st.st_uid != 0 or stat.S_IMODE(st.st_mode) != 0o700:
+        os.close(fd)
+        raise _state_error(path, f"is owned by uid {st.st_uid} with mode {stat.S_IMODE(st.st_mode):04o}", path)
+    return fd
+
+
+def _state_error(path: str, problem: str, remove: str) -> BwrapUnavailableError:
+    fix = (
+        f"remove it (`rm -rf {remove}`; the harness makes it again, root-owned with mode 0700)"
+        if remove
+        else f"make {path} a root-owned directory only root can write (`chown root: {path} && chmod go-w {path}`)"
+    )
+    return BwrapUnavailableError(f"The sandbox's uid lock directory is not private: {path} {problem}. Fix: {fix}.")
 
 
 @dataclass
@@ -196,15 +245,22 @@ _next_slot = 0
 _swept = False
 
 
-def _uid_free(uid: int) -> bool:
-    fd = os.open(_LOCK_DIR / f"{uid - _UID_BASE}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+def _lock(locks: int, slot: int) -> int | None:
+    """An fd holding slot's lock in the lock dir `locks` (an fd), or None: another holds it."""
+    fd = os.open(f"{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=locks)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
+        return fd
     except OSError:
-        return False
-    finally:
         os.close(fd)
+        return None
+
+
+def _uid_free(locks: int, uid: int) -> bool:
+    fd = _lock(locks, uid - _UID_BASE)
+    if fd is not None:
+        os.close(fd)
+    return fd is not None
 
 
 def lease_uid() -> UidLease:
@@ -212,20 +268,19 @@ def lease_uid() -> UidLease:
     global _next_slot, _swept
     if not _is_root():
         return UidLease(uid=65534)  # inside a user namespace; rlimits count against the caller
-    _LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
-    if not _swept:  # once per harness process: what a killed one left behind
-        _swept = True
-        sweep(lambda uid: _UID_BASE <= uid < _UID_BASE + _UID_SLOTS and _uid_free(uid))
-    for i in range(_UID_SLOTS):
-        slot = (_next_slot + i) % _UID_SLOTS
-        fd = os.open(_LOCK_DIR / f"{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        _next_slot = (slot + 1) % _UID_SLOTS
-        return UidLease(uid=_UID_BASE + slot, fd=fd)
+    locks = private_dir(*_STATE_DIR)
+    try:
+        if not _swept:  # once per harness process: what a killed one left behind
+            _swept = True
+            sweep(lambda uid: _UID_BASE <= uid < _UID_BASE + _UID_SLOTS and _uid_free(locks, uid))
+        for i in range(_UID_SLOTS):
+            slot = (_next_slot + i) % _UID_SLOTS
+            fd = _lock(locks, slot)
+            if fd is not None:
+                _next_slot = (slot + 1) % _UID_SLOTS
+                return UidLease(uid=_UID_BASE + slot, fd=fd)
+    finally:
+        os.close(locks)
     raise RuntimeError(f"all {_UID_SLOTS} sandbox uids are in use")
 
 

@@ -18,6 +18,7 @@ import contextlib
 import math
 import os
 import shutil
+import stat
 import tempfile
 import uuid
 from dataclasses import replace
@@ -193,7 +194,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     async def cli_cleanup(cls, id: str | None) -> None:
         base = Path(tempfile.gettempdir())
         for d in base.glob(f"{_DIR_PREFIX}{id or ''}*"):
-            _remove_dir(str(d))
+            if _made_here(str(d)):
+                _remove_dir(str(d))
 
     def _remove(self) -> None:
         if os.geteuid() == 0:
@@ -297,6 +299,16 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         if text:
             return data.decode("utf-8")  # newlines preserved (no universal-newline translation)
         return data
+
+
+def _made_here(path: str) -> bool:
+    """A work dir of this harness's account: a directory (not a link) it owns, or a mount point
+    (only root mounts); never another account's entry that merely has the prefix."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and (st.st_uid == os.geteuid() or os.path.ismount(path))
 
 
 def _remove_dir(directory: str) -> None:

@@ -11,7 +11,6 @@ No Inspect import here.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import errno
 import os
@@ -22,7 +21,7 @@ __all__ = ["mount_tmpfs", "open_file", "split", "unmount"]
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-_MS_NOSUID, _MS_NODEV, _MNT_DETACH = 0x2, 0x4, 0x2
+_MS_NOSUID, _MS_NODEV, _MNT_DETACH, _UMOUNT_NOFOLLOW = 0x2, 0x4, 0x2, 0x8
 
 
 def split(rel: str) -> list[str]:
@@ -118,7 +117,6 @@ def mount_tmpfs(path: str, *, size: int, inodes: int, uid: int) -> None:
 
 
 def unmount(path: str) -> None:
-    """Detach a mount made by mount_tmpfs (no-op when `path` is not a mount point)."""
-    with contextlib.suppress(OSError):
-        if os.path.ismount(path):
-            _libc().umount2(path.encode(), _MNT_DETACH)
+    """Detach a mount made by mount_tmpfs (no-op when `path` is not a mount point). Never
+    follows a link at `path`: one swapped in there cannot redirect root's unmount."""
+    _libc().umount2(path.encode(), _MNT_DETACH | _UMOUNT_NOFOLLOW)  # EINVAL when not mounted
