@@ -18,6 +18,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
 
 from solvers.executor import Worker
 from solvers.grammar import Constraint
+from workers.call_budget import eval_call_budget
 from workers.pools import DEFAULT_POOL, ModelSpec, PoolSpec, Price, known_prices, load_pool
 
 GRAMMAR_PROVIDERS = ("local/",)  # providers that accept a llama.cpp grammar in extra_body
@@ -85,7 +86,7 @@ def resolve_conductor(
     if overrides.max_tokens is None and "max_tokens" not in spec.config:
         overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
     return Conductor(
-        _spec_model(spec, overrides, current_task_name()),
+        _spec_model(spec, overrides, current_task_name(), role="conductor"),
         spec.model,
         spec.price,
         spec.grammar if grammar is None else grammar,
@@ -162,13 +163,18 @@ def _spec_worker(
     )
 
 
-def _spec_model(spec: ModelSpec, overrides: GenerateConfig, task: str | None = None) -> Model:
-    config = GenerateConfig(**spec.config_for(task)).merge(overrides)
-    return get_model(spec.model, config=config, **spec.model_args)
+def _spec_model(spec: ModelSpec, overrides: GenerateConfig, task: str | None = None, role: str = "workers") -> Model:
+    """The pool entry's model; its usage counts under Inspect's `role` (unless that role is bound
+    to other models by --model-role); the eval's call budget wins over the entry's."""
+    config = GenerateConfig(**spec.config_for(task)).merge(overrides).merge(GenerateConfig(**eval_call_budget()))
+    role_name = None if role in model_roles() else role
+    return get_model(spec.model, role=role_name, config=config, **spec.model_args)
 
 
 def _with_config(model: Model, overrides: GenerateConfig) -> Model:
-    """A shallow copy of `model` whose default config carries the solver's overrides."""
+    """A shallow copy of `model` whose default config carries the solver's overrides and the
+    eval's call budget (Inspect gives a role model no --attempt-timeout)."""
+    overrides = overrides.merge(GenerateConfig(**eval_call_budget()))
     if not overrides.model_dump(exclude_none=True):
         return model
     clone = copy(model)

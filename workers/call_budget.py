@@ -1,14 +1,19 @@
-"""Time and retry budget of one model call (pure logic, no Inspect import).
+"""Time and retry budget of one model call (pure logic; `eval_call_budget` reads Inspect).
 
 A call may make several attempts; it ends with an error once it has used up
 `max_retries` retries or `timeout` seconds overall, whichever comes first, and no
 attempt runs longer than `attempt_timeout` or past the overall deadline. The names
 are Inspect's `GenerateConfig` fields, and a value set there wins over the
 provider's defaults.
+
+API workers (the bundled `paper*` pools) carry a budget derived from their token budget
+(`api_call_budget`), and the eval's own `--attempt-timeout`, `--timeout` and
+`--max-retries` win over it (`eval_call_budget`, applied by solvers/team.py).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,6 +24,12 @@ DEFAULT_MAX_RETRIES = 2
 RETRY_WAIT_INITIAL = 1.0  # backoff between attempts: 1, 2, 4, 8 s (+ up to 1 s jitter), at most 8
 RETRY_WAIT_MAX = 8.0
 RETRY_WAIT_JITTER = 1.0
+BUDGET_FIELDS = ("attempt_timeout", "timeout", "max_retries")
+# API workers: an attempt must be able to produce its whole token budget (reasoning included)
+API_TOKENS_PER_SECOND = 30.0  # conservative decode speed: below the usual speed of GPT-5, Gemini 2.5 Pro,
+# Claude Sonnet 4 and of a 32B model on a loaded vLLM server
+API_MARGIN_S = 60.0  # queueing, prefill of a long prompt, time to the first token
+SMALL_BUDGET_TOKENS = 8192  # a stalled retry of a budget this small costs cents
 
 
 def _positive(name: str, value: Any, integer: bool = False) -> float:
@@ -57,6 +68,35 @@ class CallBudget:
 
     def describe(self) -> str:
         return f"timeout={self.timeout:g} s, attempt_timeout={self.attempt_timeout:g} s, max_retries={self.max_retries}"
+
+
+def api_call_budget(max_tokens: int) -> CallBudget:
+    """The budget of an API worker with this token budget: an attempt may take
+    max_tokens / API_TOKENS_PER_SECOND + API_MARGIN_S seconds, rounded up to whole minutes;
+    the whole call twice that (Inspect stops retrying once `timeout` has passed, so at most
+    two attempts can stall to their end); retries: a retry after a stalled attempt may bill
+    the whole budget again, so budgets above SMALL_BUDGET_TOKENS get 2, smaller ones 4 (rides
+    out a short run of 429s: Inspect waits about 3, 6, 12, 24 s)."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"api_call_budget: max_tokens must be a whole number >= 1, got {max_tokens!r}")
+    attempt = 60 * math.ceil((max_tokens / API_TOKENS_PER_SECOND + API_MARGIN_S) / 60)
+    retries = 4 if max_tokens <= SMALL_BUDGET_TOKENS else 2
+    return CallBudget(timeout=2 * attempt, attempt_timeout=attempt, max_retries=retries)
+
+
+def eval_call_budget() -> dict[str, Any]:
+    """The budget fields the running eval sets (`--attempt-timeout`, `--timeout`,
+    `--max-retries` or its task's config); {} outside an eval.
+
+    Inspect 0.3.285 passes `timeout` and `max_retries` on to every model but
+    `attempt_timeout` only to the eval's own model, so a stalled worker or role conductor
+    ran to its SDK's timeout. Inspect has no public accessor of the eval's GenerateConfig
+    (`get_model().config` lacks it when the eval has no `--model`), hence the private import.
+    """
+    from inspect_ai.model._generate_config import active_generate_config
+
+    config = active_generate_config()
+    return {k: v for k in BUDGET_FIELDS if (v := getattr(config, k)) is not None}
 
 
 def max_retry_wait(attempts: int) -> float:

@@ -1,0 +1,107 @@
+"""Call budgets of API workers: every bundled API worker has one derived from its token
+budget, and the eval's --attempt-timeout / --timeout / --max-retries reach pool workers and
+the conductor (pool values are defaults, the command line wins)."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import pytest
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
+from inspect_ai.scorer import includes
+from scripted import scripted
+
+from solvers.conductor import conductor
+from workers.call_budget import API_MARGIN_S, API_TOKENS_PER_SECOND, BUDGET_FIELDS, api_call_budget
+from workers.pools import bundled_pools, load_pool
+
+ONE_STEP = 'model_id = [0]\nsubtasks = ["Solve."]\naccess_list = [[]]'
+SEEN: list[GenerateConfig] = []  # every config the stalling provider was called with
+
+
+class StallAPI(ModelAPI):
+    """A provider whose calls never answer (a stalled API), recording each call's config."""
+
+    def __init__(self, model_name, base_url=None, api_key=None, config=GenerateConfig(), **_):  # noqa: ANN001
+        super().__init__(model_name, base_url, api_key, [], config)
+
+    async def generate(self, input, tools, tool_choice, config) -> ModelOutput:  # noqa: ANN001, A002
+        SEEN.append(config)
+        await anyio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+@modelapi(name="stalltest")
+def stalltest() -> type[ModelAPI]:
+    return StallAPI
+
+
+def api_workers():
+    for name in bundled_pools():
+        for spec in load_pool(name).workers:
+            if not spec.model.startswith(("local/", "sim/")):
+                yield name, spec
+
+
+@pytest.mark.parametrize(("pool", "spec"), list(api_workers()), ids=lambda x: getattr(x, "model", x))
+def test_every_bundled_api_worker_has_a_budget_derived_from_its_tokens(pool, spec):
+    for task in [None, *spec.task_overrides]:
+        merged = spec.config_for(task)
+        assert all(merged.get(k) is not None for k in BUDGET_FIELDS), f"{pool} {spec.model} {task}: {merged}"
+        expected = api_call_budget(merged["max_tokens"])
+        budget = (expected.attempt_timeout, expected.timeout, expected.max_retries)
+        assert tuple(merged[k] for k in BUDGET_FIELDS) == budget, f"{pool} {spec.model} {task}"
+        # an attempt can finish its whole token budget at the conservative speed
+        assert merged["attempt_timeout"] >= merged["max_tokens"] / API_TOKENS_PER_SECOND + API_MARGIN_S
+
+
+def test_derived_budget_numbers():
+    small, large = api_call_budget(4096), api_call_budget(128000)
+    assert (small.attempt_timeout, small.timeout, small.max_retries) == (240, 480, 4)
+    assert (large.attempt_timeout, large.timeout, large.max_retries) == (4380, 8760, 2)
+    with pytest.raises(ValueError, match="max_tokens"):
+        api_call_budget(0)
+
+
+def stall_pool(tmp_path, **config) -> str:
+    path = tmp_path / "stall.yaml"
+    values = ", ".join(f"{k}: {v}" for k, v in config.items())
+    path.write_text(f"name: stall\nworkers:\n  - model: stalltest/w\n    config: {{{values}}}\n")
+    load_pool.cache_clear()
+    return str(path)
+
+
+def run(pool: str, conductor_model, **eval_config):
+    SEEN.clear()
+    task = Task(dataset=[Sample(input="6 x 7?", target="42")], solver=conductor(pool=pool), scorer=includes())
+    started = time.monotonic()
+    [log] = eval(task, model_roles={"conductor": conductor_model}, display="none", log_dir=None, time_limit=30,
+                 **eval_config)  # fmt: skip
+    assert log.status == "success", log.error
+    return log.samples[0].metadata.get("conductor"), time.monotonic() - started
+
+
+def test_command_line_attempt_timeout_reaches_a_pool_worker(tmp_path):
+    pool = stall_pool(tmp_path, attempt_timeout=600, timeout=1200, max_retries=2)
+    meta, seconds = run(pool, scripted(ONE_STEP), attempt_timeout=1, max_retries=0)
+    step = meta["round"]["steps"][0]
+    assert "AttemptTimeoutError" in step["error"] and seconds < 25
+    assert [(c.attempt_timeout, c.timeout, c.max_retries) for c in SEEN] == [(1, 1200, 0)]  # CLI wins, pool default
+
+
+def test_pool_budget_applies_when_the_command_line_is_silent(tmp_path):
+    pool = stall_pool(tmp_path, attempt_timeout=1, timeout=30, max_retries=0)
+    meta, _ = run(pool, scripted(ONE_STEP))
+    assert "AttemptTimeoutError" in meta["round"]["steps"][0]["error"]
+    assert [(c.attempt_timeout, c.timeout, c.max_retries) for c in SEEN] == [(1, 30, 0)]
+
+
+def test_command_line_attempt_timeout_reaches_the_conductor(tmp_path):
+    pool = stall_pool(tmp_path, attempt_timeout=1, timeout=30, max_retries=0)
+    stalled = scripted(ONE_STEP, delay=3600)
+    meta, seconds = run(pool, stalled, attempt_timeout=1, max_retries=0)
+    assert meta["rejection"] == "conductor_error" and "AttemptTimeoutError" in meta["round"]["rejection_message"]
+    assert seconds < 25 and stalled.configs[0].attempt_timeout == 1
