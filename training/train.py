@@ -110,6 +110,10 @@ class ScriptArguments:
         metadata={"help": "a fresh run into a non-empty output_dir moves the old run aside (<dir>.replaced-<time>)"},
     )
     cpu_stand_ins: str | None = field(default=None, metadata={"help": "set by a GPU recipe's dry run on a CPU"})
+    max_nonfinite_steps: int = field(
+        default=3,
+        metadata={"help": "steps in a row with a non-finite gradient norm (each skipped) that stop the run"},
+    )
 
 
 def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
@@ -339,6 +343,9 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     script, config, model_args = parse(argv)
     replaced = claim_output_dir(Path(config.output_dir), script, resume_arg(config.resume_from_checkpoint))
+    from training.guard import NonFiniteGuard, mask_padded_attention
+
+    guard = NonFiniteGuard(script.max_nonfinite_steps)
     settings = settings_of(script)
     started = time.time()
     dataset, provenance = build_dataset(script, settings)
@@ -377,6 +384,7 @@ def main(argv: list[str] | None = None) -> dict:
     if script.train_top_layers:
         info["trainable"] = freeze_below(model, script.train_top_layers)
         log.info("trainable: %s", json.dumps(info["trainable"]))
+    mask_padded_attention(model)  # a NaN at a padded position never reaches a real one (training/guard.py)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     resume = resume_arg(config.resume_from_checkpoint)
@@ -396,13 +404,15 @@ def main(argv: list[str] | None = None) -> dict:
         processing_class=tokenizer,
         peft_config=get_peft_config(model_args),
         rollout_func=rollout_func,
-        callbacks=[timer := metrics_callback(out / "metrics.jsonl")],
+        callbacks=[guard, timer := metrics_callback(out / "metrics.jsonl")],
     )
     trainer.train(resume_from_checkpoint=resume)
+    guard.raise_if_tripped(str(out))
     trainer.save_model(str(out))  # model, tokenizer and chat template: evaluable as hf/<output_dir>
     info["wall_s"] = round(time.time() - started, 1)
     info["global_step"] = trainer.state.global_step
     info["step_wall_s"] = [round(x, 3) for x in timer.step_seconds]
+    info["nonfinite_skipped"] = guard.skipped
     (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
     log.info("saved %s (%d steps, %.0f s)", out, trainer.state.global_step, info["wall_s"])
     return info
