@@ -39,6 +39,7 @@ from solvers.executor import (
     execute_workflow,
     final_answer,
     output_usage,
+    worker_config,
 )
 from solvers.few_shot import FEW_SHOT_SETS, set_access
 from solvers.grammar import Constraint, answer_constraint, workflow_constraint
@@ -598,6 +599,7 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *
         "cost_usd": total.cost,
         "conductor": record.conductor,
         "workers": [w.name for w in workers],
+        "worker_configs": [worker_config(w) for w in workers],  # as each provider receives it
         "pool_indices": chosen,
         "round": record.to_dict(),
     }
@@ -629,8 +631,9 @@ def workflow_markdown(record: RoundRecord) -> str:
     for s in record.steps:
         subtask = s.subtask.replace("|", "\\|").replace("\n", " ")[:120]
         note = s.error or (f"fallback: {s.fallback}" if s.fallback else "")
+        sees = f"previous response, {s.visible}" if s.shown_previous else str(s.visible)
         lines.append(
-            f"| {s.index} | Model {s.worker} ({s.model}) | {s.visible} | {subtask} | "
+            f"| {s.index} | Model {s.worker} ({s.model}) | {sees} | {subtask} | "
             f"{s.usage.input_tokens}/{s.usage.output_tokens} | {s.latency:.2f} | {note} |"
         )
         if s.round:

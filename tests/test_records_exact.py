@@ -5,7 +5,7 @@ from itertools import count
 
 from scripted import scripted
 
-from solvers.conductor import Settings, conduct, summary
+from solvers.conductor import Settings, conduct, summary, workflow_markdown
 from solvers.executor import RoundRecord, Worker
 from solvers.team import Conductor
 from training.recursion import shown_response
@@ -86,6 +86,7 @@ async def test_nested_all_step_records_the_previous_response_it_was_shown():
     assert review.visible == [1] and not review.shown_previous  # it waited for, and was shown, step 1 only
     nested_last = review.round.steps[1]
     assert nested_last.shown_previous and nested_last.visible == [0]
+    assert "| previous response, [0] |" in workflow_markdown(record)  # the transcript's table says so too
     assert check_inputs(record, sent, conductor.model.calls) == 5
 
 
