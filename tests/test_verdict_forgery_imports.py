@@ -1,0 +1,134 @@
+"""Trusted drivers never import what the code under test can write (issue 20), through the
+real bwrap sandbox.
+
+The attack: a WRONG answer writes modules (`string.py`, `copy.py`, ...) into every folder it
+can reach that a Python process may import from (the driver's folder, the run's working
+directory); if the trusted parent later imports one lazily (HumanEval checks such as /38
+and /50 run `import string` inside `check`), the planted module runs in the parent, reads
+its nonce from the stack and prints a passing verdict. Each attack must fail to score.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scorers.code_humaneval import HumanEvalProblem, check_humaneval
+from scorers.code_lcb import check_livecodebench, driver_files, problem_from_record
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LCB = {r["question_id"]: r for r in map(json.loads, (FIXTURES / "lcb_sample.jsonl").read_text().splitlines())}
+
+# stdlib modules the drivers do not load before the candidate runs, and the startup hooks
+PLANTED_NAMES = ("string", "copy", "heapq", "hashlib", "fractions", "statistics", "numbers", "decimal",
+                 "sitecustomize", "usercustomize")  # fmt: skip
+HE_VERDICT = {"result": "passed", "stage": "check"}
+LCB_VERDICT = {"passed": True, "n_tests": 1, "n_run": 1, "results": [True], "status": "passed", "first_failure": None}
+
+# Runs in whichever process imports it: finds a `nonce` on the stack, prints `verdict` under it, exits 0.
+FORGER = """
+import os, sys
+_f = sys._getframe()
+while _f is not None:
+    _n = _f.f_locals.get("nonce")
+    if isinstance(_n, str):
+        os.write(1, ("\\n" + _n + " " + {verdict!r} + "\\n").encode())
+        os._exit(0)
+    _f = _f.f_back
+"""
+
+# Candidate code: writes the forger under every planted name into every folder on its sys.path,
+# its working directory and the sandbox root, wherever it can.
+PLANT = """
+def _plant():
+    import os, sys
+    source = {forger!r}
+    folders = {{p or "." for p in sys.path}} | {{os.path.dirname(os.path.abspath(sys.argv[0])), "/sandbox", "."}}
+    for folder in folders:
+        for name in {names!r}:
+            try:
+                with open(os.path.join(folder, name + ".py"), "w") as f:
+                    f.write(source)
+            except OSError:
+                pass
+"""
+
+
+def plant(verdict: dict) -> str:
+    return PLANT.format(forger=FORGER.format(verdict=json.dumps(verdict)), names=PLANTED_NAMES)
+
+
+def fence(code: str) -> str:
+    return f"Solution:\n```python\n{code.strip()}\n```\n"
+
+
+# `check` imports `string` at call time (as HumanEval/38 and /50 do), here after a first call
+SHOUT = HumanEvalProblem(
+    task_id="lazy-import/shout",
+    prompt='def shout(s: str) -> str:\n    """`s` in upper case."""\n',
+    entry_point="shout",
+    test="def check(candidate):\n    assert candidate('') == ''\n    import string\n"
+    "    for c in string.ascii_lowercase:\n        assert candidate(c) == c.upper()\n",
+)
+HE_WRONG = {
+    "plant_at_import": "{plant}\n_plant()\ndef shout(s):\n    return s\n",
+    "plant_in_call": "{plant}\ndef shout(s):\n    _plant()\n    return s\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HE_WRONG))
+async def test_humaneval_planted_module_does_not_forge_a_pass(runner, name):
+    code = HE_WRONG[name].format(plant=plant(HE_VERDICT))
+    result = await check_humaneval(fence(code), SHOUT, runner)
+    assert not result.correct, (name, result.reason)
+    assert result.details["status"] == "wrong_answer", result.reason
+
+
+async def test_humaneval_lazily_importing_check_still_passes_a_right_answer(runner):
+    result = await check_humaneval(fence("def shout(s):\n    return s.upper()\n"), SHOUT, runner)
+    assert result.correct, result.reason
+
+
+# The task's `check` runs in the trusted parent: it can look at that process's import path.
+SEALED = HumanEvalProblem(
+    task_id="lazy-import/sealed",
+    prompt="def same(x):\n    pass\n",
+    entry_point="same",
+    test="def check(candidate):\n    import os, sys\n    assert sys.flags.isolated\n"
+    "    for p in ['', *sys.path]:\n        assert not os.access(p or '.', os.W_OK), p\n"
+    "    assert candidate(1) == 1\n",
+)
+
+
+async def test_humaneval_parent_has_nothing_writable_on_its_import_path(runner):
+    result = await check_humaneval(fence("def same(x):\n    return x\n"), SEALED, runner)
+    assert result.correct, result.reason
+
+
+LCB_WRONG = {
+    "abc900_a": "{plant}\n_plant()\nprint(0)\n",  # stdin problem: A+B
+    "3501": "{plant}\nclass Solution:\n    def pairSum(self, nums, target):\n        _plant()\n        return [9, 9]\n",
+}
+
+
+@pytest.mark.parametrize("qid", sorted(LCB_WRONG))
+async def test_livecodebench_planted_module_does_not_forge_a_pass(runner, qid):
+    code = LCB_WRONG[qid].format(plant=plant(LCB_VERDICT))
+    result = await check_livecodebench(fence(code), problem_from_record(LCB[qid]), runner, timeout=3)
+    assert not result.correct, (qid, result.reason)
+    assert result.details["status"] == "wrong_answer", result.reason
+
+
+@pytest.mark.parametrize("driver", ["lcb_driver.py", "humaneval_driver.py"])
+async def test_a_driver_started_without_isolation_refuses_to_judge(runner, driver):
+    """A launcher that drops `-I` gets an error naming the fix, never a verdict."""
+    from scorers.code_humaneval import DRIVER_FILES
+
+    request = {"nonce": "n" * 32, "timeout": 1, "fn_name": None, "tests": [{"input": "", "output": "1\n"}],
+               "entry_point": "f", "prompt": "", "test": "def check(c):\n    pass\n"}  # fmt: skip
+    files = {**driver_files(), **DRIVER_FILES, "solution.py": "print(1)\n", "he_solution.py": "def f():\n    pass\n"}
+    result = await runner.run(["python3", driver], files=files, stdin=json.dumps(request), timeout=20)
+    assert "n" * 32 not in result.stdout and result.returncode != 0, result.stdout
+    assert "start it as `python3 -I" in result.stderr, result.stderr
