@@ -197,10 +197,11 @@ def mixture_of_agents(
         drawn = aggregator is None
         lead = moa.draw_aggregator(len(workers), seed, _key(state)) if drawn else aggregator
         _member(workers, lead)
-        text = moa.aggregate_prompt(state.input_text, [s.output for s in steps if s.ok])
+        shown = [i for i, s in enumerate(steps) if s.ok]  # the proposals in the prompt, as recorded
+        text = moa.aggregate_prompt(state.input_text, [steps[i].output for i in shown])
         n = len(workers)
         message = [ChatMessageUser(content=text)]
-        steps.append(await ask(n, lead, workers[lead], message, moa.AGGREGATE_SUBTASK, list(range(n)), step_timeout))
+        steps.append(await ask(n, lead, workers[lead], message, moa.AGGREGATE_SUBTASK, shown, step_timeout))
         raise_failed(steps, on_error)
         record = fixed_round(steps, [[]] * n + [["all"]])
         record.answer = final_answer(record.steps)

@@ -146,3 +146,18 @@ async def test_the_reward_reads_the_recursive_round_that_ran_not_a_refusal():
     rollout = await reward.recursive_rollout(recursion, row)
     assert rollout.correct and rollout.first_reward is not None
     assert rollout.reward == 1.0  # the round that ran parsed and kept a correct answer
+
+
+def test_moa_aggregator_records_only_the_proposals_it_was_shown():
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+
+    from solvers.baselines import mixture_of_agents
+
+    pool = [scripted("x", fail=RuntimeError("down")), scripted("ANSWER: 41"), scripted("ANSWER: 42")]
+    task = Task(dataset=[Sample(input=QUESTION, target="42")], solver=mixture_of_agents(aggregator=2))
+    [log] = eval(task, model="mockllm/model", model_roles={"workers": pool}, display="none", log_dir=None)
+    aggregate = log.samples[0].metadata["conductor"]["round"]["steps"][-1]
+    shown = pool[2].calls[-1][0].text
+    assert aggregate["visible"] == [1, 2]  # proposal 0 failed: it is not in the aggregator's prompt
+    assert "ANSWER: 41" in shown and "ANSWER: 42" in shown
