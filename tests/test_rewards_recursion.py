@@ -9,7 +9,16 @@ from scripted import scripted
 import training.rewards
 from solvers.conductor import Settings
 from solvers.executor import Worker
-from training.recursion import RecursionRollout, _Barrier, forced_rows, prompt_key, turn_suffix_ids
+from training.recursion import (
+    RecursionRollout,
+    _Barrier,
+    forced_rows,
+    policy_generate,
+    prompt_key,
+    tokenize_prompts,
+    turn_suffix_ids,
+    until_eos,
+)
 from training.rewards import ConductorReward, training_prompt
 from training.rollouts import read_rollouts, recursive_reward
 from workers.pools import ModelSpec, PoolSpec
@@ -43,8 +52,11 @@ class CharTokenizer:
 
 
 class Trainer:
-    """What RecursionRollout uses of a GRPOTrainer. First rounds come from `first` (in order),
-    recursive rounds from `second(context text)`; every generation call is kept."""
+    """What RecursionRollout uses of a GRPOTrainer (public attributes only), generating through
+    `vllm_generation` as with vLLM. First rounds come from `first` (in order), recursive rounds
+    from `second(context text)`; every generation call is kept."""
+
+    use_vllm = True
 
     def __init__(self, first, second, group):
         self.processing_class = CharTokenizer()
@@ -53,15 +65,15 @@ class Trainer:
         self.chat_template, self.chat_template_kwargs = None, {}
         self.first, self.second = list(first), second
         self.calls = []  # the decoded prompts of each generation call
+        self.vllm_generation = self
 
-    def _tokenize_prompts(self, prompts):
-        return [self.processing_class.apply_chat_template(p, add_generation_prompt=True) for p in prompts], None, {}
-
-    def _generate_single_turn(self, prompt_ids, images, fields, num_generations):
-        texts = ["".join(map(chr, ids)) for ids in prompt_ids]
+    def generate(self, prompts, images, num_generations):
+        """TRL's VLLMGeneration.generate: (prompt ids, completion ids, top-k logprobs, their token ids)."""
+        texts = ["".join(map(chr, ids)) for ids in prompts]
         self.calls.append(texts)
         replies = [self.second(t) if "Your workflow has run" in t else self.first.pop(0) for t in texts]
-        return [self.processing_class.encode(r + EOS) for r in replies], None
+        ids = [self.processing_class.encode(r + EOS) for r in replies]
+        return prompts, ids, [[[-0.5]] * len(row) for row in ids], None
 
 
 @pytest.fixture
@@ -246,23 +258,21 @@ def test_real_grpo_trainer_trains_forced_recursion_trajectories(tmp_path, monkey
         for i, q in enumerate(questions)
     ]  # fmt: skip
     reward = ConductorReward("sim", settings=settings, rollout_log=tmp_path / "r.jsonl")
-    args = GRPOConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=4,
-                      max_completion_length=16, max_steps=1, logging_steps=1, report_to=[], use_cpu=True,
-                      save_strategy="no", beta=0.0)  # fmt: skip
-    trainer = GRPOTrainer(model=LlamaForCausalLM(config), processing_class=tokenizer, reward_funcs=[reward],
-                          args=args, train_dataset=Dataset.from_list(rows),
-                          rollout_func=RecursionRollout(reward, rows))  # fmt: skip
-    generate = trainer._generate_single_turn
 
-    def valid_first_rounds(prompt_ids, images, fields, n):
-        ids, logprobs = generate(prompt_ids, images, fields, n)
+    def valid_first_rounds(trainer, prompt_ids, n):
+        ids, logprobs = policy_generate(trainer, prompt_ids, n)
         for k, text in enumerate(tokenizer.batch_decode(prompt_ids)):
             if "Your workflow has run" not in text:
                 workflow = f'model_id = [{k % 4}]\nsubtasks = ["Solve."]\naccess_list = [[]]'
                 ids[k] = tokenizer.encode(workflow, add_special_tokens=False) + [tokenizer.eos_token_id]
         return ids, logprobs
 
-    trainer._generate_single_turn = valid_first_rounds
+    args = GRPOConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=4,
+                      max_completion_length=16, max_steps=1, logging_steps=1, report_to=[], use_cpu=True,
+                      save_strategy="no", beta=0.0)  # fmt: skip
+    trainer = GRPOTrainer(model=LlamaForCausalLM(config), processing_class=tokenizer, reward_funcs=[reward],
+                          args=args, train_dataset=Dataset.from_list(rows),
+                          rollout_func=RecursionRollout(reward, rows, generate=valid_first_rounds))  # fmt: skip
     trainer.train()
     [logged] = [h for h in trainer.state.log_history if "loss" in h]
     rollouts = read_rollouts(tmp_path / "r.jsonl")
@@ -281,7 +291,25 @@ def test_several_processes_generate_the_second_batch_even_when_empty():
 
     trainer = Trainer([], lambda context: KEEP, group=1)
     trainer.first = ["filler reply"]
-    assert _generate_second(trainer, [], [1, 2]) == ([], None) and trainer.calls == []  # one process: no call
+    assert _generate_second(policy_generate, trainer, [], [1, 2]) == ([], None) and trainer.calls == []  # no call
     trainer.accelerator = type("Accelerator", (), {"num_processes": 2})()
-    assert _generate_second(trainer, [], [ord("a")]) == ([], None)
+    assert _generate_second(policy_generate, trainer, [], [ord("a")]) == ([], None)
     assert trainer.calls == [["a"]]  # the filler was generated (and discarded) to stay in step
+
+
+def test_generation_goes_through_trl_public_names_only():
+    """The rollout_func tokenizes and generates through TRL's public surface (trl 1.16)."""
+    import re
+    from pathlib import Path
+
+    trainer = Trainer([STEP.format(m=0)], None, group=1)
+    [ids] = tokenize_prompts(trainer, [[{"role": "user", "content": "hi"}]])
+    assert "".join(map(chr, ids)) == "[user]hi" + EOS + "\n[assistant]"
+    reply = CharTokenizer.encode(STEP.format(m=0) + EOS)
+    assert policy_generate(trainer, [ids], 1) == ([reply], [[-0.5] * len(reply)])  # the sampled tokens' logprobs
+    with pytest.raises(ValueError, match="conversational prompts"):
+        tokenize_prompts(trainer, ["plain text"])
+    assert until_eos([5, 1, 9, 1], [1]) == [5, 1] and until_eos([5, 6], [1]) == [5, 6]
+    for source in (Path(__file__).resolve().parents[1] / "training").glob("*.py"):
+        private = re.findall(r"trainer\._\w+|\b_tokenize_prompts\b|\b_generate_single_turn\b", source.read_text())
+        assert not private, f"{source.name} uses TRL-private names: {private}"

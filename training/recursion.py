@@ -21,8 +21,9 @@ the response the recursive round was shown, r2 that of the recursive round (0 if
 not parse) with the final answer; first round x 0.25, normalised (see training/rollouts.py).
 
 At most one recursive call per rollout (the reward's `max_recursions` is capped at 1 here).
-Uses TRL's private `_tokenize_prompts` / `_generate_single_turn`, as TRL's own tool loop does;
-tested against trl 1.16.
+Only TRL's public surface is used (trl 1.16): the rollout_func contract, the trainer's public
+attributes (`processing_class`, `chat_template`, `vllm_generation`, `generation_config`, ...)
+and `trl.models.unwrap_model_for_generation` (`policy_generate`).
 """
 
 from __future__ import annotations
@@ -77,7 +78,62 @@ def turn_suffix_ids(tokenizer: Any, text: str, chat_template: str | None = None,
     return full[len(prefix) :]
 
 
-Generate = Callable[[list[list[int]]], tuple[list[list[int]], list[list[float]] | None]]
+Completions = tuple[list[list[int]], list[list[float]] | None]  # token ids, their logprobs (vLLM) or None
+Generate = Callable[[list[list[int]]], Completions]
+
+
+def chat_options(trainer: Any) -> dict:
+    """How the trainer renders a conversation: its chat template and template kwargs."""
+    return {"chat_template": trainer.chat_template, **trainer.chat_template_kwargs}
+
+
+def tokenize_prompts(trainer: Any, prompts: Sequence) -> list[list[int]]:
+    """Each conversational prompt rendered as the trainer renders it, with the generation prompt."""
+    if any(isinstance(p, str) for p in prompts):
+        raise ValueError("recursion training needs conversational prompts (lists of messages), as build_rows makes")
+    tokenizer, options = trainer.processing_class, chat_options(trainer)
+    return [
+        list(tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True, return_dict=False, **options))
+        for p in prompts
+    ]
+
+
+def until_eos(ids: Sequence[int], eos_ids: Iterable[int]) -> list[int]:
+    """A generated row up to and including its first EOS (what follows is padding)."""
+    stops = set(eos_ids)
+    end = next((k + 1 for k, t in enumerate(ids) if t in stops), len(ids))
+    return list(ids[:end])
+
+
+def policy_generate(trainer: Any, prompt_ids: list[list[int]], num_generations: int) -> Completions:
+    """The policy's completions of `prompt_ids` (one per row; rows repeat a prompt per GRPO group,
+    as TRL's sampler gives them), as TRL's own generation makes them: with vLLM through the trainer's
+    `vllm_generation` (TRL syncs its weights before it calls a rollout_func), else the model's
+    `generate` with the trainer's generation config, prompts left-padded."""
+    if trainer.use_vllm:
+        _, ids, logprobs, _ = trainer.vllm_generation.generate(
+            prompts=prompt_ids, images=None, num_generations=num_generations
+        )
+        return ids, [[top[0] for top in row] for row in logprobs]  # the sampled token's logprob
+    import torch
+    from trl.models import unwrap_model_for_generation
+
+    width, pad = max(map(len, prompt_ids)), trainer.processing_class.pad_token_id
+    device = trainer.accelerator.device
+    input_ids = torch.tensor([[pad] * (width - len(ids)) + list(ids) for ids in prompt_ids], device=device)
+    mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompt_ids], device=device)
+    with (
+        unwrap_model_for_generation(
+            trainer.model_wrapped,
+            trainer.accelerator,
+            gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+            generation_kwargs=trainer.generation_kwargs,
+            gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
+        ) as model,
+        torch.no_grad(),
+    ):
+        out = model.generate(input_ids=input_ids, attention_mask=mask, generation_config=trainer.generation_config)
+    return [until_eos(row, trainer.eos_token_ids) for row in out[:, width:].tolist()], None
 
 
 class _Barrier:
@@ -150,13 +206,21 @@ class RecursionRollout:
         dataset: the training rows (with `prompt` and the reward's columns): the rollout
             function receives prompts only and finds each one's row here.
         share: share of each GRPO group that gets a forced call when it did not call itself.
+        generate: `(trainer, prompt_ids, num_generations) -> (ids, logprobs)`, the policy's
+            generation (default `policy_generate`).
     """
 
     __name__ = "recursion_rollout"
 
-    def __init__(self, reward: ConductorReward, dataset: Iterable[Mapping[str, Any]], share: float = 0.5) -> None:
+    def __init__(
+        self,
+        reward: ConductorReward,
+        dataset: Iterable[Mapping[str, Any]],
+        share: float = 0.5,
+        generate: Callable[[Any, list[list[int]], int], Completions] = policy_generate,
+    ) -> None:
         forced_rows(2, 2, share)  # validates share
-        self.reward, self.share = reward, share
+        self.reward, self.share, self.generate = reward, share, generate
         self.settings = replace(reward.settings, max_recursions=min(1, reward.settings.max_recursions))
         self.rows = {prompt_key(r["prompt"]): {k: v for k, v in r.items() if k != "prompt"} for r in dataset}
 
@@ -169,13 +233,13 @@ class RecursionRollout:
     def __call__(self, prompts: Sequence, trainer: Any) -> dict[str, Any]:
         tokenizer = trainer.processing_class
         group = trainer.num_generations if trainer.model.training else trainer.num_generations_eval
-        prompt_ids, _images, _fields = trainer._tokenize_prompts(prompts)
-        first_ids, first_logprobs = trainer._generate_single_turn(prompt_ids, None, {}, group)
+        prompt_ids = tokenize_prompts(trainer, prompts)
+        first_ids, first_logprobs = self.generate(trainer, prompt_ids, group)
         texts = tokenizer.batch_decode(first_ids, skip_special_tokens=True)
         forced = forced_rows(len(prompts), group, self.share)
         rows = [self.row(p) for p in prompts]  # a prompt missing from the dataset is a setup error
-        template = {"chat_template": trainer.chat_template, **trainer.chat_template_kwargs}
-        barrier = _Barrier(len(prompts), lambda batch: _generate_second(trainer, batch, prompt_ids[0]))
+        template = chat_options(trainer)
+        barrier = _Barrier(len(prompts), lambda batch: _generate_second(self.generate, trainer, batch, prompt_ids[0]))
         policies = [
             PolicyModel(barrier, tokenizer, list(prompt_ids[i]) + list(first_ids[i]), template)
             for i in range(len(prompts))
@@ -263,13 +327,13 @@ def _recursed(record: RoundRecord) -> bool:
     return any(step.recursed for step in record.steps)
 
 
-def _generate_second(trainer: Any, batch: list[list[int]], filler: list[int]) -> tuple[list, list | None]:
+def _generate_second(generate: Callable, trainer: Any, batch: list[list[int]], filler: list[int]) -> Completions:
     """The batched recursive generations (one per request). With several processes an empty
     batch still generates once (discarded) so that every process makes the same calls."""
     processes = getattr(getattr(trainer, "accelerator", None), "num_processes", 1)
     if not batch and processes <= 1:
         return [], None
-    ids, logprobs = trainer._generate_single_turn(batch or [list(filler)], None, {}, 1)
+    ids, logprobs = generate(trainer, batch or [list(filler)], 1)
     return (ids, logprobs) if batch else ([], None)
 
 
