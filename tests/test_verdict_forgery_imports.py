@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from scorers.code_humaneval import HumanEvalProblem, check_humaneval
+from scorers.code_humaneval import DRIVER_FILES, HumanEvalProblem, check_humaneval
 from scorers.code_lcb import check_livecodebench, driver_files, problem_from_record
+from scorers.verdict_channel import TRUSTED_PYTHON
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LCB = {r["question_id"]: r for r in map(json.loads, (FIXTURES / "lcb_sample.jsonl").read_text().splitlines())}
@@ -124,11 +125,45 @@ async def test_livecodebench_planted_module_does_not_forge_a_pass(runner, qid):
 @pytest.mark.parametrize("driver", ["lcb_driver.py", "humaneval_driver.py"])
 async def test_a_driver_started_without_isolation_refuses_to_judge(runner, driver):
     """A launcher that drops `-I` gets an error naming the fix, never a verdict."""
-    from scorers.code_humaneval import DRIVER_FILES
-
     request = {"nonce": "n" * 32, "timeout": 1, "fn_name": None, "tests": [{"input": "", "output": "1\n"}],
                "entry_point": "f", "prompt": "", "test": "def check(c):\n    pass\n"}  # fmt: skip
     files = {**driver_files(), **DRIVER_FILES, "solution.py": "print(1)\n", "he_solution.py": "def f():\n    pass\n"}
     result = await runner.run(["python3", driver], files=files, stdin=json.dumps(request), timeout=20)
     assert "n" * 32 not in result.stdout and result.returncode != 0, result.stdout
     assert "start it as `python3 -I" in result.stderr, result.stderr
+
+
+# Which paths count as changeable by the code under test, seen inside the sandbox (uid of the run).
+SEAL_PROBE = """
+import runpy, sys
+vc = runpy.run_path("verdict_channel.py")
+print([vc["changeable"](p) for p in ("/sandbox", "/tmp", "/tmp/missing/x", "/usr/lib", "/usr/lib/missing", sys.prefix)])
+sys.path.append("/tmp/missing/x")
+vc["seal_parent"]()
+"""
+
+
+async def test_seal_refuses_an_import_path_the_candidate_can_change(runner):
+    files = {"verdict_channel.py": DRIVER_FILES["verdict_channel.py"]}
+    result = await runner.run([*TRUSTED_PYTHON, "-c", SEAL_PROBE], files=files, timeout=20)
+    assert result.stdout.split() == ["[True,", "True,", "True,", "False,", "False,", "False]"], result.stdout
+    assert "holds ['/tmp/missing/x']" in result.stderr and "could change" in result.stderr, result.stderr
+
+
+def test_humaneval_task_in_inspect_does_not_take_a_planted_module(tmp_path, runner):
+    """The same attack through tasks/humaneval.py (Inspect's bwrap sandbox: one work dir per sample)."""
+    from inspect_ai import eval as inspect_eval
+    from scripted import scripted
+
+    import tasks.humaneval as he_task
+
+    data = tmp_path / "he.jsonl"
+    data.write_text(json.dumps({**vars(SHOUT), "canonical_solution": "    return s.upper()\n"}) + "\n")
+    answer = fence(HE_WRONG["plant_at_import"].format(plant=plant(HE_VERDICT)))
+    [log] = inspect_eval(he_task.humaneval(data_file=str(data)), model=scripted(answer),
+                         log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip
+    assert log.status == "success", log.error
+    assert log.eval.sandbox.type == "bwrap"
+    assert log.results.scores[0].metrics["accuracy"].value == 0
+    [score] = log.samples[0].scores.values()
+    assert score.metadata["status"] == "wrong_answer", score.explanation
