@@ -221,7 +221,8 @@ def _state_error(path: str, problem: str, remove: str) -> BwrapUnavailableError:
     fix = (
         f"remove it (`rm -rf {remove}`; the harness makes it again, root-owned with mode 0700)"
         if remove
-        else f"make {path} a root-owned directory only root can write (`chown root: {path} && chmod go-w {path}`)"
+        else f"run the harness where {path} is a directory owned by root that only root can write, "
+        "as on a standard Linux system"
     )
     return BwrapUnavailableError(f"The sandbox's uid lock directory is not private: {path} {problem}. Fix: {fix}.")
 
