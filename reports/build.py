@@ -122,9 +122,9 @@ def shown(built: tables.Built) -> pd.DataFrame:
 def write_tables(built: Sequence[tables.Built], out: Path) -> None:
     parts, longs = ["# Tables", "", CELL_NOTE, ""], []
     for b in built:
-        (out / "tables" / f"{b.name}.md").write_text(f"## {b.heading}\n\n{tables.markdown(shown(b))}")
+        (out / "tables" / f"{b.name}.md").write_text(f"## {tables.md_text(b.heading)}\n\n{tables.markdown(shown(b))}")
         write_csv(b.wide, out / "tables" / f"{b.name}.csv")
-        parts += [f"## {b.heading}", "", table_note(b), "", tables.markdown(shown(b))]
+        parts += [f"## {tables.md_text(b.heading)}", "", table_note(b), "", tables.markdown(shown(b))]
         longs.append(b.long)
     (out / "tables.md").write_text("\n".join(parts) + "\n")
     long = pd.concat(longs, ignore_index=True) if longs else pd.DataFrame()
@@ -156,17 +156,7 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, 
         mine = [b for b in built if b.pool == pool]
         kind = mine[0].kind if mine else ""
         setting = mine[0].setting if mine else ""
-        page_tables = [
-            html.Table.from_frame(
-                b.spec.title, shown(b), note=table_note(b),
-                files=(out / "tables" / f"{b.name}.csv", out / "tables" / f"{b.name}.md"),
-                provenance=html.Provenance(
-                    logs=b.logs,
-                    commands=tuple(x for x in (command,) if x) + tuple(missing.rerun_commands(b, frame, where)),
-                    note="Rows: one per method key (solver and the options that differ from its defaults) and "
-                         "conductor model, as the logs hold them."))
-            for b in mine
-        ]
+        page_tables = [table_on_page(b, frame, out, where, command) for b in mine]
         result.append(html.Section(tables.pool_heading(pool, kind, setting), text=CELL_NOTE, tables=tuple(page_tables),
                                    plots=tuple(p for p in drawn if getattr(p, "pool", "") == pool)))
     if trained:
@@ -181,6 +171,18 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, 
                                text="Table 2 prints 51.73 as GPT-5's OOD average, a typo: the mean of its three "
                                     "numbers is 51.07, as Table 8 prints.", tables=tuple(ref)))
     return result
+
+
+def table_on_page(b: tables.Built, frame: pd.DataFrame, out: Path, where: missing.Places,
+                  command: str) -> html.Table:
+    """One table as the page shows it, with its files and provenance (the commands that remake it)."""
+    cmds, left_out = missing.rerun_commands(b, frame, where)
+    note = " ".join(["Rows: one per method key (solver and the options that differ from its defaults) and "
+                     "conductor model, as the logs hold them.", *left_out])
+    return html.Table.from_frame(
+        b.spec.title, shown(b), note=table_note(b),
+        files=(out / "tables" / f"{b.name}.csv", out / "tables" / f"{b.name}.md"),
+        provenance=html.Provenance(logs=b.logs, commands=(*(x for x in (command,) if x), *cmds), note=note))
 
 
 def intro(frame: pd.DataFrame, log_dir: str | Path) -> str:

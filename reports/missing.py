@@ -11,16 +11,17 @@ command of its own solver and options.
 from __future__ import annotations
 
 import json
+import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import pandas as pd
 
 from reports.records import PAPER_COLUMNS, run_fields
-from reports.tables import Built, Spec
+from reports.tables import Built, Spec, md_text
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK_FILES = {"gpqa_diamond": "gpqa"}  # Inspect task name -> tasks/<file>.py where they differ
@@ -102,7 +103,10 @@ def needs(built: Built, frame: pd.DataFrame) -> dict[tuple, set[str]]:
     return groups
 
 
-def rerun_commands(built: Built, frame: pd.DataFrame, places: Places) -> list[str]:
+Commands = tuple[list[str], list[str]]  # (commands, notes on the commands left out)
+
+
+def rerun_commands(built: Built, frame: pd.DataFrame, places: Places) -> Commands:
     """The commands that (re)make `built`'s present cells (provenance: the runner is resumable)."""
     sources = _row_sources(built, frame)
     present = built.long[(built.long["samples"] > 0) & built.long["column"].isin(built.spec.columns)]
@@ -113,24 +117,38 @@ def rerun_commands(built: Built, frame: pd.DataFrame, places: Places) -> list[st
     return _commands(groups, built.pool, places)
 
 
-def commands(built: Built, frame: pd.DataFrame, places: Places) -> list[str]:
+def commands(built: Built, frame: pd.DataFrame, places: Places) -> Commands:
     """The commands that fill `built`'s missing cells (one per row source)."""
     return _commands(needs(built, frame), built.pool, places)
 
 
-def _commands(groups: dict[tuple, set[str]], pool: str, places: Places) -> list[str]:
-    """Matrix rows with the same methods file and tasks share one command (--methods a,b)."""
+def _commands(groups: dict[tuple, set[str]], pool: str, places: Places) -> Commands:
+    """Matrix rows with the same methods file and tasks share one command (--methods a,b). A name a
+    command may not hold (`Refused`) leaves out its task, method or row with a note saying why."""
     merged: dict[tuple, list[str]] = {}
-    out = set()
+    out, notes = set(), set()
     log_dir, limit = places.get(pool, DEFAULT_PLACE)
+
+    def attempt(make: Callable[[], str]) -> str | None:
+        try:
+            return make()
+        except Refused as why:
+            notes.add(f"command left out: {why}")
+            return None
+
     for source, tasks in groups.items():
+        allowed = tuple(t for t in sorted(tasks) if attempt(partial(checked, "task", t)))
+        if not allowed:
+            continue
         if source[0] == "matrix":
-            merged.setdefault((source[1], tuple(sorted(tasks))), []).append(source[2])
+            if attempt(partial(checked, "matrix method", source[2])):
+                merged.setdefault((source[1], allowed), []).append(source[2])
         else:
-            out.add(_command(source, sorted(tasks), pool, log_dir, limit))
+            out.add(attempt(partial(_command, source, allowed, pool, log_dir, limit)))
     for (file, tasks), methods in merged.items():
-        out.add(_command(("matrix", file, ",".join(sorted(set(methods)))), tasks, pool, log_dir, limit))
-    return sorted(out)
+        source = ("matrix", file, ",".join(sorted(set(methods))))
+        out.add(attempt(partial(_command, source, tasks, pool, log_dir, limit)))
+    return sorted(out - {None}), sorted(notes)
 
 
 def _row_sources(built: Built, frame: pd.DataFrame) -> dict[str, tuple]:
@@ -155,23 +173,59 @@ def _row_sources(built: Built, frame: pd.DataFrame) -> dict[str, tuple]:
     return out
 
 
+class Refused(ValueError):
+    """A name from a log that a suggested command may not hold (the command is left out)."""
+
+
+# what each name from a log may be in a suggested command: (pattern, the rule in words)
+NAMES = {
+    "task": (re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}"), "letters, digits and _"),
+    "solver": (re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}(?:/[A-Za-z_][A-Za-z0-9_.]{0,99})?"),
+               "letters, digits, _ and ., one / (package/name)"),
+    "matrix method": (re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}"), "letters, digits, _ . -"),
+    "option name": (re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}"), "a Python identifier"),
+    "conductor model": (re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:@+/-]{0,199}"),
+                        "letters, digits and _ . : @ + / -, not starting with -"),
+}
+
+
+def checked(field: str, value: object) -> str:
+    """`value` as text when a command may hold it as `field`; else `Refused`, naming the field and the rule.
+    Names must match `NAMES[field]`; other values (pool, log dir, option value) must be printable text
+    on one line (a pool or log dir non-empty and not starting with -)."""
+    text = str(value)
+    if field in NAMES:
+        pattern, rule = NAMES[field]
+        ok = pattern.fullmatch(text) is not None
+    elif field == "option value":
+        rule, ok = "printable characters on one line", text.isprintable()
+    else:
+        rule = "printable characters on one line, not starting with -"
+        ok = text.isprintable() and bool(text) and not text.startswith("-")
+    if not ok:
+        raise Refused(f"the log's {field} {ascii(text)[:80]} is not allowed in a command ({rule}); "
+                      "check the log (inspect view) and run it by hand")
+    return text
+
+
 def _command(source: tuple, tasks: Sequence[str], pool: str, log_dir: str, limit: int | None) -> str:
-    lim = [f"--limit {limit}"] if limit else []
+    """One pasteable command line: every name from a log `checked`, every argument shell-quoted."""
+    tasks = [checked("task", t) for t in tasks]
+    pool, log_dir = checked("pool", pool), checked("log dir", log_dir)
+    lim = ["--limit", str(int(limit))] if limit else []
     if source[0] == "matrix":
-        _, file, method = source
-        matrix = [] if file == "solvers/matrix.yaml" else [f"--matrix {file}"]
-        parts = ["python -m solvers.matrix", *matrix, f"--tasks {','.join(tasks)}", f"--pool {shlex.quote(pool)}",
-                 f"--methods {method}", *lim, f"--log-dir {shlex.quote(log_dir)}"]
-        return " ".join(parts)
+        _, file, methods = source
+        matrix = [] if file == "solvers/matrix.yaml" else ["--matrix", file]
+        methods = ",".join(checked("matrix method", m) for m in methods.split(","))
+        return shlex.join(["python", "-m", "solvers.matrix", *matrix, "--tasks", ",".join(tasks), "--pool", pool,
+                           "--methods", methods, *lim, "--log-dir", log_dir])
     _, solver, options, conductor = source
     opts = json.loads(options or "{}")
-    s_args = [f"-S {k}={shlex.quote(_plain(v))}" for k, v in sorted(opts.items()) if v is not None]
-    role = [f"--model-role conductor={shlex.quote(conductor)}"] if conductor else []
-    return " && ".join(
-        " ".join(["inspect eval", f"tasks/{t}.py", f"--solver {solver}", f"-S pool={shlex.quote(pool)}", *s_args,
-                  *role, *lim, f"--log-dir {shlex.quote(log_dir)}"])
-        for t in tasks
-    )
+    s_args = [a for k, v in sorted(opts.items()) if v is not None
+              for a in ("-S", f"{checked('option name', k)}={checked('option value', _plain(v))}")]
+    role = ["--model-role", f"conductor={checked('conductor model', conductor)}"] if conductor else []
+    head = ["--solver", checked("solver", solver), "-S", f"pool={pool}", *s_args, *role, *lim, "--log-dir", log_dir]
+    return " && ".join(shlex.join(["inspect", "eval", f"tasks/{t}.py", *head]) for t in tasks)
 
 
 def _plain(value: object) -> str:
@@ -183,7 +237,7 @@ def incomplete(frame: pd.DataFrame) -> list[str]:
     if not len(frame) or "status" not in frame:
         return []
     bad = frame[frame["status"].fillna("") != "success"].groupby("log", sort=True)
-    lines = [f"- {log}: status {rows['status'].iloc[0]}, {len(rows)} of "
+    lines = [f"- {md_text(log)}: status {md_text(rows['status'].iloc[0])}, {len(rows)} of "
              f"{int(rows['expected'].max()) if rows['expected'].notna().any() else '?'} samples x epochs held"
              for log, rows in bad]
     if not lines:
@@ -192,8 +246,15 @@ def incomplete(frame: pd.DataFrame) -> list[str]:
             *lines, ""]
 
 
+def block(found: Commands) -> list[str]:
+    """Markdown lines: the commands in a code block, then a line per command left out and why."""
+    cmds, notes = found
+    return [*(["```", *cmds, "```"] if cmds else []), *(f"- {md_text(n)}" for n in notes), ""]
+
+
 def listing(tables: Iterable[Built], frame: pd.DataFrame, places: Places) -> str:
-    """Markdown: per table and pool, the missing cells and the commands that fill them."""
+    """Markdown: per table and pool, the missing cells and the commands that fill them (log text
+    escaped: `reports.tables.md_text`)."""
     lines = ["# Missing cells", "",
              "Cells without logged samples, per table and pool, with the commands that fill them "
              "(the matrix runner is resumable: it skips what is already in the log dir).", ""]
@@ -201,20 +262,20 @@ def listing(tables: Iterable[Built], frame: pd.DataFrame, places: Places) -> str
     for built in tables:
         if not built.missing:
             continue
-        lines.append(f"## {built.heading}")
+        lines.append(f"## {md_text(built.heading)}")
         by_row: dict[str, list[str]] = {}
         for label, column in built.missing:
             by_row.setdefault(label, []).append(column)
-        lines += [f"- {label}: {', '.join(cols)}" for label, cols in by_row.items()]
+        lines += [f"- {md_text(label)}: {', '.join(map(md_text, cols))}" for label, cols in by_row.items()]
         for source, tasks in needs(built, frame).items():
             merged.setdefault((built.pool, source), set()).update(tasks)
-        lines += ["", "```", *commands(built, frame, places), "```", ""]
+        lines += ["", *block(commands(built, frame, places))]
     if len(lines) == 4:
         lines += ["None: every expected cell has samples.", ""]
     if merged:
-        lines += ["## All commands (every table's gaps, merged per method)", "", "```"]
-        for pool in sorted({p for p, _ in merged}):
-            lines += _commands({src: t for (p, src), t in merged.items() if p == pool}, pool, places)
-        lines += ["```", ""]
+        found = [_commands({src: t for (p, src), t in merged.items() if p == pool}, pool, places)
+                 for pool in sorted({p for p, _ in merged})]
+        lines += ["## All commands (every table's gaps, merged per method)", "",
+                  *block(([c for f in found for c in f[0]], [n for f in found for n in f[1]]))]
     lines += incomplete(frame)
     return "\n".join(lines) + "\n"

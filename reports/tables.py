@@ -352,14 +352,26 @@ def build_tables(frame: pd.DataFrame, ref: pd.DataFrame | None = None,
     return out
 
 
+_MD_BREAK = re.compile(r"[\x00-\x1f\x7f]+")  # newlines and other control characters
+# what starts raw HTML, code, emphasis, a heading or a table cell; a `]` that would close a link or image
+# (`](`, `][`, `]:`): without it `[` is inert, so labels such as `conductor [conductor m]` read as they are
+_MD_MARKUP = re.compile(r"[\\`*<>|#]|\](?=[(\[:])")
+
+
+def md_text(value: object) -> str:
+    """Log text as inert markdown inline text: control characters (newlines) become one space and
+    `_MD_MARKUP` is backslash-escaped (no link, image, HTML, code span, heading or extra table cell)."""
+    return _MD_MARKUP.sub(r"\\\g<0>", _MD_BREAK.sub(" ", str(value)))
+
+
 def markdown(table: pd.DataFrame) -> str:
-    """A pipe table (cells' `|` escaped)."""
+    """A pipe table, every header and cell `md_text`."""
     if table.empty:
         return "(no rows)\n"
     cols = list(table.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines = ["| " + " | ".join(map(md_text, cols)) + " |", "|" + "---|" * len(cols)]
     for row in table.itertuples(index=False):
-        lines.append("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ") for v in row) + " |")
+        lines.append("| " + " | ".join(map(md_text, row)) + " |")
     return "\n".join(lines) + "\n"
 
 
