@@ -6,10 +6,10 @@ from itertools import count
 from scripted import scripted
 
 from solvers.conductor import Settings, conduct, summary, workflow_markdown
-from solvers.executor import RoundRecord, Worker
+from solvers.executor import RECURSION_BUDGET, RoundRecord, StepRecord, Worker
 from solvers.team import Conductor
 from training.recursion import shown_response
-from training.rewards import ConductorReward, Recursion
+from training.rewards import ConductorReward, Recursion, Rollout, rollout_row
 from workers.pools import ModelSpec, PoolSpec
 
 QUESTION = "What is 6 x 7? Reply with the number."
@@ -161,3 +161,11 @@ def test_moa_aggregator_records_only_the_proposals_it_was_shown():
     shown = pool[2].calls[-1][0].text
     assert aggregate["visible"] == [1, 2]  # proposal 0 failed: it is not in the aggregator's prompt
     assert "ANSWER: 41" in shown and "ANSWER: 42" in shown
+
+
+def test_a_rollout_whose_only_conductor_step_was_refused_is_not_logged_recursive():
+    refused = RoundRecord(depth=1, conductor=None, rejection=RECURSION_BUDGET)
+    step = StepRecord(0, 2, "conductor", "Review.", [], round=refused)
+    record = RoundRecord(depth=0, conductor="policy", steps=[step])
+    line = rollout_row(Rollout(0.0, True, False, record), {"pool_indices": [0, 1]}, "", None, None, ["a", "b"])
+    assert line["recursive"] is False

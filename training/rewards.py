@@ -350,7 +350,7 @@ def rollout_row(
         "worker_input_tokens": usage.input_tokens if usage else 0,
         "worker_output_tokens": usage.output_tokens if usage else 0,
         "worker_cost_usd": usage.cost if usage else 0.0,
-        "recursive": any(s.round is not None for s in steps),
+        "recursive": any(s.recursed for s in steps),
         "first_reward": rollout.first_reward,
         "second_completion": clip(row["recursion"].second_completion) if row.get("recursion") else None,
         "error": rollout.error,
