@@ -60,6 +60,7 @@ from solvers.workflow import (
     Workflow,
     parse_workflow,
 )
+from workers.costs import register_eval_costs
 
 SubtaskMode = Literal["written", "fixed"]
 SUBTASK_MODES = ("written", "fixed")
@@ -168,6 +169,7 @@ def conductor(
     need_option(is_int(seed), "seed", seed, "an integer")
     need_option(grammar is None or isinstance(grammar, bool), "grammar", grammar, "true | false (or unset: auto)")
     need_option(pool is None or isinstance(pool, str), "pool", pool, "a bundled pool name or a pool YAML path")
+    register_eval_costs(pool)  # before Inspect checks that a --cost-limit eval's models have prices
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         lead = resolve_conductor(pool, temperature, max_tokens, grammar)

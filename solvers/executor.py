@@ -20,6 +20,7 @@ response and the step records the fallback.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -39,8 +40,11 @@ from solvers.grammar import Constraint
 from solvers.prompts import QuestionMode, step_turns
 from solvers.workflow import Workflow
 from workers.pools import Price
+from workers.provider_errors import describe_error
+from workers.provider_settings import effective_config, provider_changes
 
 ErrorPolicy = Literal["continue", "fail"]
+logger = logging.getLogger(__name__)
 RECURSION_BUDGET = "recursion_budget"  # a conductor step refused: the sample's recursive calls are spent
 
 
@@ -83,6 +87,7 @@ class StepRecord:
     latency: float = 0.0
     error: str | None = None
     round: RoundRecord | None = None  # set when the step was a nested conductor round
+    config: dict | None = None  # the worker's generate config as its provider receives it
     fallback: str | None = None  # why a conductor step kept the previous response
     shown_previous: bool = False
 
@@ -256,6 +261,7 @@ async def run_step(
 ) -> None:
     """Call one worker and record its output, usage, latency and any error."""
     config = constrained_config(worker.model, constraint)
+    record.config = worker_config(worker)
     start = time.perf_counter()
     try:
         output = await asyncio.wait_for(worker.model.generate(messages, config=config), step_timeout)
@@ -264,7 +270,7 @@ async def run_step(
     except TimeoutError:
         record.error = f"timed out after {step_timeout} s (raise -S step_timeout or lower the worker's max_tokens)"
     except Exception as error:  # a worker's failure is data, not a crash
-        record.error = f"{type(error).__name__}: {error}"
+        record.error = describe_error(error, worker.name)
     else:
         record.output = output.completion
         record.usage = output_usage(output, worker.price)
@@ -309,6 +315,20 @@ def step_messages(
         ChatMessageUser(content=text) if role == "user" else ChatMessageAssistant(content=text)
         for role, text in step_turns(question, seen, subtask, first)
     ]
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def worker_config(worker: Worker) -> dict:
+    """The worker's generate config as its provider receives it (`workers.provider_settings`);
+    a setting the provider drops is logged once per worker and process."""
+    config = worker.model.config.model_dump(exclude_none=True)
+    for change in provider_changes(worker.name, config):
+        if (worker.name, change.field) not in _warned:
+            _warned.add((worker.name, change.field))
+            logger.warning(f"worker {worker.name}: pool setting {change.describe()}")
+    return effective_config(worker.name, config)
 
 
 def constrained_config(model: Model, constraint: Constraint | None) -> GenerateConfig:

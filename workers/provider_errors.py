@@ -1,0 +1,61 @@
+"""One line naming why a model call failed: provider, HTTP status and the provider's message.
+
+Inspect gives up on a call with tenacity's `RetryError`, whose text names only the exception
+class (`RetryError[<Future ... raised InternalServerError>]`). `describe_error` unwraps it and
+reads the SDKs' public error attributes (duck-typed, no SDK import): openai's and anthropic's
+`APIStatusError` (`status_code`, `body`, `message`), google-genai's `APIError` (`code`,
+`status`, `message`). The provider's message is data from outside: one line, bounded.
+"""
+
+from __future__ import annotations
+
+MAX_CHARS = 500  # of the provider's message kept in a record
+MAX_UNWRAP = 8  # nested RetryErrors followed at most
+
+
+def describe_error(error: BaseException, model: str | None = None) -> str:
+    """`<provider> HTTP <status> (<Type>): <message>` for an API error, `<provider> (<Type>):
+    <message>` for one without a status (timeout, connection). `model` is the Inspect model
+    name (`vllm/Qwen/...`); without it the provider is the SDK the exception comes from."""
+    error = unwrap(error)
+    provider = model.split("/", 1)[0] if model else type(error).__module__.split(".", 1)[0]
+    status = _status(error)
+    where = f"{provider} HTTP {status}" if status is not None else provider
+    return f"{where} ({type(error).__name__}): {_one_line(provider_message(error))}"
+
+
+def unwrap(error: BaseException) -> BaseException:
+    """The exception inside tenacity `RetryError`s (their `last_attempt` future)."""
+    for _ in range(MAX_UNWRAP):
+        attempt = getattr(error, "last_attempt", None)
+        inner = attempt.exception() if attempt is not None and hasattr(attempt, "exception") else None
+        if not isinstance(inner, BaseException):
+            break
+        error = inner
+    return error
+
+
+def provider_message(error: BaseException) -> str:
+    """The message the provider sent (the error body's `message`), else the exception text."""
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+    message = getattr(error, "message", None)
+    if isinstance(message, str) and message:
+        return message
+    return str(error) or type(error).__name__
+
+
+def _status(error: BaseException) -> int | None:
+    for name in ("status_code", "code"):  # openai/anthropic; google-genai
+        value = getattr(error, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+            return value
+    return None
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text[: MAX_CHARS * 4].split())
+    return line if len(line) <= MAX_CHARS else line[: MAX_CHARS - 3] + "..."
