@@ -13,20 +13,38 @@ loads and the run has no failure and no error (skips pass).
 The tests must run in the solution's process, so the verdict is protected in layers:
 
 * a trusted parent (non-dumpable, holds the nonce, the only writer of the verdict
-  line) starts the test process (`--child`) and reads its report through a pipe;
-  the child never sees the nonce or the parent's stdout;
+  line) starts the test process (`--child`) and reads its report through a pipe; it
+  runs as `python -I -B` with every import done and its working directory `/` before
+  the child starts, so nothing the solution can write is on its import path or is its
+  working directory; the child never sees the nonce or the parent's stdout;
+* every report line carries an HMAC-SHA256 tag (line number and text) under a key the
+  parent sends the child on its stdin before the solution loads; the child keeps the
+  key only inside the `hmac` object (the key bytes are zeroed), so lines the solution
+  writes to the pipe itself are rejected as unauthenticated;
 * the parent counts the tests itself (`TestCases` methods in the task's test source)
-  and requires one report per test, a final report, and a normal end;
+  and requires one report per test, a final report, well-formed messages and a
+  normal end; skips and expected failures pass only where the test source declares
+  them (`skip...`, `expectedFailure`);
+* unittest's assertions are wrapped before the solution runs (`guard_assertions`): a
+  failing assertion is entered in a ledger that each test's report carries, so a
+  failure that unittest's result objects later lose (an `_Outcome` flag, a swapped
+  result) still fails; operands whose comparison the solution's own code decides
+  (`Screen`: an `__eq__`, `__bool__`, `__class__`... of a class the solution made or
+  patched, also inside lists, tuples, dicts, sets and object arrays) fail the assertion
+  and flag the run;
 * the child snapshots the unittest machinery, builtins, `numpy.testing` /
   `pandas.testing`, its own reporting code and the loaded `TestCases` (objects and
   code objects) before the solution runs, and re-checks after every test; any change,
   a trace/profile/monitoring hook, or a skip the test source does not ask for
   (`SkipTest` raised by the solution) is reported as tampering, which fails.
 
-Residual risk: a solution written against this driver can still forge a pass from
-inside the test process (e.g. find the report pipe and write the protocol itself, or
-return an object whose `__eq__` always says True). The official harness has none of
-these checks.
+Residual risk: all of the child's checks run in the solution's own interpreter. Code
+written against this driver can still reach the reporter through frames or the object
+graph (e.g. call its `send`, clear the ledger), patch objects that are not watched
+(e.g. a pandas method a test relies on), answer comparisons the test makes itself
+(`assertTrue(a == b)`, `np.array_equal`, `df.equals`) with its own objects, or give its
+code a library file name (`compile(..., "/usr/lib/...")`). The official harness has
+none of these checks.
 """
 
 from __future__ import annotations
@@ -34,10 +52,14 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
+import hmac
 import importlib.util
 import io
 import json
 import os
+import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -46,14 +68,11 @@ import time
 import types
 import unittest
 
-try:  # in the sandbox this file sits next to verdict_channel.py
-    from verdict_channel import not_dumpable
-except ImportError:  # imported by the harness (tests)
-    from scorers.verdict_channel import not_dumpable
-
 MARK = "@@BCB_VERDICT@@"
 SOLUTION, TESTS = "bcb_solution.py", "bcb_tests.py"
 OUTPUT_CAP = 65536
+KEY_BYTES = 32
+SOLUTION_FILE_NAME = "__test__.py"  # the module the solution and tests run as
 
 
 # --------------------------------------------------------------------------- official environment
@@ -306,17 +325,190 @@ def hooks():
 
 
 def expected_tests(test_source):
-    """{test method name: may_skip} of `TestCases` in the task's test source."""
-    tree = ast.parse(test_source)
-    for node in tree.body:
+    """{test method name: the outcomes besides pass/fail it declares itself ("skip", "xfail")}
+    of `TestCases` in the task's test source."""
+
+    def declared(nodes):
+        text = " ".join(ast.dump(n) for n in nodes).lower()
+        return {outcome for outcome, word in (("skip", "skip"), ("xfail", "expectedfailure")) if word in text}
+
+    for node in ast.parse(test_source).body:
         if isinstance(node, ast.ClassDef) and node.name == "TestCases":
-            class_skips = any("skip" in ast.dump(d).lower() for d in node.decorator_list)
+            for_class = declared(node.decorator_list)
             return {
-                item.name: class_skips or "skip" in ast.dump(item).lower()
+                item.name: for_class | declared([item])
                 for item in node.body
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name.startswith("test")
             }
     return {}
+
+
+# --------------------------------------------------------------------------- report channel
+
+
+def line_tagger(key):
+    """Tags for the report lines: HMAC-SHA256(key, "<n>:<line>") for the n-th line. The parent
+    and the child each hold one; a line the solution writes itself has no valid tag."""
+    base, count = hmac.new(key, digestmod="sha256"), [0]
+
+    def tag(payload):
+        mac = base.copy()
+        mac.update(b"%d:" % count[0] + payload)
+        count[0] += 1
+        return mac.hexdigest().encode()
+
+    return tag
+
+
+def _read_key(fd):
+    """The child's report key from the parent's pipe, as a bytearray (zeroed after use)."""
+    key = bytearray()
+    while len(key) < KEY_BYTES:
+        chunk = os.read(fd, KEY_BYTES - len(key))
+        if not chunk:
+            break
+        key += chunk
+    return key
+
+
+# --------------------------------------------------------------------------- assertion guard
+
+# special methods that decide what an assertion sees of a value
+DECIDING = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__", "__contains__",
+            "__iter__", "__getitem__", "__class__", "__getattribute__", "__getattr__", "__sub__", "__rsub__",
+            "__abs__", "__round__")  # fmt: skip
+OPERANDS = {  # assertion -> how many leading arguments are values it compares or tests
+    **dict.fromkeys(("assertTrue", "assertFalse", "assertIsInstance", "assertNotIsInstance"), 1),
+    **dict.fromkeys(("assertEqual", "assertNotEqual", "assertAlmostEqual", "assertNotAlmostEqual", "assertIn",
+                     "assertNotIn", "assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual",
+                     "assertCountEqual", "assertListEqual", "assertTupleEqual", "assertSetEqual", "assertDictEqual",
+                     "assertSequenceEqual", "assertMultiLineEqual"), 2),
+}  # fmt: skip
+SCREEN_ITEMS = 10_000
+_MRO, _DICT = type.__dict__["__mro__"], type.__dict__["__dict__"]
+
+
+def _all_classes():
+    seen, stack = {}, [object]
+    while stack:
+        cls = stack.pop()
+        if id(cls) not in seen:
+            seen[id(cls)] = cls
+            stack.extend(type.__subclasses__(cls) if isinstance(cls, type) else ())
+    return list(seen.values())
+
+
+class Screen:
+    """Finds assertion operands whose comparison the solution's own code decides.
+
+    A class's deciding methods (DECIDING) are trusted when the class existed before the
+    solution ran and they are unchanged, or when they are functions from the Python library
+    or from the task's test source (module lines after the solution's), `None`, or
+    `unittest.mock` proxies; anything else (the solution's functions, lambdas, builtins
+    such as `bool` set as `__eq__`, dynamically compiled code) decides for the solution."""
+
+    def __init__(self, solution_lines):
+        import sysconfig
+        from unittest import mock
+
+        self.solution_lines, self.proxy = solution_lines, mock.MagicProxy
+        paths = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+        self.roots = tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
+        self.known = {id(c): (c, self._entries(c)) for c in _all_classes()}
+        self.cache = {}  # per assertion: id(class) -> (class, verdict)
+
+    @staticmethod
+    def _entries(cls):
+        own = _DICT.__get__(cls)
+        return tuple(id(own[n]) if n in own else None for n in DECIDING)
+
+    def _trusted_code(self, code):
+        name = code.co_filename
+        if name == SOLUTION_FILE_NAME:
+            return code.co_firstlineno > self.solution_lines
+        return os.path.isabs(name) and os.path.realpath(name).startswith(self.roots)
+
+    def _trusted_entry(self, value, depth=0):
+        kind = type(value)  # exact types: an operand's own class could lie through __class__
+        if value is None or kind is self.proxy:
+            return True
+        if kind is types.FunctionType:
+            return self._trusted_code(value.__code__)
+        inner = {staticmethod: "__func__", classmethod: "__func__", property: "fget", functools.partial: "func",
+                 functools.partialmethod: "func"}.get(kind)  # fmt: skip
+        return inner is not None and depth < 4 and self._trusted_entry(getattr(value, inner), depth + 1)
+
+    def decided_by_solution(self, cls):
+        """The first deciding method of `cls` that the solution's code provides, or None."""
+        if id(cls) in self.cache and self.cache[id(cls)][0] is cls:
+            return self.cache[id(cls)][1]
+        self.cache[id(cls)] = (cls, self._decided_by_solution(cls))
+        return self.cache[id(cls)][1]
+
+    def _decided_by_solution(self, cls):
+        for klass in _MRO.__get__(cls):
+            known = self.known.get(id(klass))
+            if known is not None and known[0] is klass and known[1] == self._entries(klass):
+                continue
+            own = _DICT.__get__(klass)
+            for name in DECIDING:
+                if name in own and not self._trusted_entry(own[name]):
+                    return f"{klass.__qualname__}.{name}"
+        return None
+
+    def problem(self, values):
+        """Why these operands cannot be compared fairly, or None (containers are searched)."""
+        stack, budget, numpy = list(values), SCREEN_ITEMS, sys.modules.get("numpy")
+        self.cache = {}
+        while stack and budget > 0:
+            value, budget = stack.pop(), budget - 1
+            cls = type(value)
+            found = self.decided_by_solution(cls)
+            if found:
+                return f"an operand of type {cls.__qualname__} is compared by the solution's own {found}"
+            if cls in (list, tuple, set, frozenset):
+                stack.extend(v for _, v in zip(range(budget), value, strict=False))
+            elif cls is dict:
+                stack.extend(v for _, kv in zip(range(budget), value.items(), strict=False) for v in kv)
+            elif numpy is not None and cls is numpy.ndarray and value.dtype.hasobject:
+                stack.extend(value.ravel()[:budget].tolist())
+        return None
+
+
+def guard_assertions(screen, current, failed, flags):
+    """Wrap unittest's assertions (before the solution runs): operands that the solution's code
+    compares fail the assertion and are flagged; every failing assertion is written in the
+    ledger `failed` (test names), whatever unittest's result objects later say."""
+
+    def ledger(fn, operands=0):
+        @functools.wraps(fn)
+        def assertion(*args, **kwargs):
+            problem = screen.problem(args[1 : 1 + operands]) if operands else None
+            if problem:
+                flags.append(f"{fn.__name__} in {current[0]}: {problem}")
+                failed.add(current[0])
+                raise AssertionError(problem)
+            try:
+                return fn(*args, **kwargs)
+            except unittest.SkipTest:
+                raise
+            except Exception:
+                failed.add(current[0])
+                raise
+
+        return assertion
+
+    case = unittest.TestCase
+    for name, value in list(vars(case).items()):
+        if (name.startswith("assert") or name == "fail") and callable(value):
+            setattr(case, name, ledger(value, OPERANDS.get(name, 0)))
+    contexts = [unittest.case._AssertRaisesContext, unittest.case._AssertWarnsContext]
+    with contextlib.suppress(ImportError, AttributeError):
+        from unittest._log import _AssertLogsContext
+
+        contexts.append(_AssertLogsContext)
+    for context in contexts:
+        context.__exit__ = ledger(context.__exit__)
 
 
 # --------------------------------------------------------------------------- child (runs the solution)
@@ -344,9 +536,9 @@ def _name(test):
 class Reporter(unittest.TestResult):
     """Collects the official result and reports each test to the parent."""
 
-    def __init__(self, send, check):
+    def __init__(self, send, check, current, failed):
         super().__init__()
-        self.send, self.check = send, check
+        self.send, self.check, self.current, self.failed = send, check, current, failed
         self.outcome = None
         self.missing_module = None
         self.timed_out = False
@@ -359,7 +551,7 @@ class Reporter(unittest.TestResult):
 
     def startTest(self, test):
         super().startTest(test)
-        self.outcome = "ok"
+        self.outcome, self.current[0] = "ok", _name(test)
 
     def addFailure(self, test, err):
         super().addFailure(test, err)
@@ -388,16 +580,28 @@ class Reporter(unittest.TestResult):
         super().addUnexpectedSuccess(test)
         self.outcome = "fail"
 
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self.outcome = "xfail"
+
     def stopTest(self, test):
         super().stopTest(test)
-        self.send({"event": "test", "test": _name(test), "outcome": self.outcome, "tampered": self.check()})
+        name = _name(test)
+        self.send({"event": "test", "test": name, "outcome": self.outcome, "assertion_failed": name in self.failed,
+                   "tampered": self.check()})  # fmt: skip
 
 
 def _child(limit, report_fd):
+    key = _read_key(0)
+    tag = line_tagger(key)
+    key[:] = bytes(len(key))
+    with open(os.devnull, "rb") as null:
+        os.dup2(null.fileno(), 0)
     send_fd, write, dumps, exit_now = report_fd, os.write, json.dumps, os._exit
 
     def send(message):
-        write(send_fd, (dumps(message, default=str) + "\n").encode("utf-8", "replace"))
+        payload = dumps(message, default=str).encode("utf-8", "replace")
+        write(send_fd, payload + b" " + tag(payload) + b"\n")
 
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, SOLUTION), encoding="utf-8") as f:
@@ -411,9 +615,12 @@ def _child(limit, report_fd):
         for name in ("numpy.testing", "pandas.testing"):
             with contextlib.suppress(Exception):
                 __import__(name)
+    current, failed, flags = [None], set(), []
+    guard_assertions(Screen(code.count("\n") + 1), current, failed, flags)
     watched = {name: sys.modules[name] for name in WATCHED if sys.modules.get(name) is not None}
     watched["driver"] = sys.modules[__name__]
     watched["driver.Reporter"] = Reporter
+    watched["driver.Screen"] = Screen
 
     with safe_environment(), tempfile.TemporaryDirectory() as work:
         os.chdir(work)
@@ -426,19 +633,19 @@ def _child(limit, report_fd):
             # identity only (no builtin function is called) until builtins are known intact
             current, missing = builtins.__dict__, object()
             changed = [f"builtins.{k}" for k, v in saved_builtins.items() if current.get(k, missing) is not v]
-            return changed or changes(before, watched) + hooks()
+            return changed or changes(before, watched) + hooks() + flags
 
         watched["driver.closures"] = {"send": send, "check": check}
         before.update(snapshot({"driver.closures": watched["driver.closures"]}))
 
         module = types.ModuleType("__test__")
-        module.__dict__.update({"__builtins__": builtins, "__file__": "__test__.py", "__package__": None,
+        module.__dict__.update({"__builtins__": builtins, "__file__": SOLUTION_FILE_NAME, "__package__": None,
                                 "__doc__": None, "sys": sys, "os": os, "environ": os.environ})  # fmt: skip
-        result = Reporter(send, check)
+        result = Reporter(send, check, current, failed)
         start = time.monotonic()
         try:
             with swallow_io():
-                exec(compile(code + "\n" + tests, "__test__.py", "exec"), module.__dict__)  # noqa: S102
+                exec(compile(code + "\n" + tests, SOLUTION_FILE_NAME, "exec"), module.__dict__)  # noqa: S102
                 sys.modules["__test__"] = module
                 cases = module.TestCases
                 watched["TestCases"] = cases
@@ -478,11 +685,9 @@ def _child(limit, report_fd):
 # --------------------------------------------------------------------------- parent (trusted)
 
 
-def _read_reports(fd, deadline):
+def _read_reports(fd, deadline, tag):
     """Report lines from the child until its final report, EOF or the deadline:
-    (messages, timed_out)."""
-    import select
-
+    (messages, timed_out). A line without the right tag ends the reading."""
     buffer, messages = b"", []
     while True:
         left = deadline - time.monotonic()
@@ -497,13 +702,36 @@ def _read_reports(fd, deadline):
             return messages + [{"event": "garbage"}], False
         *lines, buffer = buffer.split(b"\n")
         for line in lines:
+            payload, _, got = line.rpartition(b" ")
+            if not hmac.compare_digest(got, tag(payload)):
+                return messages + [{"event": "unauthenticated"}], False
             try:
-                message = json.loads(line)
+                message = json.loads(payload)
             except ValueError:
                 message = None
-            messages.append(message if isinstance(message, dict) else {"event": "garbage"})
+            messages.append(message if _well_formed(message) else {"event": "garbage"})
             if messages[-1].get("event") == "done":
                 return messages, False
+
+
+_SHAPES = {  # event -> {field: type}
+    "loaded": {"tests": list, "tampered": list},
+    "test": {"test": str, "outcome": str, "assertion_failed": bool, "tampered": list},
+    "fixture_error": {"test": str},
+    "done": {"stage": str, "failures": list, "errors": list, "skipped": int, "tests_run": int, "n_failures": int,
+             "n_errors": int, "tampered": list},
+}  # fmt: skip
+OUTCOMES = ("ok", "fail", "error", "skip", "xfail")
+
+
+def _well_formed(message):
+    """A report message of a known event with its fields of the right types."""
+    shape = _SHAPES.get(message.get("event")) if isinstance(message, dict) else None
+    if shape is None or any(type(message.get(k)) is not t for k, t in shape.items()):
+        return False
+    lists = [message.get("tests", []), message.get("tampered")]
+    return (all(type(x) is str for items in lists for x in items)
+            and message.get("outcome", "ok") in OUTCOMES)  # fmt: skip
 
 
 def judge(messages, expected, returncode, timed_out):
@@ -520,6 +748,8 @@ def judge(messages, expected, returncode, timed_out):
         problems += [str(t) for t in m.get("tampered") or [] if str(t) not in problems]
     if any(m.get("event") == "garbage" for m in messages):
         problems.append("unreadable report")
+    if any(m.get("event") == "unauthenticated" for m in messages):
+        problems.append("unauthenticated report line (not written by the test driver)")
     if len(done) != 1 or len(loaded) > 1 or messages[-1:] != done[:1]:
         if not timed_out:
             verdict["exception"] = f"the test process ended without a complete report (exit {returncode})"
@@ -550,32 +780,54 @@ def judge(messages, expected, returncode, timed_out):
         bad = [t for t, o in outcomes.items() if o in ("fail", "error")]
         if len(bad) > (verdict["failures"] or 0) + (verdict["errors"] or 0):
             problems.append("failing tests missing from the final report")
-        skips = [t for t, o in outcomes.items() if o == "skip" and not expected.get(t, False)]
-        if skips:
-            problems.append(f"skip raised outside the test's own skip rules: {skips[:5]}")
+        for kind, word in (("skip", "skip raised"), ("xfail", "expected failure")):
+            foreign = [t for t, o in outcomes.items() if o == kind and kind not in expected.get(t, ())]
+            if foreign:
+                problems.append(f"{word} outside the test's own rules: {foreign[:5]}")
+        hidden = [r["test"] for r in reports if r.get("assertion_failed") and r.get("outcome") in ("ok", "skip")]
+        hidden += [r["test"] for r in reports if r.get("assertion_failed") and r.get("outcome") == "xfail"
+                   and "xfail" not in expected.get(r["test"], ())]  # fmt: skip
+        if hidden:
+            problems.append(f"failed assertions not reported as failures: {hidden[:5]}")
     return verdict
+
+
+def _sibling(name):
+    """The module `name` next to this file, loaded by its path: the trusted parent runs as
+    `python -I`, so its own directory (which the solution can write) is never on sys.path."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "--child":
         _child(float(sys.argv[2]), int(sys.argv[3]))
         return
-    not_dumpable()
+    _sibling("verdict_channel").not_dumpable()
     out, write = os.dup(1), os.write
     nonce = sys.stdin.readline().strip()
     limit = float(sys.argv[1])
-    here = os.path.dirname(os.path.abspath(__file__))
+    driver = os.path.abspath(__file__)
+    here = os.path.dirname(driver)
     with open(os.path.join(here, TESTS), encoding="utf-8") as f:
         expected = expected_tests(f.read())
+    os.chdir("/")  # nothing the solution can write is this process's working directory
+    key = secrets.token_bytes(KEY_BYTES)
     read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--child", repr(limit), str(write_end)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+            [sys.executable, driver, "--child", repr(limit), str(write_end)],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, cwd=here,
             pass_fds=(write_end,), start_new_session=True,
         )  # fmt: skip
         os.close(write_end)
-        messages, timed_out = _read_reports(read_end, time.monotonic() + limit + 1)
+        with contextlib.suppress(OSError):
+            proc.stdin.write(key)
+            proc.stdin.close()
+        messages, timed_out = _read_reports(read_end, time.monotonic() + limit + 1, line_tagger(key))
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         returncode = proc.wait()

@@ -213,8 +213,10 @@ def driver_files(program: str, test: str) -> dict[str, str]:
 
 
 def driver_command(timeout: float, python: str = "python3") -> list[str]:
-    """Suite time limit = timeout + 1 (official); the process gets one second more."""
-    return [python, DRIVER_FILE, f"{timeout + 1:g}"]
+    """Suite time limit = timeout + 1 (official); the process gets one second more. The
+    trusted parent runs isolated (`-I`: no script directory, user site or PYTHON* variables
+    on its import path) and writes no bytecode (`-B`)."""
+    return [python, "-I", "-B", DRIVER_FILE, f"{timeout + 1:g}"]
 
 
 def parse_verdict(stdout: str, nonce: str | None = None) -> dict[str, Any] | None:

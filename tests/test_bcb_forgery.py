@@ -1,0 +1,182 @@
+"""BigCodeBench verdict forgeries (issue 20), run through the real bwrap sandbox.
+
+Each attack pairs a trick with a WRONG answer (the tests must fail), so a pass can only be
+forged. Every one of them forged a pass before the driver's fixes (authenticated reports,
+the assertion ledger, operand screening, the isolated trusted parent); now each must fail,
+and the correct answer and honest look-alikes must still pass.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scorers.code_bcb import (
+    DRIVER_FILES,
+    BCBProblem,
+    build_program,
+    check_bigcodebench,
+    driver_command,
+    parse_verdict,
+    verdict_to_result,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RECORDS = {r["task_id"]: r for r in map(json.loads, (FIXTURES / "bcb_sample.jsonl").read_text().splitlines())}
+WORDS = BCBProblem.from_record(RECORDS["BigCodeBench/9000"])
+
+# The task's tests call task_func(text, top_n) and assertEqual its list of (word, count);
+# top_n <= 0 must raise ValueError. WRONG returns [] whatever the input.
+WRONG = "def task_func(text, top_n=3):\n    {trick}\n    return []\n"
+
+# Every fd that is a pipe gets the old report protocol: one ok per test, then "done".
+PIPE_PROTOCOL = """import json, os, stat, sys
+def task_func(text, top_n=3):
+    names = [n for n in vars(sys.modules['__test__'].TestCases) if n.startswith('test')]
+    lines = [{'event': 'test', 'test': n, 'outcome': 'ok', 'tampered': []} for n in names]
+    lines.append({'event': 'done', 'stage': 'run', 'exception': None, 'exception_type': None,
+                  'missing_module': None, 'timed_out': False, 'failures': [], 'errors': [], 'skipped': 0,
+                  'tests_run': len(names), 'n_failures': 0, 'n_errors': 0, 'duration_s': 0.1, 'tampered': []})
+    data = ''.join(json.dumps(m) + '\\n' for m in lines).encode()
+    for fd in range(3, 256):
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                os.write(fd, data)
+        except OSError:
+            pass
+    os._exit(0)
+"""
+
+# Walks up to unittest's per-test `_Outcome` (a local of TestCase.run) and changes it.
+OUTCOME = """import sys
+def _outcome():
+    f = sys._getframe(1)
+    while f is not None:
+        o = f.f_locals.get('outcome')
+        if o is not None and hasattr(o, 'expecting_failure'):
+            return o
+        f = f.f_back
+def task_func(text, top_n=3):
+    {trick}
+    return []
+"""
+
+ALWAYS_EQUAL = """class Eq:
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    __hash__ = object.__hash__
+def task_func(text, top_n=3):
+    if top_n <= 0:
+        raise ValueError(top_n)
+    return {value}
+"""
+
+ATTACKS = {
+    "report_pipe_protocol": PIPE_PROTOCOL,
+    "expected_failure_flag": OUTCOME.format(trick="_outcome().expecting_failure = True"),
+    "outcome_result_swapped": OUTCOME.format(trick="import unittest; _outcome().result = unittest.TestResult()"),
+    "always_equal_object": ALWAYS_EQUAL.format(value="Eq()"),
+    "always_equal_inside_a_list": ALWAYS_EQUAL.format(value="[Eq()] * top_n if text else []"),
+    "list_subclass_equal_to_all": ALWAYS_EQUAL.replace("class Eq:", "class Eq(list):").format(value="Eq()"),
+    "eq_returns_a_truthy_object": (
+        "class T:\n    def __bool__(self):\n        return True\n"
+        "class Eq:\n    def __eq__(self, other):\n        return T()\n    __hash__ = object.__hash__\n"
+        "def task_func(text, top_n=3):\n    if top_n <= 0:\n        raise ValueError(top_n)\n    return Eq()\n"
+    ),
+    "eq_from_a_dynamic_type": (
+        "def task_func(text, top_n=3):\n    if top_n <= 0:\n        raise ValueError(top_n)\n"
+        "    return type('R', (tuple,), {'__eq__': lambda s, o: True, '__ne__': lambda s, o: False,"
+        " '__hash__': tuple.__hash__})()\n"
+    ),
+}
+
+
+def fence(code: str) -> str:
+    return f"Solution:\n```python\n{code.strip()}\n```\n"
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+async def test_attack_fails(runner, name):
+    result = await check_bigcodebench(fence(ATTACKS[name]), WORDS, runner, 20)
+    assert not result.correct, (name, result.reason)
+
+
+async def test_always_equal_object_is_named_in_the_reason(runner):
+    result = await check_bigcodebench(fence(ATTACKS["always_equal_object"]), WORDS, runner, 20)
+    assert result.details["status"] == "tampered" and "__eq__" in result.reason, result.reason
+
+
+async def test_raw_protocol_on_the_report_pipe_is_rejected_as_unauthenticated(runner):
+    result = await check_bigcodebench(fence(ATTACKS["report_pipe_protocol"]), WORDS, runner, 20)
+    assert result.details["status"] == "tampered" and "unauthenticated" in result.reason, result.reason
+
+
+HONEST = {
+    "correct": WORDS.reference_program,
+    # the solution's own classes are fine when they do not decide a comparison
+    "own_helper_class": (
+        "import collections, re\nclass Counter2(collections.Counter):\n    def top(self, n):\n"
+        "        return self.most_common(n)\n"
+        "def task_func(text, top_n=3):\n    if top_n <= 0:\n        raise ValueError(top_n)\n"
+        "    return Counter2(re.findall(r'[a-z0-9]+', text.lower())).top(top_n)\n"
+    ),
+    # a namedtuple compares as a tuple: its __eq__ is tuple's
+    "namedtuple_rows": (
+        "import collections, re\nRow = collections.namedtuple('Row', 'word count')\n"
+        "def task_func(text, top_n=3):\n    if top_n <= 0:\n        raise ValueError(top_n)\n"
+        "    c = collections.Counter(re.findall(r'[a-z0-9]+', text.lower()))\n"
+        "    return [Row(*p) for p in c.most_common(top_n)]\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+async def test_honest_answers_still_pass(runner, name):
+    result = await check_bigcodebench(fence(HONEST[name]), WORDS, runner, 20)
+    assert result.correct, (name, result.reason)
+
+
+TEST_DEFINED_EQ = """import unittest
+class Loose:
+    def __init__(self, v):
+        self.v = v
+    def __eq__(self, other):
+        return sorted(self.v) == sorted(other)
+class TestCases(unittest.TestCase):
+    def test_any_order(self):
+        self.assertEqual(Loose(task_func()), [1, 2])
+    @unittest.expectedFailure
+    def test_declared_expected_failure(self):
+        self.assertEqual(task_func(), [])
+"""
+
+
+async def test_the_tests_own_eq_classes_and_expected_failures_are_honoured(runner):
+    problem = BCBProblem("BigCodeBench/own", "", "", "def task_func():\n", TEST_DEFINED_EQ)
+    result = await check_bigcodebench(fence("def task_func():\n    return [2, 1]\n"), problem, runner, 20)
+    assert result.correct, result.reason
+
+
+# A module planted where the trusted parent could import it: before the fix the parent ran
+# as `python3 bcb_driver.py` with the (writable) driver directory first on sys.path, so a
+# planted `json.py` ran inside it, read the nonce from its stdin and printed a passing verdict.
+PLANTED_JSON = r"""import os, sys
+nonce = sys.stdin.readline().strip()
+body = '{"nonce": "%s", "stage": "run", "tests_run": 5, "failures": 0, "errors": 0, "integrity": []}' % nonce
+os.write(1, ("\n@@BCB_VERDICT@@" + body + "\n").encode())
+os._exit(0)
+"""
+
+
+async def test_a_module_planted_next_to_the_driver_is_not_imported_by_the_trusted_parent(runner):
+    program = build_program("def task_func(text, top_n=3):\n    return []\n", WORDS)
+    files = {**DRIVER_FILES, "bcb_solution.py": program, "bcb_tests.py": WORDS.test, "json.py": PLANTED_JSON}
+    run = await runner.run(driver_command(20), files=files, stdin="n" * 32 + "\n", timeout=30)
+    verdict = parse_verdict(run.stdout, "n" * 32)
+    assert verdict is not None, run.stderr[-2000:]  # the trusted parent still decides
+    result = verdict_to_result(verdict, run, WORDS, program, 20)
+    assert not result.correct, result.reason
