@@ -12,6 +12,7 @@ A partial log dir builds what it has; an empty one still writes the page and the
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 import time
@@ -48,15 +49,19 @@ class Report:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+_TERMINAL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0 and C1 controls: ESC, CSI, BEL, newlines
+
+
 class Progress:
-    """Prints what is being done, with the seconds since the start (stderr by default)."""
+    """Prints what is being done, with the seconds since the start (stderr by default). Control
+    characters (a log file name's or error's terminal escapes) are printed as `?`."""
 
     def __init__(self, write: Callable[[str], None] | None = None) -> None:
         self.start = time.perf_counter()
         self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
 
     def __call__(self, line: str) -> None:
-        self.write(f"[report {time.perf_counter() - self.start:6.1f}s] {line}")
+        self.write(f"[report {time.perf_counter() - self.start:6.1f}s] {_TERMINAL_CONTROL.sub('?', line)}")
 
 
 def build(log_dir: str | Path, out: str | Path, *, training: Sequence[str | Path] = (), embed: bool = False,

@@ -180,3 +180,14 @@ def test_markdown_tables_and_lists_keep_their_shape(out):
                 assert all(unescaped_pipes(row) == width for row in rows), (name, lines[i - 1], rows)
         assert not re.search(r"(?<!\\)(\]\(javascript|<img)", text), name  # no link, no HTML
     assert "x\\|y" in texts["tables.md"]  # the task is shown, escaped
+
+
+def test_progress_lines_carry_no_terminal_escapes(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    syn.write_log(logs, "math500", "single_worker", {"pool": "sim", "worker": 0},
+                  [syn.sample("q0", 1, "C", meta("single_worker"))])
+    (logs / "9_\x1b]0;owned\x07\x1b[2J\x9b31m.eval").write_bytes(b"not a zip")  # a name that retitles, clears
+    assert main(["build", "--logs", str(logs), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "skipping unreadable log" in err and "owned" in err
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", err), ascii(err)
