@@ -69,20 +69,35 @@ def resolve_conductor(
     grammar: bool | None = None,
 ) -> Conductor:
     """The conductor model: role, then eval model, then the pool's conductor."""
-    overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
     role = model_roles().get("conductor")
     model = (role[0] if isinstance(role, list) else role) if role is not None else None
     if model is None:
         active = get_model()
         model = None if str(active).startswith("none/") else active
     if model is not None:
-        name = str(model)
-        if overrides.max_tokens is None and model.config.max_tokens is None:
-            overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
-        model = _with_config(model, overrides)
-        use_grammar = name.startswith(GRAMMAR_PROVIDERS) if grammar is None else grammar
-        return Conductor(model, name, known_prices().get(name), use_grammar)
-    spec = _pool_conductor(load_pool(pool or DEFAULT_POOL))
+        return model_conductor(model, temperature, max_tokens, grammar)
+    return pool_conductor(pool or DEFAULT_POOL, temperature, max_tokens, grammar)
+
+
+def model_conductor(
+    model: Model, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
+) -> Conductor:
+    """A given model as the conductor, with the solver's overrides (the paper's 1024 tokens
+    unless a budget is set); a grammar when its provider takes one (unless `grammar` says)."""
+    overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+    name = str(model)
+    if overrides.max_tokens is None and model.config.max_tokens is None:
+        overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
+    use_grammar = name.startswith(GRAMMAR_PROVIDERS) if grammar is None else grammar
+    return Conductor(_with_config(model, overrides), name, known_prices().get(name), use_grammar)
+
+
+def pool_conductor(
+    pool: str, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
+) -> Conductor:
+    """The conductor a pool file names, with the solver's overrides."""
+    overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+    spec = _pool_conductor(load_pool(pool))
     if overrides.max_tokens is None and "max_tokens" not in spec.config:
         overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
     return Conductor(
