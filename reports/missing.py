@@ -5,7 +5,9 @@ Expected rows come from the matrix runner's methods files (`solvers/matrix.yaml`
 logged rows (`reports.records.run_fields`). A missing cell is filled by the matrix runner
 (`python -m solvers.matrix --matrix FILE --tasks T --pool P --methods M --log-dir DIR`, resumable:
 it skips what is done); a logged row that no methods file produces gets the `inspect eval`
-command of its own solver and options.
+command of its own solver and options. Log text is untrusted: each name from a log is `checked`
+before it enters a command and every argument is shell-quoted (`shlex.join`); a name that fails its
+check leaves its command out with a note that names the field, the value and the rule.
 """
 
 from __future__ import annotations
