@@ -80,7 +80,8 @@ def write_log(directory: Path, task: str, solver: str, solver_args: dict, sample
               status: str = "success", metadata: dict | None = None, created: str = "2026-01-01T00:00:00+00:00"
               ) -> Path:
     """Write one eval log holding `samples`; `total` = the samples the eval meant to run (default:
-    the distinct ids given; more ids are made up to reach it: samples missing from the log)."""
+    the distinct ids given; more ids are made up to reach it: samples missing from the log). The file is
+    named by number, task and solver, other characters than letters, digits, `_ . -` written `_`."""
     ids: list = list(dict.fromkeys(s.id for s in samples))
     ids += [f"missing_{i}" for i in range(max(0, (total or 0) - len(ids)))]
     number = len(list(directory.glob("*.eval"))) if directory.is_dir() else 0
