@@ -87,7 +87,8 @@ def bundled_pools() -> list[str]:
 @cache
 def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
     """Load a bundled pool by name (`local`, `paper`, ...) or a pool YAML file by path
-    (read once per process; the solver asks for it on every sample)."""
+    (read once per process; the solver asks for it on every sample); its prices are
+    registered with Inspect (workers/costs.py)."""
     path = Path(name_or_path)
     if not path.suffix:
         path = POOLS_DIR / f"{name_or_path}.yaml"
@@ -104,9 +105,13 @@ def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
         detail = " ".join(str(error).split())  # one line
         raise PoolError(f"pool file {path} is not valid YAML: {detail}; fix: {FORMAT_HINT}") from None
     try:
-        return parse_pool(data, default_name=path.stem)
+        pool = parse_pool(data, default_name=path.stem)
     except _Invalid as error:
         raise PoolError(f"pool file {path}: {error}") from None
+    from workers.costs import register_pool_costs  # Inspect's cost data (--cost-limit, usage)
+
+    register_pool_costs(pool)
+    return pool
 
 
 class _Invalid(ValueError):

@@ -1,0 +1,111 @@
+"""Pool prices reach Inspect's cost machinery: --cost-limit stops a sample of a pool eval,
+and Inspect's per-role usage (conductor, workers) agrees with the project's own split."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, ModelUsage, get_model, modelapi
+from inspect_ai.scorer import includes
+
+from solvers.conductor import conductor
+from workers.costs import NO_MODEL, model_cost, register_cost
+from workers.pools import Price, load_pool
+
+TWO_STEPS = 'model_id = [0, 1]\nsubtasks = ["Solve it.", "Check it."]\naccess_list = [[], "all"]'
+LEAD_USAGE = (1000, 100)  # the scripted conductor's tokens in, out per call
+
+
+class LeadAPI(ModelAPI):
+    """A conductor that always writes TWO_STEPS, with fixed usage."""
+
+    def __init__(self, model_name, base_url=None, api_key=None, config=GenerateConfig(), **_):  # noqa: ANN001
+        super().__init__(model_name, base_url, api_key, [], config)
+
+    async def generate(self, input, tools, tool_choice, config) -> ModelOutput:  # noqa: ANN001, A002
+        output = ModelOutput.from_content(model=f"leadtest/{self.model_name}", content=TWO_STEPS)
+        output.usage = ModelUsage(input_tokens=LEAD_USAGE[0], output_tokens=LEAD_USAGE[1], total_tokens=sum(LEAD_USAGE))
+        return output
+
+
+@modelapi(name="leadtest")
+def leadtest() -> type[ModelAPI]:
+    return LeadAPI
+
+
+def samples(n: int) -> list[Sample]:
+    return [Sample(input=f"What is {i} + 40?", target=str(i + 40), id=i, metadata={"domain": "math"}) for i in range(n)]
+
+
+def priced_pool(tmp_path) -> str:
+    path = tmp_path / "priced.yaml"
+    path.write_text(
+        "conductor: {model: leadtest/lead, price: {input: 2.0, output: 4.0}}\n"
+        "workers:\n"
+        "  - {model: sim/premium, price: {input: 5.0, output: 25.0}}\n"
+        "  - {model: sim/mediocre, price: {input: 0.05, output: 0.2}}\n"
+    )
+    return str(path)
+
+
+def test_inspect_role_usage_agrees_with_the_workflow_costs(tmp_path):
+    task = Task(dataset=samples(3), solver=conductor(pool=priced_pool(tmp_path)), scorer=includes())
+    [log] = eval(task, display="none", log_dir=None)
+    assert log.status == "success", log.error
+    for sample in log.samples:
+        meta = sample.metadata["conductor"]
+        assert meta["steps"] == 2 and meta["worker_cost_usd"] > 0
+        assert math.isclose(sample.role_usage["workers"].total_cost, meta["worker_cost_usd"], rel_tol=1e-9)
+        assert math.isclose(sample.role_usage["conductor"].total_cost, meta["conductor_cost_usd"], rel_tol=1e-9)
+        assert math.isclose(meta["conductor_cost_usd"], (LEAD_USAGE[0] * 2.0 + LEAD_USAGE[1] * 4.0) / 1e6)
+    workers = sum(s.metadata["conductor"]["worker_cost_usd"] for s in log.samples)
+    assert math.isclose(log.stats.role_usage["workers"].total_cost, workers, rel_tol=1e-9)
+
+
+def test_cost_limit_stops_a_sim_pool_sample_at_the_limit():
+    lead = get_model("leadtest/lead", memoize=False)
+    register_cost("leadtest/lead", model_cost(Price(2.0, 4.0)))  # a role conductor outside the pools
+    conductor_cost = (LEAD_USAGE[0] * 2.0 + LEAD_USAGE[1] * 4.0) / 1e6
+    task = Task(dataset=samples(2), solver=conductor(pool="sim"), scorer=includes())
+    # two calls to sim/math-strong and sim/choice-strong: the first worker call passes the limit
+    [log] = eval(task, model_roles={"conductor": lead}, cost_limit=conductor_cost * 1.01, display="none", log_dir=None)
+    assert log.status == "success", log.error
+    for sample in log.samples:
+        assert sample.limit is not None and sample.limit.type == "cost"
+        assert "conductor" not in sample.metadata  # stopped inside the workflow
+        assert sample.role_usage["workers"].total_cost > 0
+        calls = [e for e in sample.events if e.event == "model" and e.role == "workers"]
+        assert len(calls) == 1  # the second step never started
+
+
+def test_an_eval_without_model_passes_the_cost_limit_start_check(tmp_path):
+    """Inspect refuses --cost-limit when a model of the eval has no price; with no --model
+    that model is `none`, which never generates."""
+    task = Task(dataset=samples(1), solver=conductor(pool=priced_pool(tmp_path)), scorer=includes())
+    [log] = eval(task, cost_limit=10.0, display="none", log_dir=None)
+    assert log.status == "success", log.error and log.samples[0].limit is None
+    assert str(log.eval.model) == NO_MODEL
+
+
+def test_pool_prices_are_registered_with_cache_at_the_input_price():
+    from inspect_ai.model import get_model_info
+
+    load_pool.cache_clear()
+    load_pool("sim")
+    info = get_model_info("sim/premium")
+    assert info is not None and info.cost is not None
+    assert (info.cost.input, info.cost.output, info.cost.input_cache_read, info.cost.input_cache_write) == (
+        5.0, 25.0, 5.0, 5.0)  # fmt: skip
+
+
+@pytest.mark.parametrize("pool", ["paper", "paper-constrained"])
+def test_database_models_keep_their_info_with_the_pool_price(pool):
+    from inspect_ai.model import get_model_info
+
+    load_pool.cache_clear()
+    spec = next(w for w in load_pool(pool).workers if w.model == "openai/gpt-5")
+    info = get_model_info("openai/gpt-5")
+    assert info.cost.output == spec.price.output and info.context_length  # database fields kept
