@@ -73,7 +73,8 @@ def resolve_conductor(
     model = (role[0] if isinstance(role, list) else role) if role is not None else None
     if model is None:
         active = get_model()
-        model = None if str(active).startswith("none/") else active
+        # a copy in Inspect's "conductor" role, so per-role usage shows its spend
+        model = None if str(active).startswith("none/") else get_model(role="conductor", default=active)
     if model is not None:
         return model_conductor(model, temperature, max_tokens, grammar)
     return pool_conductor(pool or DEFAULT_POOL, temperature, max_tokens, grammar)

@@ -109,3 +109,13 @@ def test_database_models_keep_their_info_with_the_pool_price(pool):
     spec = next(w for w in load_pool(pool).workers if w.model == "openai/gpt-5")
     info = get_model_info("openai/gpt-5")
     assert info.cost.output == spec.price.output and info.context_length  # database fields kept
+
+
+def test_eval_model_as_conductor_counts_under_the_conductor_role(tmp_path):
+    """A conductor given by --model (not a role) still shows in Inspect's per-role usage."""
+    task = Task(dataset=samples(1), solver=conductor(pool=priced_pool(tmp_path)), scorer=includes())
+    [log] = eval(task, model=get_model("leadtest/lead", memoize=False), display="none", log_dir=None)
+    assert log.status == "success", log.error
+    usage = log.samples[0].role_usage
+    assert (usage["conductor"].input_tokens, usage["conductor"].output_tokens) == LEAD_USAGE
+    assert usage["workers"].output_tokens > 0
