@@ -10,6 +10,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, ModelUsage, get_model, modelapi
 from inspect_ai.scorer import includes
+from standins import standins, standins_server  # noqa: F401 (fixtures)
 
 from solvers.conductor import conductor
 from workers.costs import NO_MODEL, model_cost, register_cost
@@ -119,3 +120,43 @@ def test_eval_model_as_conductor_counts_under_the_conductor_role(tmp_path):
     usage = log.samples[0].role_usage
     assert (usage["conductor"].input_tokens, usage["conductor"].output_tokens) == LEAD_USAGE
     assert usage["workers"].output_tokens > 0
+
+
+def paper_eval(pool: str, **eval_args):
+    """One sample of a paper pool against the API stand-ins, every worker named once."""
+    from scripted import scripted
+    from test_api_pools import every_worker
+
+    n = len(load_pool(pool).workers)
+    register_cost("mockllm/model", model_cost(Price(0.0, 0.0)))  # the scripted conductor
+    task = Task(dataset=[Sample(input="What is 6 * 7?", target="42")], solver=conductor(pool=pool, max_steps=n),
+                scorer=includes())  # fmt: skip
+    [log] = eval(task, model=scripted(every_worker(n)), display="none", log_dir=None, **eval_args)
+    assert log.status == "success", log.error
+    return log
+
+
+def test_cost_limit_stops_a_paper_pool_sample(standins):  # noqa: F811
+    """The same against the API stand-ins with a bundled paper pool."""
+    unlimited = paper_eval("paper-closed").samples[0]
+    cost = unlimited.metadata["conductor"]["worker_cost_usd"]
+    assert unlimited.limit is None and math.isclose(unlimited.role_usage["workers"].total_cost, cost, rel_tol=1e-9)
+    limited = paper_eval("paper-closed", cost_limit=cost / 10).samples[0]
+    assert limited.limit is not None and limited.limit.type == "cost"
+
+
+def test_gpt5_probe_request_is_counted_nowhere(standins, tmp_path):  # noqa: F811
+    """Inspect's openai provider asks GPT-5 once per model instance whether reasoning summaries
+    are allowed (a billed request); neither Inspect's usage nor the sample's cost counts it."""
+    pool = tmp_path / "gpt5.yaml"  # a config of its own: a new model instance, so a new probe
+    pool.write_text("workers:\n  - model: openai/gpt-5\n    config: {max_tokens: 4096, reasoning_effort: minimal,"
+                    " max_connections: 7}\n    price: {input: 1.25, output: 10.0}\n")  # fmt: skip
+    log = paper_eval(str(pool))
+    requests = standins.generations("openai")
+    probes = [r for r in requests if r.body.get("input") == "Please say 'hello, world'"]
+    assert len(probes) == 1 and len(requests) == 2
+    [call] = [r for r in requests if r not in probes]
+    usage = log.stats.model_usage["openai/gpt-5"]
+    assert (usage.input_tokens, usage.output_tokens) == call.usage
+    cost = log.samples[0].metadata["conductor"]["worker_cost_usd"]
+    assert math.isclose(cost, (call.usage[0] * 1.25 + call.usage[1] * 10.0) / 1e6, rel_tol=1e-9)
