@@ -6,6 +6,7 @@ nothing is downloaded from a model or dataset hub.
 
 import os
 import shutil
+import tomllib
 
 import nox
 
@@ -75,6 +76,15 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.6")
     session.run("ruff", "check", ".")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The docs site from docs/ and the docstrings (mkdocs.yml), built strictly: a broken link, anchor or
+    API reference fails. Output: build/docs/index.html."""
+    with open("pyproject.toml", "rb") as f:  # only the docs extra: the reference is read from source, not imported
+        session.install(*tomllib.load(f)["project"]["optional-dependencies"]["docs"])
+    session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
 
 
 @nox.session

@@ -101,7 +101,8 @@ class ConductorReward:
             `training/rollouts.py` for the recursion reward.
         max_concurrency: most rollouts running at once (each runs its workflow's worker calls).
         rollout_log: JSONL file that receives every rollout (appended per call).
-        worker_temperature / worker_max_tokens: override the pool's worker sampling.
+        worker_temperature: overrides the pool's worker temperature.
+        worker_max_tokens: overrides the pool's worker token budget.
         lcb_timeout: per-test limit of the LiveCodeBench check (official 6 s).
         runner: the sandbox of code checks (default: a `BwrapRunner`, made on first use).
         sample_context: a function of a row (dict of its columns) returning a context manager
