@@ -8,7 +8,12 @@ One code path with evaluation: each completion goes through `solvers.conductor.r
 its generation) and the answer is scored by the pure checks the Inspect scorers wrap
 (`check_choice`, `check_math`, `check_numeric`; LiveCodeBench's `check_livecodebench` with a
 `BwrapRunner`). Reward: the paper's `paper_reward` (0 unparseable, 0.5 parseable and wrong, 1
-correct). All rollouts of a batch run concurrently on one event loop (TRL runs async reward
+correct). Optional cost term (`cost_weight` w > 0, see `cost_aware_reward`): minus w times the
+rollout's worker cost normalised by `cost_reference_usd` (default `cost_reference`: the pool's most
+expensive worker at 1,000 input + 1,000 output tokens) and clipped at 1, charged on every rollout
+(`cost_charge="always"`) or only on correct ones ("correct"); with 0 <= w < 0.5 the reward stays in
+0..1 and correct > parseable-and-wrong > unparseable whatever the costs. All rollouts of a batch
+run concurrently on one event loop (TRL runs async reward
 functions on its own loop), at most `max_concurrency` at a time. A worker failure is a failed
 step (a wrong answer); any other failure of a rollout is logged as `error` and scored as a wrong
 answer of a parseable workflow (or 0 if unparseable), never a crashed training step.
@@ -39,6 +44,7 @@ from solvers.conductor import (
     conductor_messages,
     run_completion,
 )
+from solvers.diagnostics import answer_change, prior_output, round_features
 from solvers.executor import RoundRecord, Worker
 from solvers.team import pool_workers, sample_subset
 from solvers.workflow import paper_reward, parse_workflow
@@ -59,6 +65,9 @@ CHECKS = ("choice", "math", "numeric", "lcb")
 COLUMNS = ("question", "target", "check", "pool_indices")  # required dataset columns
 DOMAIN_TASKS = {"math": "math500", "mmlu": "mmlu", "rlpr": "rlpr", "lcb": "livecodebench"}  # task_overrides keys
 METRIC_PREFIX = "conductor/"
+COST_CHARGES = ("always", "correct")
+MAX_COST_WEIGHT = 0.5  # exclusive: a wrong answer at any cost stays above an unparseable one
+REFERENCE_TOKENS = (1000, 1000)  # input, output tokens of the reference call of `cost_reference`
 
 
 @dataclass
@@ -72,6 +81,8 @@ class Rollout:
     check_reason: str = ""
     error: str | None = None
     first_reward: float | None = None  # a forced-recursion rollout: its first round's reward
+    prior_correct: bool | None = None  # the answer the final step was shown, when it differs from the final one
+    cost_penalty: float = 0.0  # subtracted by the cost term (in `reward` already)
 
 
 @dataclass
@@ -108,6 +119,8 @@ class ConductorReward:
         sample_context: a function of a row (dict of its columns) returning a context manager
             entered around that rollout (e.g. the simulated pool's answer key); default: the
             simulated provider's `answer_key` when the pool has `sim/` workers.
+        cost_weight / cost_charge / cost_reference_usd: the cost term (module docstring); 0 = the
+            paper's reward. Every pool worker needs a price.
     """
 
     __name__ = "conductor_reward"  # TRL logs rewards under the function's name
@@ -125,6 +138,9 @@ class ConductorReward:
         runner: Any = None,
         sample_context: Callable[[dict], contextlib.AbstractContextManager] | None = None,
         recursion_first_weight: float = FIRST_ROUND_WEIGHT,
+        cost_weight: float = 0.0,
+        cost_charge: str = "always",
+        cost_reference_usd: float | None = None,
     ) -> None:
         self.pool = load_pool(pool) if isinstance(pool, str) else pool
         self.settings = check_settings(settings if isinstance(settings, Settings) else settings_from(settings or {}))
@@ -146,6 +162,11 @@ class ConductorReward:
         self._workers: dict[tuple, list[Worker]] = {}
         self.last_metrics: dict[str, float] = {}
         self.recursion_first_weight = recursion_first_weight
+        check_cost_options(cost_weight, cost_charge)
+        self.cost_weight, self.cost_charge = cost_weight, cost_charge
+        self.cost_reference_usd = cost_reference_usd
+        if cost_weight:
+            self.cost_reference_usd = cost_reference(self.pool, cost_reference_usd)
 
     async def __call__(self, prompts: Sequence, completions: Sequence, **columns: Any) -> list[float]:
         rows = dataset_rows(len(completions), columns)
@@ -184,7 +205,27 @@ class ConductorReward:
         return list(await asyncio.gather(*(one(t, r) for t, r in zip(completions, rows, strict=True))))
 
     async def rollout(self, completion: str, row: dict) -> Rollout:
-        """Run one completion's workflow on the row's workers and score its answer."""
+        """Run one completion's workflow on the row's workers and score its answer (the cost
+        term, if any, included)."""
+        return self.charge(await self._rollout(completion, row))
+
+    def charge(self, rollout: Rollout) -> Rollout:
+        """The rollout with the cost term applied to its reward (unchanged at cost_weight 0)."""
+        if not self.cost_weight:
+            return rollout
+        cost = rollout.record.worker_usage().cost if rollout.record is not None else 0.0
+        reward = cost_aware_reward(
+            rollout.reward,
+            rollout.correct,
+            cost,
+            weight=self.cost_weight,
+            charge=self.cost_charge,
+            reference_usd=self.cost_reference_usd,
+        )
+        rollout.cost_penalty, rollout.reward = rollout.reward - reward, reward
+        return rollout
+
+    async def _rollout(self, completion: str, row: dict) -> Rollout:
         if isinstance(row.get("recursion"), Recursion):
             return await self.recursive_rollout(row["recursion"], row)
         try:
@@ -216,19 +257,23 @@ class ConductorReward:
             first = paper_reward(True, shown_correct)
             second = paper_reward(nested.rejection is None, final.correct)
             reward = recursive_reward(first, second, self.recursion_first_weight)
-            return Rollout(reward, True, final.correct, record, final.check_reason, None, first)
+            return Rollout(reward, True, final.correct, record, final.check_reason, None, first, final.prior_correct)
         except Exception as error:  # noqa: BLE001 - a broken rollout is data, never a crashed step
             message = f"{type(error).__name__}: {error}"[:2000]
             log.warning("scoring the recursive rollout of item %s failed: %s", row.get("item_id"), message)
             return Rollout(0.5, True, False, record, "harness error", message)
 
     async def score_record(self, record: RoundRecord, row: dict) -> Rollout:
-        """The paper reward of an executed round: 0 unparseable, else its answer's check."""
+        """The paper reward of an executed round: 0 unparseable, else its answer's check; the
+        answer the final step was shown is checked too when it differs (the diagnostics'
+        answer change)."""
         parsed = record.rejection is None
         if not parsed or record.answer is None:
             return Rollout(paper_reward(parsed, False), parsed, False, record, "no answer")
         correct, reason = await self.check(record.answer, row)
-        return Rollout(paper_reward(True, correct), True, correct, record, reason)
+        prior = prior_output(record.to_dict())
+        prior_correct = (await self.check(prior, row))[0] if answer_change(record.answer, prior) == "changed" else None
+        return Rollout(paper_reward(True, correct), True, correct, record, reason, prior_correct=prior_correct)
 
     def _parses(self, completion: str, row: dict) -> bool:
         s = self.settings
@@ -277,6 +322,46 @@ def _conductor_tokens(row: Mapping[str, Any], ids: Sequence[int] | None) -> int 
     if isinstance(recursion, Recursion) and recursion.tokens is not None:
         return recursion.tokens
     return len(ids) if ids is not None else None
+
+
+def check_cost_options(weight: float, charge: str) -> None:
+    """Refuse a cost term outside its documented range, naming the fix."""
+    if not (isinstance(weight, int | float) and 0 <= weight < MAX_COST_WEIGHT):
+        raise ValueError(
+            f"cost_weight must satisfy 0 <= cost_weight < {MAX_COST_WEIGHT}, got {weight!r} (0: the paper's reward; "
+            "below 0.5 a wrong answer at any cost still scores above an unparseable workflow)"
+        )
+    if charge not in COST_CHARGES:
+        raise ValueError(f"cost_charge must be {' | '.join(COST_CHARGES)}, got {charge!r}")
+
+
+def cost_reference(pool: PoolSpec, reference_usd: float | None = None) -> float:
+    """The USD that normalises a rollout's worker cost to 1: `reference_usd` if given, else the
+    pool's most expensive worker at `REFERENCE_TOKENS` (1,000 input + 1,000 output). Every worker
+    needs a price (an unpriced one's cost is unknown, so no cost can be charged)."""
+    unpriced = [w.model for w in pool.workers if w.price is None]
+    if unpriced:
+        raise ValueError(
+            f"cost_weight: pool {pool.name!r} worker {', '.join(unpriced)} has no price; "
+            "fix: give every worker a `price` in the pool file, or set cost_weight 0"
+        )
+    if reference_usd is None:
+        reference_usd = max(w.price.cost(*REFERENCE_TOKENS) for w in pool.workers)  # type: ignore[union-attr]
+        if reference_usd <= 0:
+            raise ValueError(f"pool {pool.name!r} prices every worker at 0: set cost_reference_usd (USD > 0)")
+    if not reference_usd > 0:
+        raise ValueError(f"cost_reference_usd must be > 0 USD, got {reference_usd!r}")
+    return float(reference_usd)
+
+
+def cost_aware_reward(
+    reward: float, correct: bool, cost_usd: float, *, weight: float, charge: str, reference_usd: float
+) -> float:
+    """`reward` minus `weight` x min(cost_usd / reference_usd, 1), charged always or only when
+    `correct` (`charge`), clipped at 0 (a low recursion-training reward)."""
+    if not weight or (charge == "correct" and not correct):
+        return reward
+    return max(0.0, reward - weight * min(cost_usd / reference_usd, 1.0))
 
 
 def settings_from(options: Mapping[str, Any]) -> Settings:
@@ -353,6 +438,16 @@ def rollout_row(
         "worker_cost_usd": usage.cost if usage else 0.0,
         "recursive": any(s.recursed for s in steps),
         "first_reward": rollout.first_reward,
+        "cost_penalty": rollout.cost_penalty,
+        "diag": None
+        if record is None
+        else round_features(
+            record.to_dict(),
+            str(row["question"]),
+            row.get("domain"),
+            final_correct=rollout.correct,
+            prior_correct=rollout.prior_correct,
+        ),
         "second_completion": clip(row["recursion"].second_completion) if row.get("recursion") else None,
         "error": rollout.error,
     }

@@ -5,7 +5,9 @@ A rollout row is a plain dict (one JSONL line of the rollout log) with at least:
 `reward`, `parsed`, `rejection`, `correct`, `steps` (root workflow length), `workers` (the pool
 index of every executed worker step, nested rounds included), `refines`, `worker_input_tokens`,
 `worker_output_tokens`, `worker_cost_usd` (None when a price is unknown), `conductor_tokens`,
-`agent_calls`, `domain` and `error` (a harness failure, not a worker's).
+`agent_calls`, `domain` and `error` (a harness failure, not a worker's); newer rows also
+`cost_penalty` (what the reward's cost term took off) and `diag` (the round's
+`solvers.diagnostics.round_features`, None when no workflow ran).
 
 "Refines" (the verify/refine share): a workflow refines when some step after the first has an
 access entry that includes at least one earlier step (["all"] or a non-empty index list), i.e.
@@ -26,6 +28,8 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+
+from solvers.diagnostics import summarize
 
 FIRST_ROUND_WEIGHT = 0.25  # the paper's scale of the initial round's reward in recursion training
 MAX_LOGGED_CHARS = 4000  # per text field of a rollout row (completions, step outputs)
@@ -82,7 +86,10 @@ def batch_metrics(rows: Sequence[Mapping], pool_names: Sequence[str] | None = No
     worker_share/<name> (share of all executed worker steps; `pool_names[i]` names pool index i,
     else `pool_<i>`), worker_tokens_mean, worker_cost_usd_mean (only when every cost is known;
     else cost_unknown_share), conductor_tokens_mean, harness_error_rate, recursion_share, and
-    reward_mean/<domain>, accuracy/<domain> for each domain present.
+    reward_mean/<domain>, accuracy/<domain> for each domain present; cost_penalty_mean when the
+    rows carry the cost term; diag/<name>: the workflow diagnostics of the rows' `diag`
+    (`solvers.diagnostics.summarize`: copy_rate, single_step_share, single_worker_share,
+    verify_refine_share, answer_changed/better/worse_share, worker_entropy/<domain>).
     """
     n = len(rows)
     if n == 0:
@@ -114,7 +121,10 @@ def batch_metrics(rows: Sequence[Mapping], pool_names: Sequence[str] | None = No
         metrics["worker_cost_usd_mean"] = sum(float(c) for c in costs) / n
     else:
         metrics["cost_unknown_share"] = sum(c is None for c in costs) / n
+    if any("cost_penalty" in r for r in rows):
+        metrics["cost_penalty_mean"] = sum(float(r.get("cost_penalty") or 0.0) for r in rows) / n
     metrics.update(worker_shares(rows, pool_names))
+    metrics.update({f"diag/{k}": v for k, v in summarize(r["diag"] for r in rows if r.get("diag")).items()})
     for domain in sorted({str(r["domain"]) for r in rows if r.get("domain")}):
         group = [r for r in rows if r.get("domain") == domain]
         metrics[f"reward_mean/{domain}"] = sum(float(r["reward"]) for r in group) / len(group)

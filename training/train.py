@@ -103,6 +103,15 @@ class ScriptArguments:
                   " balanced steps"},
     )
     reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
+    cost_weight: float = field(
+        default=0.0,
+        metadata={"help": "cost term: reward minus w x normalised worker cost, 0 <= w < 0.5 (0: the paper's reward)"},
+    )
+    cost_charge: str = field(default="always", metadata={"help": "always | correct: which rollouts pay the cost term"})
+    cost_reference_usd: float | None = field(
+        default=None,
+        metadata={"help": "USD that normalises the cost to 1 (default: the pool's priciest worker at 1k in + 1k out)"},
+    )
     rollout_log: str | None = field(default=None, metadata={"help": "JSONL of every rollout (default in output_dir)"})
     dry_run: bool = field(default=False, metadata={"help": "build everything but load no weights, train nothing"})
     overwrite_output_dir: bool = field(
@@ -159,6 +168,12 @@ def check(script: ScriptArguments) -> None:
             f"format_warmup_max_steps must be in 1..workflow_max_steps ({script.workflow_max_steps}),"
             f" got {warmup_steps}"
         )
+    from training.rewards import check_cost_options
+
+    try:
+        check_cost_options(script.cost_weight, script.cost_charge)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
     if script.recursion_share and (script.max_depth < 1 or script.reward != "conductor"):
         raise SystemExit("recursion_share needs max_depth: 1 and the conductor reward (the policy calls itself)")
 
@@ -214,6 +229,9 @@ def make_reward(script: ScriptArguments, settings: Settings, output_dir: str) ->
         rollout_log=rollout_log,
         worker_temperature=script.worker_temperature,
         worker_max_tokens=script.worker_max_tokens,
+        cost_weight=script.cost_weight,
+        cost_charge=script.cost_charge,
+        cost_reference_usd=script.cost_reference_usd,
     )
 
 
