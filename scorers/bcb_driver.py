@@ -385,6 +385,8 @@ OPERANDS = {  # assertion -> how many leading arguments are values it compares o
                      "assertSequenceEqual", "assertMultiLineEqual"), 2),
 }  # fmt: skip
 SCREEN_ITEMS = 10_000
+C_METHODS = (types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType,
+             types.GetSetDescriptorType, types.MemberDescriptorType)  # fmt: skip
 _MRO, _DICT = type.__dict__["__mro__"], type.__dict__["__dict__"]
 
 
@@ -401,11 +403,12 @@ def _all_classes():
 class Screen:
     """Finds assertion operands whose comparison the solution's own code decides.
 
-    A class's deciding methods (DECIDING) are trusted when the class existed before the
-    solution ran and they are unchanged, or when they are functions from the Python library
-    or from the task's test source (module lines after the solution's), `None`, or
-    `unittest.mock` proxies; anything else (the solution's functions, lambdas, builtins
-    such as `bool` set as `__eq__`, dynamically compiled code) decides for the solution."""
+    A class in an operand's MRO decides for the solution when one of its deciding methods
+    (DECIDING; `strict`: any method) is a function whose code is neither the Python
+    library's (a file under its install paths) nor the task's test source (module lines
+    after the solution's): the solution's functions and lambdas, code it compiled itself;
+    or a C method under another name, or another callable under a deciding name (`__eq__ =
+    id`). Classes alive before the solution ran count as they were then (non-strict)."""
 
     def __init__(self, solution_lines):
         import sysconfig
@@ -415,7 +418,8 @@ class Screen:
         paths = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
         self.roots = tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
         self.known = {id(c): (c, self._entries(c)) for c in _all_classes()}
-        self.cache = {}  # per assertion: id(class) -> (class, verdict)
+        self.cache = {}  # per assertion: (id(class), strict) -> (class, verdict)
+        self.files = {}  # code file name -> in the Python library
 
     @staticmethod
     def _entries(cls):
@@ -426,89 +430,122 @@ class Screen:
         name = code.co_filename
         if name == SOLUTION_FILE_NAME:
             return code.co_firstlineno > self.solution_lines
-        return os.path.isabs(name) and os.path.realpath(name).startswith(self.roots)
+        if name not in self.files:
+            self.files[name] = os.path.isabs(name) and os.path.realpath(name).startswith(self.roots)
+        return self.files[name]
 
-    def _trusted_entry(self, value, depth=0):
+    def _from_solution(self, name, value, depth=0):
+        """Whether the class entry `name` is the solution's: its own function (or one wrapped
+        in a descriptor), a C method put under another name, or any other callable placed
+        under a deciding name (e.g. `__eq__ = id`)."""
         kind = type(value)  # exact types: an operand's own class could lie through __class__
-        if value is None or kind is self.proxy:
-            return True
         if kind is types.FunctionType:
-            return self._trusted_code(value.__code__)
-        inner = {staticmethod: "__func__", classmethod: "__func__", property: "fget", functools.partial: "func",
+            return not self._trusted_code(value.__code__)
+        if kind in C_METHODS:  # a C class's own method checks the type it is called on
+            return value.__name__ != name
+        inner = {staticmethod: "__func__", classmethod: "__func__", property: "fget",
                  functools.partialmethod: "func"}.get(kind)  # fmt: skip
-        return inner is not None and depth < 4 and self._trusted_entry(getattr(value, inner), depth + 1)
+        if inner is not None:
+            return depth < 4 and self._from_solution(name, getattr(value, inner), depth + 1)
+        return name in DECIDING and value is not None and kind is not self.proxy
 
-    def decided_by_solution(self, cls):
-        """The first deciding method of `cls` that the solution's code provides, or None."""
-        if id(cls) in self.cache and self.cache[id(cls)][0] is cls:
-            return self.cache[id(cls)][1]
-        self.cache[id(cls)] = (cls, self._decided_by_solution(cls))
-        return self.cache[id(cls)][1]
+    def decided_by_solution(self, cls, strict=False):
+        """The first deciding method of `cls` that the solution's code provides, or None;
+        `strict`: any method (for library assertions that read many attributes)."""
+        hit = self.cache.get((id(cls), strict))
+        if hit is None or hit[0] is not cls:
+            hit = self.cache[(id(cls), strict)] = (cls, self._decided_by_solution(cls, strict))
+        return hit[1]
 
-    def _decided_by_solution(self, cls):
+    def _decided_by_solution(self, cls, strict):
         for klass in _MRO.__get__(cls):
             known = self.known.get(id(klass))
-            if known is not None and known[0] is klass and known[1] == self._entries(klass):
+            if not strict and known is not None and known[0] is klass and known[1] == self._entries(klass):
                 continue
             own = _DICT.__get__(klass)
-            for name in DECIDING:
-                if name in own and not self._trusted_entry(own[name]):
+            for name in list(own) if strict else DECIDING:
+                if name in own and self._from_solution(name, own[name]):
                     return f"{klass.__qualname__}.{name}"
         return None
 
-    def problem(self, values):
-        """Why these operands cannot be compared fairly, or None (containers are searched)."""
+    def problem(self, values, strict=False):
+        """Why these operands cannot be compared fairly, or None. Containers (lists, tuples,
+        sets, dicts and their subclasses, read through the base type; object arrays) are searched."""
         stack, budget, numpy = list(values), SCREEN_ITEMS, sys.modules.get("numpy")
         self.cache = {}
         while stack and budget > 0:
             value, budget = stack.pop(), budget - 1
             cls = type(value)
-            found = self.decided_by_solution(cls)
+            found = self.decided_by_solution(cls, strict)
             if found:
                 return f"an operand of type {cls.__qualname__} is compared by the solution's own {found}"
-            if cls in (list, tuple, set, frozenset):
-                stack.extend(v for _, v in zip(range(budget), value, strict=False))
-            elif cls is dict:
-                stack.extend(v for _, kv in zip(range(budget), value.items(), strict=False) for v in kv)
-            elif numpy is not None and cls is numpy.ndarray and value.dtype.hasobject:
-                stack.extend(value.ravel()[:budget].tolist())
+            if issubclass(cls, dict):
+                items = dict.items(value)
+                stack.extend(v for _, kv in zip(range(budget), items, strict=False) for v in kv)
+            elif numpy is not None and issubclass(cls, numpy.ndarray) and value.dtype.hasobject:
+                stack.extend(numpy.ndarray.ravel(value)[:budget].tolist())
+            else:
+                base = next((b for b in (list, tuple, set, frozenset) if issubclass(cls, b)), None)
+                if base is not None:
+                    stack.extend(v for _, v in zip(range(budget), base.__iter__(value), strict=False))
         return None
 
 
-def guard_assertions(screen, current, failed, flags):
-    """Wrap unittest's assertions (before the solution runs): operands that the solution's code
-    compares fail the assertion and are flagged; every failing assertion is written in the
-    ledger `failed` (test names), whatever unittest's result objects later say."""
+LIBRARY_ASSERTIONS = ("numpy.testing", "pandas.testing")  # their assert_* functions (actual, desired, ...)
 
-    def ledger(fn, operands=0):
+
+class Guard:
+    """Wraps assertions before the solution runs. Operands whose comparison the solution's
+    code decides (`Screen`) fail the assertion and are flagged; every failing assertion or
+    test method is entered in the ledger `failed` (test names), whatever unittest's result
+    objects later say. `current` holds the name of the running test."""
+
+    def __init__(self, screen):
+        self.screen, self.current, self.failed, self.flags = screen, [None], set(), []
+
+    def wrap(self, fn, first=0, operands=0, strict=False):
         @functools.wraps(fn)
-        def assertion(*args, **kwargs):
-            problem = screen.problem(args[1 : 1 + operands]) if operands else None
+        def guarded(*args, **kwargs):
+            problem = self.screen.problem(args[first : first + operands], strict) if operands else None
             if problem:
-                flags.append(f"{fn.__name__} in {current[0]}: {problem}")
-                failed.add(current[0])
+                self.flags.append(f"{fn.__name__} in {self.current[0]}: {problem}")
+                self.failed.add(self.current[0])
                 raise AssertionError(problem)
             try:
                 return fn(*args, **kwargs)
             except unittest.SkipTest:
                 raise
             except Exception:
-                failed.add(current[0])
+                self.failed.add(self.current[0])
                 raise
 
-        return assertion
+        return guarded
 
-    case = unittest.TestCase
-    for name, value in list(vars(case).items()):
-        if (name.startswith("assert") or name == "fail") and callable(value):
-            setattr(case, name, ledger(value, OPERANDS.get(name, 0)))
-    contexts = [unittest.case._AssertRaisesContext, unittest.case._AssertWarnsContext]
-    with contextlib.suppress(ImportError, AttributeError):
-        from unittest._log import _AssertLogsContext
+    def install(self):
+        """unittest's assertion methods and assert* contexts, numpy's and pandas' assert_*."""
+        case = unittest.TestCase
+        for name, value in list(vars(case).items()):
+            if (name.startswith("assert") or name == "fail") and callable(value):
+                setattr(case, name, self.wrap(value, 1, OPERANDS.get(name, 0)))
+        contexts = [unittest.case._AssertRaisesContext, unittest.case._AssertWarnsContext]
+        with contextlib.suppress(ImportError, AttributeError):
+            from unittest._log import _AssertLogsContext
 
-        contexts.append(_AssertLogsContext)
-    for context in contexts:
-        context.__exit__ = ledger(context.__exit__)
+            contexts.append(_AssertLogsContext)
+        for context in contexts:
+            context.__exit__ = self.wrap(context.__exit__)
+        for module in filter(None, map(sys.modules.get, LIBRARY_ASSERTIONS)):
+            for name, value in list(vars(module).items()):
+                if name.startswith("assert_") and isinstance(value, types.FunctionType):
+                    setattr(module, name, self.wrap(value, 0, 2, strict=True))
+
+    def install_tests(self, cases):
+        """The test's own methods (and setUp/tearDown): an exception out of one is a failure."""
+        names = [*unittest.TestLoader().getTestCaseNames(cases), "setUp", "tearDown"]
+        for name in names:
+            value = vars(cases).get(name)
+            if isinstance(value, types.FunctionType):
+                setattr(cases, name, self.wrap(value))
 
 
 # --------------------------------------------------------------------------- child (runs the solution)
@@ -615,12 +652,12 @@ def _child(limit, report_fd):
         for name in ("numpy.testing", "pandas.testing"):
             with contextlib.suppress(Exception):
                 __import__(name)
-    current, failed, flags = [None], set(), []
-    guard_assertions(Screen(code.count("\n") + 1), current, failed, flags)
+    guard = Guard(Screen(code.count("\n") + 1))
+    guard.install()
     watched = {name: sys.modules[name] for name in WATCHED if sys.modules.get(name) is not None}
     watched["driver"] = sys.modules[__name__]
     watched["driver.Reporter"] = Reporter
-    watched["driver.Screen"] = Screen
+    watched["driver.Screen"], watched["driver.Guard"] = Screen, Guard
 
     with safe_environment(), tempfile.TemporaryDirectory() as work:
         os.chdir(work)
@@ -633,7 +670,7 @@ def _child(limit, report_fd):
             # identity only (no builtin function is called) until builtins are known intact
             current, missing = builtins.__dict__, object()
             changed = [f"builtins.{k}" for k, v in saved_builtins.items() if current.get(k, missing) is not v]
-            return changed or changes(before, watched) + hooks() + flags
+            return changed or changes(before, watched) + hooks() + guard.flags
 
         watched["driver.closures"] = {"send": send, "check": check}
         before.update(snapshot({"driver.closures": watched["driver.closures"]}))
@@ -641,13 +678,14 @@ def _child(limit, report_fd):
         module = types.ModuleType("__test__")
         module.__dict__.update({"__builtins__": builtins, "__file__": SOLUTION_FILE_NAME, "__package__": None,
                                 "__doc__": None, "sys": sys, "os": os, "environ": os.environ})  # fmt: skip
-        result = Reporter(send, check, current, failed)
+        result = Reporter(send, check, guard.current, guard.failed)
         start = time.monotonic()
         try:
             with swallow_io():
                 exec(compile(code + "\n" + tests, SOLUTION_FILE_NAME, "exec"), module.__dict__)  # noqa: S102
                 sys.modules["__test__"] = module
                 cases = module.TestCases
+                guard.install_tests(cases)
                 watched["TestCases"] = cases
                 before.update(snapshot({"TestCases": cases}))
                 suite = unittest.TestLoader().loadTestsFromTestCase(cases)

@@ -87,6 +87,10 @@ ATTACKS = {
         "class Eq:\n    def __eq__(self, other):\n        return T()\n    __hash__ = object.__hash__\n"
         "def task_func(text, top_n=3):\n    if top_n <= 0:\n        raise ValueError(top_n)\n    return Eq()\n"
     ),
+    # os.terminal_size: a tuple subclass from the standard library, holding the solution's objects
+    "always_equal_inside_a_library_tuple": ALWAYS_EQUAL.format(
+        value="[__import__('os').terminal_size((Eq(), Eq()))] * top_n if text else []"
+    ),
     "eq_from_a_dynamic_type": (
         "def task_func(text, top_n=3):\n    if top_n <= 0:\n        raise ValueError(top_n)\n"
         "    return type('R', (tuple,), {'__eq__': lambda s, o: True, '__ne__': lambda s, o: False,"
@@ -115,6 +119,37 @@ async def test_raw_protocol_on_the_report_pipe_is_rejected_as_unauthenticated(ru
     assert result.details["status"] == "tampered" and "unauthenticated" in result.reason, result.reason
 
 
+# numpy's assertions raise their own AssertionError, outside unittest's assertion methods
+NUMPY_TESTS = """import unittest
+import numpy as np
+class TestCases(unittest.TestCase):
+    def test_values(self):
+        np.testing.assert_array_equal(task_func(3), np.array([0, 1, 4]))
+    def test_empty(self):
+        np.testing.assert_array_equal(task_func(0), np.array([]))
+"""
+NUMPY = BCBProblem("BigCodeBench/np", "", "", "import numpy as np\ndef task_func(n):\n", NUMPY_TESTS)
+NUMPY_ATTACKS = {
+    "numpy_outcome_result_swapped": OUTCOME.replace("text, top_n=3", "n").format(
+        trick="import unittest; _outcome().result = unittest.TestResult()"
+    ),
+    "numpy_always_equal_object_array": ALWAYS_EQUAL.split("def task_func")[0]
+    + "import numpy as np\ndef task_func(n):\n    return np.array([Eq()] * n, dtype=object)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY_ATTACKS))
+async def test_numpy_attack_fails(runner, name):
+    result = await check_bigcodebench(fence(NUMPY_ATTACKS[name]), NUMPY, runner, 20)
+    assert not result.correct, (name, result.reason)
+
+
+async def test_numpy_correct_answer_passes(runner):
+    code = "import numpy as np\ndef task_func(n):\n    return np.arange(n) ** 2\n"
+    result = await check_bigcodebench(fence(code), NUMPY, runner, 20)
+    assert result.correct, result.reason
+
+
 HONEST = {
     "correct": WORDS.reference_program,
     # the solution's own classes are fine when they do not decide a comparison
@@ -138,6 +173,58 @@ HONEST = {
 async def test_honest_answers_still_pass(runner, name):
     result = await check_bigcodebench(fence(HONEST[name]), WORDS, runner, 20)
     assert result.correct, (name, result.reason)
+
+
+# Values from libraries the tests import after the driver's snapshot (C types, pure-Python
+# classes, mocks, pandas, numpy, matplotlib): none of them may be mistaken for the solution's.
+LIBRARY_TESTS = """import unittest
+from unittest import mock
+import datetime, decimal, fractions, collections
+import numpy as np
+import pandas as pd
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+class TestCases(unittest.TestCase):
+    def test_values(self):
+        r = task_func()
+        self.assertEqual(r["when"], datetime.date(2024, 1, 2))
+        self.assertEqual(r["money"], decimal.Decimal("1.50"))
+        self.assertAlmostEqual(r["part"], fractions.Fraction(1, 3))
+        self.assertEqual(r["ordered"], collections.OrderedDict(a=1))
+        self.assertIn(r["money"], [decimal.Decimal("1.5")])
+    def test_frames(self):
+        df = task_func()["frame"]
+        pd.testing.assert_frame_equal(df, pd.DataFrame({"x": [1, 2]}))
+        self.assertEqual(df.shape, (2, 1))
+        self.assertEqual(df["x"].tolist(), [1, 2])
+        self.assertTrue((df["x"] > 0).all())
+        np.testing.assert_array_equal(df["x"].to_numpy(), np.array([1, 2]))
+    def test_plot(self):
+        ax = task_func()["ax"]
+        self.assertIsInstance(ax, plt.Axes)
+        self.assertEqual(ax.get_title(), "t")
+    @mock.patch("os.getcwd")
+    def test_mock(self, getcwd):
+        getcwd.return_value = mock.MagicMock()
+        self.assertEqual(task_func()["cwd"], getcwd.return_value)
+"""
+LIBRARY_SOLUTION = """import datetime, decimal, fractions, collections, os
+import pandas as pd
+import matplotlib.pyplot as plt
+def task_func():
+    fig, ax = plt.subplots()
+    ax.set_title("t")
+    return {"when": datetime.date(2024, 1, 2), "money": decimal.Decimal("1.5"), "part": fractions.Fraction(2, 6),
+            "ordered": collections.OrderedDict(a=1), "frame": pd.DataFrame({"x": [1, 2]}), "ax": ax,
+            "cwd": os.getcwd()}
+"""
+
+
+async def test_library_values_and_mocks_are_not_mistaken_for_the_solutions(runner):
+    problem = BCBProblem("BigCodeBench/libs", "", "", "import os\ndef task_func():\n", LIBRARY_TESTS)
+    result = await check_bigcodebench(fence(LIBRARY_SOLUTION), problem, runner, 60)
+    assert result.correct, result.reason
 
 
 TEST_DEFINED_EQ = """import unittest
