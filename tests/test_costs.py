@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import yaml
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, ModelUsage, get_model, modelapi
@@ -14,7 +15,7 @@ from standins import standins, standins_server  # noqa: F401 (fixtures)
 
 from solvers.conductor import conductor
 from workers.costs import NO_MODEL, model_cost, register_cost
-from workers.pools import Price, load_pool
+from workers.pools import POOLS_DIR, Price, load_pool
 
 TWO_STEPS = 'model_id = [0, 1]\nsubtasks = ["Solve it.", "Check it."]\naccess_list = [[], "all"]'
 LEAD_USAGE = (1000, 100)  # the scripted conductor's tokens in, out per call
@@ -122,6 +123,18 @@ def test_eval_model_as_conductor_counts_under_the_conductor_role(tmp_path):
     assert usage["workers"].output_tokens > 0
 
 
+def own_instances(pool: str, tmp_path) -> str:
+    """A copy of a bundled pool whose workers are model instances of their own (a client-side
+    config field added): Inspect memoizes models, and one built here would keep this test
+    module's stand-in server for the other modules' tests."""
+    data = yaml.safe_load((POOLS_DIR / f"{pool}.yaml").read_text())
+    for worker in data["workers"]:
+        worker["config"] = {**worker["config"], "max_connections": 11}
+    path = tmp_path / f"{pool}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
 def paper_eval(pool: str, **eval_args):
     """One sample of a paper pool against the API stand-ins, every worker named once."""
     from scripted import scripted
@@ -136,12 +149,13 @@ def paper_eval(pool: str, **eval_args):
     return log
 
 
-def test_cost_limit_stops_a_paper_pool_sample(standins):  # noqa: F811
+def test_cost_limit_stops_a_paper_pool_sample(standins, tmp_path):  # noqa: F811
     """The same against the API stand-ins with a bundled paper pool."""
-    unlimited = paper_eval("paper-closed").samples[0]
+    pool = own_instances("paper-closed", tmp_path)
+    unlimited = paper_eval(pool).samples[0]
     cost = unlimited.metadata["conductor"]["worker_cost_usd"]
     assert unlimited.limit is None and math.isclose(unlimited.role_usage["workers"].total_cost, cost, rel_tol=1e-9)
-    limited = paper_eval("paper-closed", cost_limit=cost / 10).samples[0]
+    limited = paper_eval(pool, cost_limit=cost / 10).samples[0]
     assert limited.limit is not None and limited.limit.type == "cost"
 
 
