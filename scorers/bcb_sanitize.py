@@ -6,13 +6,18 @@ Mirrors bigcodebench 0.2.5 `bigcodebench/sanitize.py` (tree-sitter there):
   parses and has the most non-blank lines; ties go to the smallest i, then j; when
   nothing parses, the first line. Computed here without the official cubic scan:
   parsing depends only on the first and last non-blank lines of a span, so spans are
-  tried by decreasing non-blank count; lines that cannot start a program (indented,
-  or a complete line that is itself invalid) are skipped, and once a span from a
-  start fails on a line that no appended text can repair, the spans from that start
-  reaching that line are skipped. The search stops after `MAX_PARSES` parses or
-  `MAX_PARSED_CHARS` parsed characters (`bounded=False`; the caller falls back).
-  Agreement with the package's own `code_extract`/`sanitize` is tested on fixtures
-  (tests/test_bcb_official_parity.py).
+  tried by decreasing non-blank count (a heap of start lines); lines that cannot start a
+  program (indented, or a complete line that is itself invalid) are skipped. Once a span
+  from a start fails on a line that no shorter span from it can avoid (a token the
+  parser cannot continue from, an unclosed bracket or string), the spans from that start
+  reaching that line are skipped, and so are those from the top-level statements between
+  the start and that line (were such a span a program, the statements before it plus it
+  would be one too). Parses go through `scorers.safe_parse` (pathological nesting is a
+  failure, not a RecursionError). The search stops after `MAX_PARSES` parses or
+  `MAX_PARSED_CHARS` parsed characters (~0.1 s; `bounded=False`, and `sanitize` returns
+  the code as given: the caller falls back). Agreement with the package's own
+  `code_extract`/`sanitize` is tested on fixtures (tests/test_bcb_official_parity.py)
+  and with the cubic scan itself on generated answers (tests/test_parse_bombs.py).
 * `sanitize(code, entry_point)`: on the extracted span keep, in order, every
   top-level import (not `from __future__`), then the top-level undecorated
   functions, classes and assignments (`x = ...`, `x: T = ...`; first definition of a
@@ -23,10 +28,14 @@ Mirrors bigcodebench 0.2.5 `bigcodebench/sanitize.py` (tree-sitter there):
 from __future__ import annotations
 
 import ast
+import bisect
+import heapq
 from dataclasses import dataclass
 
+from scorers.safe_parse import SYNTAX_ERROR, ParseFailure, safe_parse
+
 MAX_PARSES = 2000
-MAX_PARSED_CHARS = 2_000_000
+MAX_PARSED_CHARS = 150_000
 
 
 @dataclass(frozen=True)
@@ -35,28 +44,29 @@ class Extraction:
     bounded: bool  # False: the search hit its bound and fell back
 
 
-_OPEN_ENDED = ("never closed", "EOF", "unterminated", "expected an indented block", "incomplete", "unexpected end")
+_OPEN_ENDED = ("EOF", "expected an indented block", "incomplete", "unexpected end")
+_UNCLOSED = ("never closed", "unterminated")  # reported at the opening bracket or quote
 
 
-def _failure_line(source: str) -> int | None:
-    """-1 when `source` parses; else the 0-based line of a syntax error that no text
-    appended after the source can repair (a token the parser could not continue
-    from), or None when the failure may be repairable (unclosed bracket or string,
-    missing block, error on the last line, unparsable for other reasons)."""
-    try:
-        ast.parse(source)
-    except SyntaxError as e:
-        if not e.lineno or any(word in (e.msg or "") for word in _OPEN_ENDED):
-            return None
-        line = max(e.lineno, getattr(e, "end_lineno", None) or e.lineno) - 1
-        return line if line < source.count("\n") else None
-    except (MemoryError, ValueError, RecursionError, OverflowError):
+class _BudgetSpent(Exception):
+    pass
+
+
+def _failure_line(failure: ParseFailure, last_line: int) -> int | None:
+    """For a span that does not parse: the 0-based line from which on no shorter span from the
+    same start parses either: a token the parser could not continue from, or an unclosed
+    bracket or string (still unclosed in every shorter span that holds its opening). None
+    when the failure may be repairable (missing block, input ended, error on the last line,
+    nesting too deep)."""
+    if failure.reason != SYNTAX_ERROR or not failure.lineno:
         return None
-    return -1
-
-
-def _parses(source: str) -> bool:
-    return _failure_line(source) == -1
+    if any(word in failure.message for word in _UNCLOSED):
+        line = failure.lineno - 1
+    elif any(word in failure.message for word in _OPEN_ENDED):
+        return None
+    else:
+        line = max(failure.lineno, failure.end_lineno or failure.lineno) - 1
+    return line if line < last_line else None
 
 
 def _may_start(line: str) -> bool:
@@ -67,43 +77,116 @@ def _may_start(line: str) -> bool:
         return False  # unexpected indent
     if line.startswith("@"):
         return True  # a decorator needs the next line
-    try:
-        ast.parse(line)
-    except SyntaxError as e:
-        incomplete = ("never closed", "unexpected EOF", "expected an indented block", "unterminated triple",
-                      "incomplete input", "EOF while scanning", "unexpected end")  # fmt: skip
-        return any(word in (e.msg or "") for word in incomplete) or line.rstrip().endswith(("\\", ",", ":"))
-    except (MemoryError, ValueError, RecursionError, OverflowError):
+    tree = safe_parse(line)
+    if not isinstance(tree, ParseFailure):
+        return True
+    if tree.reason != SYNTAX_ERROR:
         return False
-    return True
+    incomplete = ("never closed", "unexpected EOF", "expected an indented block", "unterminated triple",
+                  "incomplete input", "EOF while scanning", "unexpected end")  # fmt: skip
+    return any(word in tree.message for word in incomplete) or line.rstrip().endswith(("\\", ",", ":"))
+
+
+class _Search:
+    """One span search: per start (index into the non-blank lines) the most non-blank lines a
+    span from it may still have, whether it may start a program at all, the parse outcome
+    of each span tried, and the budget spent (span parses, characters parsed)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.nonblank = [k for k, line in enumerate(lines) if line.strip()]
+        self.limit = {a: len(self.nonblank) - a for a in range(len(self.nonblank))}
+        self.starts: dict[int, bool] = {}  # start -> _may_start, asked when its first span is due
+        self.outcome: dict[tuple[int, int], int | None] = {}  # (start, count) -> -1 (parses) or failure line
+        self.statements: dict[tuple[int, int], list[int]] = {}  # of a span that parses: its statement lines
+        self.parses, self.chars = 0, 0
+
+    def may_start(self, a: int) -> bool:
+        """`_may_start` of start `a` (its line's characters count against the budget)."""
+        if a not in self.starts:
+            line = self.lines[self.nonblank[a]]
+            self._spend(len(line), parses=0)
+            self.starts[a] = _may_start(line)
+        return self.starts[a]
+
+    def _spend(self, chars: int, parses: int = 1) -> None:
+        self.parses, self.chars = self.parses + parses, self.chars + chars
+        if self.parses > MAX_PARSES or self.chars > MAX_PARSED_CHARS:
+            raise _BudgetSpent
+
+    def failure(self, a: int, count: int) -> int | None:
+        """-1 when the span of `count` non-blank lines from start `a` parses, else its
+        `_failure_line`. Raises _BudgetSpent past MAX_PARSES or MAX_PARSED_CHARS."""
+        if (a, count) not in self.outcome:
+            first, last = self.nonblank[a], self.nonblank[a + count - 1]
+            source = "\n".join(self.lines[first : last + 1])
+            self._spend(len(source))
+            tree = safe_parse(source)
+            if isinstance(tree, ParseFailure):
+                self.outcome[a, count] = _failure_line(tree, last - first)
+            else:
+                self.outcome[a, count] = -1
+                self.statements[a, count] = [  # undecorated top-level statements starting a line
+                    first + node.lineno - 1
+                    for node in tree.body
+                    if node.col_offset == 0 and not getattr(node, "decorator_list", None)
+                ]
+        return self.outcome[a, count]
+
+    def rule_out(self, a: int, count: int, failure: int | None) -> None:
+        """Span (a, count) failed: only shorter spans from `a`, none reaching the failure line.
+        When the lines before that line parse (program P), a start at one of P's top-level
+        statements cannot reach it either: were that span a program B, P's statements before
+        it followed by B would be one, and they are the failed span from `a`."""
+        self.limit[a] = count - 1
+        if failure is None:
+            return
+        first = self.nonblank[a]
+        dead = bisect.bisect_left(self.nonblank, first + failure)  # index of the failure line
+        self.limit[a] = min(count - 1, dead - a)
+        if self.limit[a] <= 0 or self.failure(a, self.limit[a]) != -1:
+            return
+        for line in self.statements[a, self.limit[a]]:
+            b = bisect.bisect_left(self.nonblank, line)
+            if b > a:
+                self.limit[b] = min(self.limit[b], dead - b)
 
 
 def longest_span(text: str) -> tuple[int, int] | None:
-    """(i, j) of the official `code_extract` span, or None when the bound was hit."""
+    """(i, j) of the official `code_extract` span, or None when the bound was hit.
+
+    Candidates come off a heap in the official order (most non-blank lines, then the
+    smallest i): one entry per non-blank line, holding the longest span from it not yet
+    ruled out (an entry whose limit dropped meanwhile goes back in with the new limit);
+    a line that cannot start a program is dropped when its entry first comes up."""
     lines = text.split("\n")
-    n = len(lines)
-    nonblank = [k for k, line in enumerate(lines) if line.strip()]
-    starts = {k: _may_start(lines[k]) for k in nonblank}
-    parses, chars = 0, 0
-    dead_from: dict[int, int] = {}  # start line -> spans from it ending at or past this line fail
-    for count in range(len(nonblank), 0, -1):
-        for a in range(len(nonblank) - count + 1):
-            first, last = nonblank[a], nonblank[a + count - 1]
+    search = _Search(lines)
+    nonblank = search.nonblank
+    heap = [(-count, a) for a, count in search.limit.items()]
+    heapq.heapify(heap)
+    try:
+        while heap:
+            count, a = heapq.heappop(heap)
+            count = -count
+            if not search.may_start(a):
+                continue
+            if count > search.limit[a]:
+                if search.limit[a] > 0:
+                    heapq.heappush(heap, (-search.limit[a], a))
+                continue
+            last = nonblank[a + count - 1]
             i = nonblank[a - 1] + 1 if a > 0 else 0
             j = last if last > i else i + 1
-            if j >= n or (j > last and lines[j].strip()):
-                continue  # no span i..j (j > i) with exactly `count` non-blank lines starts here
-            if not starts[first] or last >= dead_from.get(first, n):
-                continue
-            source = "\n".join(lines[first : last + 1])
-            parses, chars = parses + 1, chars + len(source)
-            if parses > MAX_PARSES or chars > MAX_PARSED_CHARS:
-                return None
-            failure = _failure_line(source)
+            if j >= len(lines) or (j > last and lines[j].strip()):
+                continue  # no span i..j (j > i) with exactly `count` non-blank lines; nor fewer
+            failure = search.failure(a, count)
             if failure == -1:
                 return i, j
-            if failure is not None:
-                dead_from[first] = min(dead_from.get(first, n), first + failure)
+            search.rule_out(a, count, failure)
+            if search.limit[a] > 0:
+                heapq.heappush(heap, (-search.limit[a], a))
+    except _BudgetSpent:
+        return None
     return 0, 0
 
 
@@ -214,11 +297,12 @@ def _line_offsets(source: str) -> list[int]:
 
 def extract_target_code_or_empty(code: str, entry_point: str | None) -> tuple[str, bool]:
     extraction = code_extract(code.strip())
+    if not extraction.bounded:  # the official span is unknown; the caller falls back
+        return "", False
     source = extraction.code
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, MemoryError, ValueError, RecursionError, OverflowError):
-        return "", extraction.bounded
+    tree = safe_parse(source)
+    if isinstance(tree, ParseFailure):
+        return "", True
     offsets = _line_offsets(source)
     imports: list[str] = []
     definitions: list[tuple[str | None, ast.stmt]] = []
@@ -250,15 +334,17 @@ def extract_target_code_or_empty(code: str, entry_point: str | None) -> tuple[st
         if entry_point and entry_point in lines[k]:
             outer.append(k)
     if outer:
-        return "\n".join(lines[: outer[-1]]), extraction.bounded
-    return output, extraction.bounded
+        return "\n".join(lines[: outer[-1]]), True
+    return output, True
 
 
 def sanitize(code: str, entry_point: str | None = None) -> Extraction:
-    """Official `sanitize`; `bounded=False` when a span search hit its bound."""
+    """Official `sanitize`; `bounded=False` (and `code` as given) when the span search hit
+    its bound."""
     target, bounded = extract_target_code_or_empty(code, entry_point)
     target = target.strip()
     if target:
         return Extraction(target, bounded)
-    fallback = code_extract(code)
-    return Extraction(fallback.code, bounded and fallback.bounded)
+    if not bounded:  # the search below would hit the bound again
+        return Extraction(code, False)
+    return code_extract(code)

@@ -37,6 +37,7 @@ the residual risk). A `ModuleNotFoundError` is reported as the distinct reason
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import re
 import secrets
@@ -334,7 +335,8 @@ async def check_bigcodebench(
             answer; `code_prompt + "\\n    pass\\n"` prepended).
         python: the interpreter command inside the sandbox.
     """
-    code, origin = extract_code(completion, problem, calibrate=calibrate)
+    # the bounded span search takes up to ~0.1 s on a large unparsable answer: off the event loop
+    code, origin = await asyncio.to_thread(extract_code, completion, problem, calibrate=calibrate)
     if not code.strip():
         return _result(False, None, "no code in the answer", NO_CODE, {"code_from": origin})
     program = build_program(code, problem, calibrate=calibrate)

@@ -37,6 +37,7 @@ from typing import Any
 
 from sandboxes.runner import CodeRunner
 from scorers.code_extract import CodeCheckResult, last_code_block, tagged_line
+from scorers.safe_parse import ParseFailure, safe_parse
 from scorers.verdict_channel import TRUSTED_PYTHON
 
 OFFICIAL_TIMEOUT = 3.0
@@ -70,9 +71,8 @@ def problem_from_record(record: Mapping[str, Any]) -> HumanEvalProblem:
 
 def defines_function(code: str, name: str) -> bool:
     """True when `code` parses and defines `name` at module level (def or async def)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    tree = safe_parse(code)
+    if isinstance(tree, ParseFailure):
         return False
     return any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name for node in tree.body)
 

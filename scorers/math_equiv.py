@@ -3,7 +3,8 @@
 1. Extract the final answer: the last explicit marker (scorers.extract.final_answer:
    `ANSWER:` line, `<answer>` tags, "the final answer is", `\\boxed{}`).
 2. Refuse what a careful grader refuses, before any comparison: an answer longer than
-   MAX_ANSWER_CHARS; words that change or hedge a value and that the reference lacks
+   MAX_ANSWER_CHARS; brackets nested deeper than MAX_NESTING and the reference (math-verify
+   would take seconds); words that change or hedge a value and that the reference lacks
    (`not`, `between`, `approximately`, `otherwise`; scale words are read instead:
    `2 \\text{ million}` = 2\\times10^{6}); more distinct values than the reference
    (`8 or 9`, `6 \\text{ and } 8`, `1, 2`, `\\pm 3`), also when hidden from math-verify,
@@ -42,6 +43,9 @@ from pathlib import Path
 from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode
 
 DEFAULT_TIMEOUT = 5.0
+# deeper bracket nesting is refused before math-verify, whose LaTeX parser takes seconds on it
+# (`{` 12 deep: 1.5 s, 15 deep: past its 5 s time-out); MATH answers nest at most 4 deep
+MAX_NESTING = 8
 
 # ----------------------------------------------------------------------- extraction
 
@@ -231,10 +235,25 @@ def _count_values(answer: str) -> int:
     return len({normalize_math_answer(i) for i in _top_level_items(s)}) + plus_minus
 
 
+def nesting_depth(s: str) -> int:
+    """The deepest nesting of (), [] and {} in s (escaped or not; unbalanced closers ignored)."""
+    depth = deepest = 0
+    for ch in s:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
 def refusal(pred: str, gold: str, count: bool = True) -> str | None:
     """Why a careful grader gives no credit before comparing, or None."""
     if len(pred) > MAX_ANSWER_CHARS:
         return f"answer longer than {MAX_ANSWER_CHARS} characters"
+    depth, limit = nesting_depth(pred), max(MAX_NESTING, nesting_depth(gold))
+    if depth > limit:
+        return f"answer nests brackets {depth} deep (limit {limit}): too deep to compare"
     blur = sorted((_words(pred) & _VALUE_WORDS) - _words(gold))
     if blur:
         return f"answer has words that change or hedge its value: {', '.join(blur)}"

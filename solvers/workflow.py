@@ -18,7 +18,8 @@ from each such line on, the longest run of lines that parses as Python is read (
 linear time). Only top-level `name = <literal>` statements count, so an assignment inside a
 string literal is never the workflow; the last assignment of each name wins.
 
-Parsing uses `ast.parse` and `ast.literal_eval` only: model output is never executed.
+Parsing uses `ast.parse` (through `scorers.safe_parse`: pathological nesting is a named
+failure, not a RecursionError) and `ast.literal_eval` only: model output is never executed.
 Every rejection carries a named reason so logs, reports and rewards can count them; no
 input raises. Pure Python: no Inspect import.
 """
@@ -31,6 +32,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
+
+from scorers.safe_parse import SYNTAX_ERROR, ParseFailure, safe_parse
 
 LIST_NAMES = ("model_id", "subtasks", "access_list")
 DEFAULT_MAX_STEPS = 5
@@ -150,7 +153,7 @@ def extract_lists(completion: str) -> dict[str, object]:
     lines = completion.splitlines()
     starts = [i for i, line in enumerate(lines) if _ASSIGNMENT_LINE.match(line)]
     found: dict[str, ast.expr] = {}
-    broken: set[str] = set()  # names whose assignment line starts no parseable run
+    broken: dict[str, ParseFailure] = {}  # names whose assignment line starts no parseable run
     position, blocks = 0, 0
     for start in starts:
         if start < position:
@@ -158,9 +161,9 @@ def extract_lists(completion: str) -> dict[str, object]:
         if blocks == _MAX_BLOCKS:
             break
         blocks += 1
-        body, position, syntax_error = _statement_run(lines, start)
-        if syntax_error:
-            broken.add(lines[start].split("=", 1)[0].strip())
+        body, position, failure = _statement_run(lines, start)
+        if failure:
+            broken[lines[start].split("=", 1)[0].strip()] = failure
         for statement in body:
             if (
                 isinstance(statement, ast.Assign)
@@ -171,7 +174,9 @@ def extract_lists(completion: str) -> dict[str, object]:
                 found[target.id] = statement.value
     for name in LIST_NAMES:
         if name not in found and name in broken:
-            raise WorkflowError(Reason.NOT_LITERAL, f"`{name} = ...` is not valid Python list syntax")
+            raise WorkflowError(
+                Reason.NOT_LITERAL, f"`{name} = ...` is not valid Python list syntax ({broken[name].message})"
+            )
         if name not in found:
             raise WorkflowError(
                 Reason.MISSING_LIST,
@@ -181,24 +186,23 @@ def extract_lists(completion: str) -> dict[str, object]:
     return {name: _literal(found[name], name) for name in LIST_NAMES}
 
 
-def _statement_run(lines: list[str], start: int) -> tuple[list[ast.stmt], int, bool]:
+def _statement_run(lines: list[str], start: int) -> tuple[list[ast.stmt], int, ParseFailure | None]:
     """Top-level statements of the longest run of lines from `start` that parses, the line
-    index after it, and whether the first line itself is broken. A run that starts inside a
-    string literal (a stray closing triple quote follows) yields nothing."""
+    index after it, and the failure when the first line itself is broken (or the run is too
+    deeply nested to parse). A run that starts inside a string literal (a stray closing
+    triple quote follows) yields nothing."""
     end = len(lines)
     for _ in range(_MAX_TRIMS):
-        try:
-            return ast.parse("\n".join(lines[start:end])).body, end, False
-        except SyntaxError as error:
-            line = error.lineno or 1
-            if "triple-quoted" in (error.msg or ""):
-                return [], start + max(line, 1), False  # resume after the quote
-            if line <= 1:
-                return [], start + 1, True
-            end = start + line - 1
-        except (ValueError, RecursionError, MemoryError, OverflowError):
-            return [], start + 1, True
-    return [], start + 1, True
+        tree = safe_parse("\n".join(lines[start:end]))
+        if isinstance(tree, ast.Module):
+            return tree.body, end, None
+        line = tree.lineno or 1
+        if tree.reason == SYNTAX_ERROR and "triple-quoted" in tree.message:
+            return [], start + line, None  # resume after the quote
+        if tree.reason != SYNTAX_ERROR or line <= 1:
+            return [], start + 1, tree
+        end = start + line - 1
+    return [], start + 1, tree
 
 
 def _literal(value: ast.expr, name: str) -> object:
