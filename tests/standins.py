@@ -18,6 +18,7 @@ so the SDKs' own retries stay fast) or a stall (the handler sleeps, bounded by
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
 import threading
@@ -505,23 +506,32 @@ ANSWERS = {"openai": _openai, "anthropic": _anthropic, "google": _google, "vllm"
 ERRORS = {"openai": _openai_error, "anthropic": _anthropic_error, "google": _google_error, "vllm": _openai_error}
 
 
-@pytest.fixture(scope="session")
-def standins_server():
-    """One server for the session: Inspect memoizes models, and a model built in one test
-    keeps the base URL (port) it was built with."""
-    stand = StandIns().start()
-    try:
-        yield stand
-    finally:
-        stand.close()
+_shared: list[StandIns] = []
+
+
+def shared() -> StandIns:
+    """The stand-ins of this process, started on first use and stopped at exit: Inspect
+    memoizes models, and a model keeps the base URL (port) it was built with, so every test
+    module must see the same server (a session fixture imported into two modules is two)."""
+    if not _shared:
+        _shared.append(StandIns().start())
+        atexit.register(_shared[0].close)
+    return _shared[0]
 
 
 @pytest.fixture
-def standins(standins_server: StandIns, monkeypatch: pytest.MonkeyPatch):
-    """The stand-ins, reset (no requests, no faults), with every provider's base URL and a
-    dummy key in the environment for this test."""
-    standins_server.reset()
-    for name, value in standins_server.env().items():
+def standins_server() -> StandIns:
+    """The shared stand-ins as they are (no reset, environment untouched)."""
+    return shared()
+
+
+@pytest.fixture
+def standins(monkeypatch: pytest.MonkeyPatch):
+    """The shared stand-ins, reset (no requests, no faults), with every provider's base URL
+    and a dummy key in the environment for this test."""
+    stand = shared()
+    stand.reset()
+    for name, value in stand.env().items():
         monkeypatch.setenv(name, value)
-    yield standins_server
-    standins_server.reset()
+    yield stand
+    stand.reset()

@@ -6,7 +6,7 @@ import httpx
 import openai
 import pytest
 import tenacity
-from inspect_ai.model._model import AttemptTimeoutError  # the type Inspect raises; no public name
+from inspect_ai.model._model import AttemptTimeoutError, ModelGenerateError  # Inspect's types; no public names
 
 from workers.provider_errors import MAX_CHARS, describe_error
 
@@ -59,6 +59,21 @@ GOOGLE_400 = genai_errors.ClientError(
 def test_describe_error_names_provider_status_and_message(error, model, expected):
     assert describe_error(error, model) == expected
     assert describe_error(retry_error(error), model) == expected  # Inspect's wrapper is seen through
+
+
+def test_inspect_generate_error_is_described_by_the_sdk_error_it_was_raised_from():
+    """A 400 is not retried: Inspect raises ModelGenerateError (with the whole request in its
+    text) from the SDK's error."""
+    try:
+        try:
+            raise ANTHROPIC_400
+        except anthropic.BadRequestError as sdk_error:
+            raise ModelGenerateError('Request: {"messages": ...}', status_code=400) from sdk_error
+    except ModelGenerateError as error:
+        described = describe_error(error, "anthropic/claude-sonnet-4-20250514")
+    assert described == "anthropic HTTP 400 (BadRequestError): max_tokens: 70000 > 64000"
+    bare = ModelGenerateError("Request: {...}", status_code=503, provider_message="overloaded")
+    assert describe_error(bare, "google/gemini-2.5-pro") == "google HTTP 503 (ModelGenerateError): overloaded"
 
 
 def test_describe_error_without_model_names_the_sdk():

@@ -13,7 +13,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import includes
 from scripted import scripted
-from standins import Fault, standins, standins_server  # noqa: F401 (fixtures)
+from standins import Fault, standins  # noqa: F401 (fixture)
 from test_api_pools import every_worker
 
 from solvers.conductor import conductor

@@ -16,7 +16,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import includes
 from scripted import scripted
-from standins import standins, standins_server  # noqa: F401 (fixtures)
+from standins import standins  # noqa: F401 (fixture)
 
 from solvers import executor
 from solvers.conductor import conductor

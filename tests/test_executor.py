@@ -164,7 +164,7 @@ async def test_worker_error_is_recorded_and_later_steps_continue():
     workers = pool(broken, scripted(echo_seen))
     workflow = Workflow((0, 1), ("A", "B"), ((), "all"))
     records = await execute_workflow(workflow, QUESTION, workers)
-    assert records[0].error == "RuntimeError: connection refused"
+    assert records[0].error == "w0 (RuntimeError): connection refused"  # worker's provider (here its name), type
     assert records[1].ok and "A" not in records[1].output  # the failed step is not shown
     assert final_answer(records) == records[1].output
 

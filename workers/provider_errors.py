@@ -25,14 +25,20 @@ def describe_error(error: BaseException, model: str | None = None) -> str:
 
 
 def unwrap(error: BaseException) -> BaseException:
-    """The exception inside tenacity `RetryError`s (their `last_attempt` future)."""
+    """The error that says why: inside tenacity `RetryError`s (their `last_attempt`), the
+    deepest cause with an HTTP status (Inspect's `ModelGenerateError` is raised from the
+    SDK's error), else the error itself."""
+    chain: list[BaseException] = []
     for _ in range(MAX_UNWRAP):
+        chain.append(error)
         attempt = getattr(error, "last_attempt", None)
         inner = attempt.exception() if attempt is not None and hasattr(attempt, "exception") else None
-        if not isinstance(inner, BaseException):
+        inner = inner if isinstance(inner, BaseException) else error.__cause__
+        if inner is None:
             break
         error = inner
-    return error
+    with_status = [e for e in chain if _status(e) is not None]
+    return with_status[-1] if with_status else next(e for e in chain if not hasattr(e, "last_attempt"))
 
 
 def provider_message(error: BaseException) -> str:
@@ -42,9 +48,10 @@ def provider_message(error: BaseException) -> str:
         inner = body.get("error", body)
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
             return inner["message"]
-    message = getattr(error, "message", None)
-    if isinstance(message, str) and message:
-        return message
+    for name in ("provider_message", "message"):  # Inspect's ModelGenerateError; the SDKs
+        message = getattr(error, name, None)
+        if isinstance(message, str) and message:
+            return message
     return str(error) or type(error).__name__
 
 

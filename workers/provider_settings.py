@@ -1,4 +1,4 @@
-"""Which pool settings a provider drops before its request leaves (pure table, no imports of Inspect).
+"""Which pool settings a provider drops before its request leaves (a pure table; no Inspect import).
 
 Inspect 0.3.285's providers do not send every `GenerateConfig` field they are given; a pool
 asking for the paper's temperature 0.2 on Claude gets the API default, with one log line.
@@ -15,10 +15,15 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-_ANTHROPIC = "the API version the anthropic SDK sends (2026-10-21) removed sampling parameters: the API default applies"
-_REASONING = "GPT-5 with reasoning on (reasoning_effort other than none) takes only its default (1)"
-_RESPONSES = "OpenAI's Responses API (Inspect's route for GPT-5) has no such parameter"
+from workers.pools import NO_TOP_K_PROVIDERS
 
+_ANTHROPIC = "the API version the anthropic SDK sends (2026-10-21) removed sampling parameters: the API default applies"
+_REASONING = "GPT-5 always reasons and then takes only the default (1)"
+_NO_TOP_K = "Inspect's OpenAI-compatible providers do not send top_k (a pool puts it in extra_body)"
+_RESPONSES = "OpenAI's Responses API (Inspect's route for GPT-5) has no such parameter"
+# GPT-5 and its mini/nano/dated variants reason by default and refuse reasoning effort
+# "none"; later versions (gpt-5.1, ...) and gpt-5-chat do not, and are not in the table
+GPT5 = ("openai/gpt-5", "openai/gpt-5-20*", "openai/gpt-5-mini*", "openai/gpt-5-nano*")
 
 # GenerateConfig fields that steer the client (retries, time limits, concurrency) and are
 # never part of a request
@@ -27,26 +32,23 @@ CLIENT_FIELDS = frozenset({"timeout", "attempt_timeout", "max_retries", "max_con
 
 @dataclass(frozen=True)
 class Drop:
-    """`field` is not sent for models matching `pattern` (fnmatch on the Inspect model
-    name), unless the config sets every `unless` field to its value."""
+    """`field` is not sent for models matching one of `patterns` (fnmatch on the Inspect
+    model name)."""
 
-    pattern: str
+    patterns: tuple[str, ...]
     field: str
     reason: str
-    unless: tuple[tuple[str, Any], ...] = ()
 
     def applies(self, model: str, config: Mapping[str, Any]) -> bool:
-        return (
-            config.get(self.field) is not None
-            and fnmatchcase(model, self.pattern)
-            and not (self.unless and all(config.get(k) == v for k, v in self.unless))
-        )
+        return config.get(self.field) is not None and any(fnmatchcase(model, p) for p in self.patterns)
 
 
 DROPS: tuple[Drop, ...] = (
-    *(Drop("anthropic/*", f, _ANTHROPIC) for f in ("temperature", "top_p", "top_k")),
-    *(Drop("openai/gpt-5*", f, _REASONING, (("reasoning_effort", "none"),)) for f in ("temperature", "top_p")),
-    *(Drop("openai/gpt-5*", f, _RESPONSES) for f in ("presence_penalty", "frequency_penalty", "seed", "stop_seqs")),
+    *(Drop(("anthropic/*",), f, _ANTHROPIC) for f in ("temperature", "top_p", "top_k")),
+    *(Drop(GPT5, f, _REASONING) for f in ("temperature", "top_p")),
+    *(Drop(GPT5, f, _RESPONSES) for f in ("presence_penalty", "frequency_penalty", "seed", "stop_seqs")),
+    Drop(tuple(f"{p}*" for p in NO_TOP_K_PROVIDERS), "top_k", _NO_TOP_K),
+    Drop(("google/*",), "seed", "Inspect's google provider does not send seed"),
 )
 
 
