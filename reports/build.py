@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports import html, missing, plots, tables
+from reports import html, missing, orchestration, plots, tables
 from reports.csv_safe import write_csv
 from reports.frame import load_samples
 
@@ -87,6 +87,9 @@ def build(log_dir: str | Path, out: str | Path, *, training: Sequence[str | Path
     say(f"{len(built)} tables over {len({b.pool for b in built})} pool(s)")
     lap("tables")
     write_tables(built, out)
+    found = orchestration.analyses(frame) if len(frame) else []
+    with (out / "tables.md").open("a") as text:
+        text.write(orchestration.write(found, out))
     (out / "missing.md").write_text(missing.listing(built, frame, where) if len(frame)
                                     else empty_listing(str(log_dir)))
     lap("write tables")
@@ -94,12 +97,13 @@ def build(log_dir: str | Path, out: str | Path, *, training: Sequence[str | Path
     if len(frame):
         say("drawing eval plots")
         drawn = plots.eval_plots(frame, out / "plots")
+        drawn += [p for a in found if a.kind == "paired" and (p := orchestration.paired_plot(a, out / "plots"))]
     lap("eval plots")
     if training:
         say(f"drawing training plots of {len(training)} run(s)")
         trained = plots.training_plots(training, out / "plots")
     lap("training plots")
-    page = html.write_page(out / "index.html", sections(built, drawn, trained, frame, out, where, command),
+    page = html.write_page(out / "index.html", sections(built, drawn, trained, frame, out, where, command, found),
                            title="conductor-bench report", intro=intro(frame, log_dir), embed=embed,
                            banner=banner(frame))
     lap("page")
@@ -154,7 +158,7 @@ def table_note(b: tables.Built) -> str:
 
 
 def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, frame: pd.DataFrame, out: Path,
-             where: missing.Places, command: str) -> list[html.Section]:
+             where: missing.Places, command: str, found: Sequence[orchestration.Analysis] = ()) -> list[html.Section]:
     result = []
     pools = list(dict.fromkeys(b.pool for b in built))
     for pool in pools:
@@ -162,6 +166,7 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, 
         kind = mine[0].kind if mine else ""
         setting = mine[0].setting if mine else ""
         page_tables = [table_on_page(b, frame, out, where, command) for b in mine]
+        page_tables += [analysis_on_page(a, out, command) for a in found if a.pool == pool]
         result.append(html.Section(tables.pool_heading(pool, kind, setting), text=CELL_NOTE, tables=tuple(page_tables),
                                    plots=tuple(p for p in drawn if getattr(p, "pool", "") == pool)))
     if trained:
@@ -188,6 +193,14 @@ def table_on_page(b: tables.Built, frame: pd.DataFrame, out: Path, where: missin
         b.spec.title, shown(b), note=table_note(b),
         files=(out / "tables" / f"{b.name}.csv", out / "tables" / f"{b.name}.md"),
         provenance=html.Provenance(logs=b.logs, commands=(*(x for x in (command,) if x), *cmds), note=note))
+
+
+def analysis_on_page(a: orchestration.Analysis, out: Path, command: str) -> html.Table:
+    """An orchestration table (oracle gap, paired, Pareto, diagnostics) as the page shows it."""
+    return html.Table.from_frame(
+        a.heading, a.shown, note=orchestration.NOTES[a.kind],
+        files=(out / "tables" / f"{a.name}.csv", out / "tables" / f"{a.name}.md"),
+        provenance=html.Provenance(logs=a.logs, commands=tuple(x for x in (command,) if x)))
 
 
 def intro(frame: pd.DataFrame, log_dir: str | Path) -> str:

@@ -24,6 +24,7 @@ from urllib.parse import unquote
 
 import pandas as pd
 
+from reports.diagnostics import sample_features
 from reports.records import PAPER_COLUMNS, run_fields, sample_fields
 
 _VARIANT = re.compile(r"_(w|k)\d{1,4}$")  # matrix labels: consensus_w2, smoothie_independent_k2
@@ -67,7 +68,15 @@ def _fields(sample) -> str:  # noqa: ANN001
     fields = sample_fields((sample.metadata or {}).get("conductor"), usage)
     meta = (sample.metadata or {}).get("conductor") or {}
     fields["pool_indices"] = list(meta.get("pool_indices") or [])
+    target = sample.target[0] if isinstance(sample.target, list) and sample.target else sample.target
+    scorer = next(iter(sample.scores), None) if sample.scores else None
+    fields["diag"] = sample_features(meta, _input_text(sample.input), str(target or ""), scorer)
     return json.dumps(fields, default=str)
+
+
+def _input_text(value) -> str:  # noqa: ANN001
+    """A sample's input as text: a string, or its messages' text joined."""
+    return value if isinstance(value, str) else "\n".join(m.text for m in value)
 
 
 def _columns() -> list:
@@ -230,7 +239,7 @@ COLUMNS = [
     "method", "key", "label", "pool", "pool_kind", "setting", "conductor_short", "matrix_method", "matrix_base",
     "solver", "options", "recorded", "parsed", "steps", "agent_calls", "calls", "input_tokens", "output_tokens",
     "cost_usd", "conductor_model", "workers", "strategy", "step_models", "nested_step_models", "graph", "settings",
-    "pool_indices",
+    "pool_indices", "diag",
     "task", "paper_column", "epoch", "sample_id", "score", "error", "log", "eval_id", "created", "status",
     "model", "expected",
 ]

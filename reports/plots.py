@@ -155,6 +155,7 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
         else:
             missing_cost.append(plain(label))
         axes[1].scatter(p["calls"], p["accuracy"], label=plain(label, LEGEND_CHARS) + mark, **style)
+    _draw_front(axes[0], points[(points["tasks"] == all_tasks) & points["cost"].notna()])
     costs = points["cost"].dropna()
     if len(costs) > 1 and costs.min() > 0 and costs.max() / costs.min() > 20:
         axes[0].set_xscale("log")  # costs over orders of magnitude
@@ -176,8 +177,19 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
     caption = (f"One point per method: the mean over the benchmarks it ran of each benchmark's accuracy, "
                f"USD and agent calls per question; {all_tasks} benchmark(s), {len(group)} sample-epochs. "
                "A sample without a score counts as wrong; a method with any unknown cost has no cost point; "
-               "* marks a method that ran only some of the benchmarks.")
+               "* marks a method that ran only some of the benchmarks; the dashed line joins the accuracy-cost "
+               "Pareto front of the methods that ran all of them (reports/pareto.py).")
     return _save(fig, out, f"{stem}-accuracy-cost", head, caption, pool, group)
+
+
+def _draw_front(ax, compared: pd.DataFrame) -> None:  # noqa: ANN001
+    """The accuracy-cost Pareto front of the methods that ran every benchmark (`reports.pareto`), as a step line."""
+    from reports.pareto import front_labels  # reports.pareto builds on method_points
+
+    front = compared.loc[front_labels(compared)].sort_values("cost") if len(compared) else compared
+    if len(front) > 1:
+        ax.step(front["cost"], front["accuracy"], where="post", color="grey", ls="--", lw=1, zorder=2,
+                label="Pareto front (methods on every benchmark)")
 
 
 def worker_shares_by_task(rows: pd.DataFrame, column: str = "step_models") -> pd.DataFrame | None:
