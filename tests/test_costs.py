@@ -17,6 +17,7 @@ from solvers.conductor import conductor
 from workers.costs import NO_MODEL, model_cost, register_cost
 from workers.pools import POOLS_DIR, Price, load_pool
 
+ONE_STEP = 'model_id = [0]\nsubtasks = ["Solve it."]\naccess_list = [[]]'
 TWO_STEPS = 'model_id = [0, 1]\nsubtasks = ["Solve it.", "Check it."]\naccess_list = [[], "all"]'
 LEAD_USAGE = (1000, 100)  # the scripted conductor's tokens in, out per call
 
@@ -174,3 +175,52 @@ def test_gpt5_probe_request_is_counted_nowhere(standins, tmp_path):  # noqa: F81
     assert (usage.input_tokens, usage.output_tokens) == call.usage
     cost = log.samples[0].metadata["conductor"]["worker_cost_usd"]
     assert math.isclose(cost, (call.usage[0] * 1.25 + call.usage[1] * 10.0) / 1e6, rel_tol=1e-9)
+
+
+def test_spend_meter_reads_whole_lines_and_the_superseded_rows(tmp_path):
+    from training.budget import SpendMeter
+
+    log = tmp_path / "rollouts.jsonl"
+    (tmp_path / "rollouts.jsonl.superseded").write_text('{"worker_cost_usd": 0.5}\n')
+    log.write_text('{"worker_cost_usd": 0.25}\n{"worker_cost_usd": 1.0')  # the last line is being written
+    meter = SpendMeter(log)
+    assert meter.update() == 0.75
+    with log.open("a") as handle:
+        handle.write('}\n{"worker_cost_usd": null}\n')
+    assert meter.update() == 1.75
+
+
+def test_max_usd_refuses_a_pool_without_prices(tmp_path):
+    from training.budget import check_max_usd
+
+    pool = tmp_path / "unpriced.yaml"
+    pool.write_text("workers: [sim/premium, {model: sim/mediocre, price: {input: 1, output: 1}}]\n")
+    with pytest.raises(SystemExit, match="sim/premium"):
+        check_max_usd(1.0, load_pool(str(pool)), "conductor")
+    with pytest.raises(SystemExit, match="> 0"):
+        check_max_usd(0, load_pool("sim"), "conductor")
+
+
+def test_training_stops_cleanly_at_max_usd(tmp_path, monkeypatch):
+    """A tiny GRPO run on the simulated pool stops after the step whose rollouts reach the cap,
+    with its checkpoint and the final model saved."""
+    pytest.importorskip("trl")
+    from test_training_train import TINY_RECIPE, data_args
+    from training_fixtures import data_files, tiny_model
+
+    from training import rewards
+    from training.rollouts import read_rollouts
+    from training.train import main
+
+    # the tiny random policy never writes a valid workflow: read every completion as one
+    monkeypatch.setattr(rewards, "completion_text", lambda completion: ONE_STEP)
+
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(TINY_RECIPE)
+    out = tmp_path / "run"
+    info = main([str(recipe), "--model_name_or_path", tiny_model(tmp_path / "model"), "--output_dir", str(out),
+                 *data_args(data_files(tmp_path)), "--max_steps", "4", "--max_usd", "1e-9"])  # fmt: skip
+    assert info["global_step"] == 1 and info["spend"]["stopped_at_step"] == 1, info.get("spend")
+    spent = sum(r["worker_cost_usd"] for r in read_rollouts(out / "rollouts.jsonl"))
+    assert spent > 1e-9 and math.isclose(info["spend"]["spent_usd"], spent)
+    assert (out / "checkpoint-1" / "trainer_state.json").is_file() and (out / "model.safetensors").is_file()

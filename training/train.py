@@ -34,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: the project root on the path
 from solvers.conductor import Settings, check_settings  # noqa: E402
 from tasks.catalog import MATH500  # noqa: E402
 from tasks.sources import load_records  # noqa: E402
+from training.budget import check_max_usd, spend_cap  # noqa: E402
 from training.data import PAPER_MIXTURE, build_items, build_rows, default_loaders, interleave_domains  # noqa: E402
 from training.rollouts import supersede_after  # noqa: E402
 from workers.pools import load_pool  # noqa: E402
@@ -113,6 +114,9 @@ class ScriptArguments:
         metadata={"help": "USD that normalises the cost to 1 (default: the pool's priciest worker at 1k in + 1k out)"},
     )
     rollout_log: str | None = field(default=None, metadata={"help": "JSONL of every rollout (default in output_dir)"})
+    max_usd: float | None = field(
+        default=None, metadata={"help": "stop cleanly (checkpoint saved) once the workers' spend reaches this (USD)"}
+    )
     dry_run: bool = field(default=False, metadata={"help": "build everything but load no weights, train nothing"})
     overwrite_output_dir: bool = field(
         default=False,
@@ -176,6 +180,7 @@ def check(script: ScriptArguments) -> None:
         raise SystemExit(str(error)) from None
     if script.recursion_share and (script.max_depth < 1 or script.reward != "conductor"):
         raise SystemExit("recursion_share needs max_depth: 1 and the conductor reward (the policy calls itself)")
+    check_max_usd(script.max_usd, load_pool(script.pool), script.reward)
 
 
 def settings_of(script: ScriptArguments) -> Settings:
@@ -414,6 +419,7 @@ def main(argv: list[str] | None = None) -> dict:
         info["warmup"] = run_warmup(model, tokenizer, dataset.to_list(), script, config, str(out / "warmup"))
         log.info("format warm-up: %s", json.dumps(info["warmup"]))
     (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
+    caps = [spend_cap(script.max_usd, reward.log.path)] if script.max_usd is not None else []
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=[reward],
@@ -422,7 +428,7 @@ def main(argv: list[str] | None = None) -> dict:
         processing_class=tokenizer,
         peft_config=get_peft_config(model_args),
         rollout_func=rollout_func,
-        callbacks=[guard, timer := metrics_callback(out / "metrics.jsonl")],
+        callbacks=[guard, timer := metrics_callback(out / "metrics.jsonl"), *caps],
     )
     trainer.train(resume_from_checkpoint=resume)
     guard.raise_if_tripped(str(out))
@@ -431,6 +437,8 @@ def main(argv: list[str] | None = None) -> dict:
     info["global_step"] = trainer.state.global_step
     info["step_wall_s"] = [round(x, 3) for x in timer.step_seconds]
     info["nonfinite_skipped"] = guard.skipped
+    if caps:
+        info["spend"] = caps[0].summary()
     (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
     log.info("saved %s (%d steps, %.0f s)", out, trainer.state.global_step, info["wall_s"])
     return info
