@@ -108,7 +108,7 @@ def test_recipe_options_reach_the_reward(tmp_path):
 
     script, config, _ = parse(["training/recipes/sim-routing.yaml", "--cost_weight", "0.2", "--cost_charge",
                                "correct", "--output_dir", str(tmp_path / "out"), "--dry_run", "true"])  # fmt: skip
-    made = make_reward(script, settings_of(script), config.output_dir)
+    made = make_reward(script, settings_of(script), config)
     assert (made.cost_weight, made.cost_charge, made.cost_reference_usd) == (0.2, "correct", pytest.approx(0.03))
     with pytest.raises(SystemExit, match="cost_weight"):
         parse(["training/recipes/sim-routing.yaml", "--cost_weight", "0.7", "--dry_run", "true"])

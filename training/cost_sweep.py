@@ -1,0 +1,220 @@
+"""Cost-weight sweep (issue 23.4): one conductor per `cost_weight` from ONE shared format warm-up,
+each evaluated on the held-out protocol with the pool's single workers, and accuracy against worker
+cost plotted with the single workers' Pareto front.
+
+    python training/cost_sweep.py training/recipes/sim-routing.yaml --weights 0,0.1,0.25,0.4 \
+        --out runs/cost-sweep [--charge always|correct] [--limit 40] [--dry_run] [train.py overrides]
+
+1. warm-up: `train.py <recipe> --max_steps 1 --save_strategy no --output_dir <out>/warmup-run`
+   (the recipe's format warm-up, saved in `<out>/warmup-run/warmup`, plus one GRPO step that is
+   not used): the warm-up has no cost term, so every weight starts from the same model;
+2. per weight w: `train.py <recipe> --model_name_or_path <out>/warmup-run/warmup
+   --format_warmup_steps 0 --cost_weight w --cost_charge <charge> --output_dir <out>/cost-w<w>`;
+   a step whose `run_info.json` records its finished run is skipped (a stopped sweep continues);
+3. held-out evals (README Training, evidence ii): the first `--limit` MATH-500 and MMLU
+   `split=test` questions (the recipe's `math500_file` / `mmlu_file` if set), generation seed
+   `--eval_seed`, every conductor with the recipe's few_shot, workflow_max_steps, access, question
+   and max_completion_length at temperature `--eval_temperature`; every pool member alone
+   (`single_worker`); logs in `<out>/logs`;
+4. `<out>/points.csv` (per method: accuracy % and worker USD per question, the mean over the two
+   benchmarks, `reports.plots.method_points`; whether a single worker is on the front) and
+   `<out>/accuracy-cost.png/.svg`.
+
+Extra arguments go to every `train.py` call (e.g. `--max_steps 30`, data files). `--dry_run`
+prints the training commands and the eval plan and runs nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+TRAIN = str(Path(__file__).resolve().with_name("train.py"))
+DEFAULT_WEIGHTS = "0,0.1,0.25,0.4"
+BASELINE = "single worker"
+
+
+def parse_weights(text: str) -> list[float]:
+    """Comma-separated cost weights, each checked (`training.rewards.check_cost_options`)."""
+    from training.rewards import check_cost_options
+
+    try:
+        weights = [float(w) for w in text.split(",") if w.strip()]
+        for w in weights:
+            check_cost_options(w, "always")
+    except ValueError as error:
+        raise SystemExit(f"--weights {text!r}: {error}") from None
+    if len(set(weights)) != len(weights) or not weights:
+        raise SystemExit(f"--weights {text!r}: give distinct weights, comma-separated (e.g. {DEFAULT_WEIGHTS})")
+    return weights
+
+
+def run_dir(out: Path, weight: float) -> Path:
+    return out / f"cost-w{weight:g}"
+
+
+def warmup_command(recipe: str, out: Path, extra: Sequence[str]) -> list[str]:
+    return [sys.executable, TRAIN, recipe, *extra, "--max_steps", "1", "--save_strategy", "no",
+            "--output_dir", str(out / "warmup-run")]  # fmt: skip
+
+
+def weight_command(recipe: str, out: Path, weight: float, charge: str, extra: Sequence[str]) -> list[str]:
+    return [sys.executable, TRAIN, recipe, *extra, "--model_name_or_path", str(out / "warmup-run" / "warmup"),
+            "--format_warmup_steps", "0", "--cost_weight", f"{weight:g}", "--cost_charge", charge,
+            "--output_dir", str(run_dir(out, weight))]  # fmt: skip
+
+
+def finished(run: Path) -> bool:
+    """Whether `run` holds a finished training run (its run_info.json records the steps done)."""
+    info = run / "run_info.json"
+    return info.is_file() and "global_step" in json.loads(info.read_text())
+
+
+def train(command: list[str], run: Path, dry_run: bool) -> None:
+    print(("would run: " if dry_run else "running: ") + shlex.join(command), flush=True)
+    if dry_run or finished(run):
+        return
+    subprocess.run(command, check=True)
+
+
+def eval_tasks(script: Any) -> list:
+    """The held-out benchmarks: MATH-500 and MMLU split=test."""
+    from tasks.math500 import math500
+    from tasks.mmlu import mmlu
+
+    return [math500(data_file=script.math500_file), mmlu(split="test", data_file=script.mmlu_file)]
+
+
+def methods(script: Any, config: Any, out: Path, weights: Sequence[float], temperature: float) -> list[dict]:
+    """Every method to evaluate: label, solver, model roles and (for a conductor) its weight."""
+    from solvers.baselines import single_worker
+    from solvers.conductor import conductor
+    from workers.pools import load_pool
+
+    options = dict(pool=script.pool, few_shot=script.few_shot, max_steps=script.workflow_max_steps,
+                   access=script.access, question=script.question, max_tokens=config.max_completion_length,
+                   temperature=temperature)  # fmt: skip
+    found = [{"label": f"conductor w={w:g}", "kind": "conductor", "weight": w, "solver": conductor(**options),
+              "roles": {"conductor": f"hf/{run_dir(out, w)}"}} for w in weights]  # fmt: skip
+    for i, worker in enumerate(load_pool(script.pool).workers):
+        found.append({"label": worker.model, "kind": BASELINE, "weight": None,
+                      "solver": single_worker(worker=i, pool=script.pool), "roles": {}})  # fmt: skip
+    return found
+
+
+def evaluate(method: dict, tasks: list, out: Path, limit: int, seed: int) -> list[dict]:
+    """One method on the held-out tasks (fresh ones: `eval_tasks`): a row per sample (label, task,
+    score, worker cost, calls)."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.scorer import value_to_float
+
+    logs = inspect_eval(tasks, solver=method["solver"], model_roles=method["roles"] or None, limit=limit,
+                        seed=seed, display="none", log_dir=str(out / "logs"))  # fmt: skip
+    to_float, rows = value_to_float(), []
+    for log in logs:
+        if log.status != "success":
+            raise SystemExit(f"{method['label']} on {log.eval.task}: {log.status} ({log.error})")
+        for sample in log.samples or []:
+            meta = (sample.metadata or {}).get("conductor") or {}
+            score = next(iter(sample.scores.values()), None) if sample.scores else None
+            rows.append({"label": method["label"], "task": log.eval.task,
+                         "score": to_float(score.value) if score is not None else None,
+                         "cost_usd": meta.get("worker_cost_usd"), "agent_calls": meta.get("agent_calls")})  # fmt: skip
+    return rows
+
+
+def points_table(rows: list[dict], found: Sequence[dict]) -> Any:
+    """Per method: kind, weight, accuracy (%), worker USD and agent calls per question (mean over
+    the benchmarks) and whether it is on the single workers' Pareto front."""
+    import pandas as pd
+
+    from reports.pareto import front_labels
+    from reports.plots import method_points
+
+    points = method_points(pd.DataFrame(rows))
+    kinds = {m["label"]: (m["kind"], m["weight"]) for m in found}
+    points["kind"] = [kinds[label][0] for label in points.index]
+    points["weight"] = [kinds[label][1] for label in points.index]
+    baselines = points[(points["kind"] == BASELINE) & points["cost"].notna()]
+    points["on_front"] = points.index.isin(front_labels(baselines))
+    return points.reset_index(names="label")
+
+
+def sweep_figure(points: Any, title: str) -> Any:
+    """Accuracy against worker cost: single workers (grey), their Pareto front (line), conductors by weight."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.5, 4.6), dpi=100, layout="constrained")
+    ax = fig.subplots()
+    known = points[points["cost"].notna()]
+    base = known[known["kind"] == BASELINE]
+    ax.scatter(base["cost"], base["accuracy"], color="grey", marker="s", label="single worker", zorder=3)
+    for _, p in base.iterrows():
+        ax.annotate(str(p["label"]).rsplit("/", 1)[-1], (p["cost"], p["accuracy"]), fontsize=7,
+                    xytext=(4, -10), textcoords="offset points")  # fmt: skip
+    front = base[base["on_front"]].sort_values("cost")
+    ax.step(front["cost"], front["accuracy"], where="post", color="grey", linestyle="--", label="Pareto front")
+    ours = known[known["kind"] == "conductor"].sort_values("weight")
+    ax.plot(ours["cost"], ours["accuracy"], color="tab:blue", marker="o", label="trained conductor", zorder=4)
+    for _, p in ours.iterrows():
+        ax.annotate(f"w={p['weight']:g}", (p["cost"], p["accuracy"]), fontsize=8, xytext=(4, 4),
+                    textcoords="offset points")  # fmt: skip
+    if len(known) and known["cost"].min() > 0:
+        ax.set_xscale("log")
+    ax.set_xlabel("worker USD per question")
+    ax.set_ylabel("accuracy (%)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def main(argv: list[str] | None = None) -> Any:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    ap.add_argument("recipe", help="training recipe (YAML), e.g. training/recipes/sim-routing.yaml")
+    ap.add_argument("--weights", default=DEFAULT_WEIGHTS, help="comma-separated cost weights (0: the paper's reward)")
+    ap.add_argument("--charge", default="always", choices=["always", "correct"], help="cost_charge of every run")
+    ap.add_argument("--out", type=Path, default=Path("runs/cost-sweep"), help="directory of the runs, logs, plot")
+    ap.add_argument("--limit", type=int, default=40, help="held-out questions per benchmark")
+    ap.add_argument("--eval_seed", type=int, default=0, help="generation seed of the evals")
+    ap.add_argument("--eval_temperature", type=float, default=0.1, help="conductor temperature of the evals")
+    ap.add_argument("--dry_run", action="store_true", help="print the commands and the eval plan, run nothing")
+    args, extra = ap.parse_known_args(argv)
+    weights = parse_weights(args.weights)
+    from training.train import parse
+
+    script, config, _ = parse([args.recipe, *extra])  # the recipe and overrides, checked before anything runs
+    if script.format_warmup_steps < 1:
+        raise SystemExit(f"{args.recipe}: the sweep shares one format warm-up; set format_warmup_steps > 0")
+    train(warmup_command(args.recipe, args.out, extra), args.out / "warmup-run", args.dry_run)
+    for w in weights:
+        train(weight_command(args.recipe, args.out, w, args.charge, extra), run_dir(args.out, w), args.dry_run)
+    found = methods(script, config, args.out, weights, args.eval_temperature)
+    print(f"{'would evaluate' if args.dry_run else 'evaluating'} on MATH-500 and MMLU test (first {args.limit} each,"
+          f" seed {args.eval_seed}): {', '.join(m['label'] for m in found)}", flush=True)
+    if args.dry_run:
+        return None
+    from reports.csv_safe import write_csv
+    from reports.plots import save_figure
+
+    rows = [row for m in found for row in evaluate(m, eval_tasks(script), args.out, args.limit, args.eval_seed)]
+    points = points_table(rows, found)
+    write_csv(points, args.out / "points.csv")
+    title = (f"cost-weight sweep, pool {script.pool} ({args.charge}), {script.recipe_name}: "
+             f"held-out MATH-500 + MMLU, {args.limit} each")  # fmt: skip
+    png, svg = save_figure(sweep_figure(points, title), args.out, "accuracy-cost")
+    print(points.to_string(index=False))
+    print(f"wrote {args.out / 'points.csv'}, {png}, {svg}")
+    return points
+
+
+if __name__ == "__main__":
+    main()
