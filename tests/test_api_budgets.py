@@ -10,7 +10,7 @@ import anyio
 import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
-from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
+from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, get_model, modelapi
 from inspect_ai.scorer import includes
 from scripted import scripted
 
@@ -105,3 +105,38 @@ def test_command_line_attempt_timeout_reaches_the_conductor(tmp_path):
     meta, seconds = run(pool, stalled, attempt_timeout=1, max_retries=0)
     assert meta["rejection"] == "conductor_error" and "AttemptTimeoutError" in meta["round"]["rejection_message"]
     assert seconds < 25 and stalled.configs[0].attempt_timeout == 1
+
+
+def test_sim_latency_is_seeded_lognormal_and_off_by_default():
+    from workers.simulation import latency
+
+    assert latency(0.0, 0.6, "seed", "item") == 0.0
+    draws = [latency(6.0, 0.6, 0, "premium", f"item{i}", "solve") for i in range(2000)]
+    assert draws[:5] == [latency(6.0, 0.6, 0, "premium", f"item{i}", "solve") for i in range(5)]  # seeded
+    ordered = sorted(draws)
+    assert 5.5 < ordered[1000] < 6.5  # the median
+    assert 1.8 < ordered[100] < 3.2 and 12 < ordered[1900] < 20  # 5% and 95%: about 2-20 s
+
+
+@pytest.mark.parametrize("bad", [{"latency": -1}, {"latency": "x"}, {"latency_sigma": -0.1}])
+def test_sim_latency_arguments_are_checked(bad):
+    from workers.sim_provider import SimError
+
+    with pytest.raises(SimError, match="latency"):
+        get_model("sim/premium", memoize=False, **bad)
+
+
+def test_sim_call_takes_its_latency():
+    import asyncio
+
+    from workers.sim_provider import answer_key
+
+    model = get_model("sim/premium", memoize=False, latency=0.3, latency_sigma=0.0)
+
+    async def call() -> ModelOutput:
+        with answer_key(target="42", domain="math", item_id="q"):
+            return await model.generate("6 x 7?")
+
+    started = time.monotonic()
+    output = asyncio.run(call())
+    assert time.monotonic() - started >= 0.3 and output.metadata["latency_s"] == pytest.approx(0.3)

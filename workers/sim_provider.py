@@ -3,7 +3,10 @@
 SIMULATION: no model runs. Each call answers correctly with the profile's probability for
 the item's domain (profiles: workers/sim_profiles.yaml, or `-M profiles=<file>`), decided
 by a hash of (seed, profile, item, subtask); the seed is the call's `seed` config
-(`--seed`, a pool entry's `config: {seed: 1}`), else `-M seed=`, else 0. Every output
+(`--seed`, a pool entry's `config: {seed: 1}`), else `-M seed=`, else 0. A call waits a seeded
+lognormal time when `latency` (median seconds, default 0: no wait) is set as a model arg
+(`-M latency=6`, or a pool entry's `model_args: {latency: 6, latency_sigma: 0.6}`: about
+2-20 s). Every output
 starts with "(simulated answer from sim/<profile> ...)", its model name is `sim/<profile>`
 and its metadata carries `simulated: true` with the domain, mode and whether it is correct.
 
@@ -23,6 +26,8 @@ Without either, the call fails with `SimError` naming both ways; it never guesse
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -42,11 +47,14 @@ from workers.simulation import (
     DOMAINS,
     AnswerKey,
     SimError,
+    latency,
     load_profiles,
     make_key,
     simulate,
     task_domain,
 )
+
+DEFAULT_LATENCY_SIGMA = 0.6  # lognormal shape: with a median of 6 s, 5% of calls under 2 s, 5% over 16 s
 
 __all__ = ["SimError", "SimModelAPI", "answer_key", "current_key", "key_from_sample", "sim"]
 
@@ -121,11 +129,17 @@ class SimModelAPI(ModelAPI):
         config: GenerateConfig = GenerateConfig(),
         seed: int = 0,
         profiles: str | None = None,
+        latency: float = 0.0,
+        latency_sigma: float = DEFAULT_LATENCY_SIGMA,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         if model_args:
-            raise SimError(f"sim/{model_name}: unknown model arg(s) {sorted(model_args)}; allowed: seed, profiles")
+            raise SimError(
+                f"sim/{model_name}: unknown model arg(s) {sorted(model_args)}; "
+                "allowed: seed, profiles, latency, latency_sigma"
+            )
+        self.latency = (_seconds(model_name, "latency", latency), _seconds(model_name, "latency_sigma", latency_sigma))
         available = load_profiles(profiles)
         if model_name not in available:
             raise SimError(f"no simulated profile {model_name!r}; use sim/<one of {', '.join(available)}>")
@@ -145,6 +159,8 @@ class SimModelAPI(ModelAPI):
         seed = config.seed if config.seed is not None else self.seed
         turns = [(message.role, message.text) for message in input]
         result = simulate(self.profile, key, turns, seed)
+        wait = latency(*self.latency, seed, self.profile.name, key.seed_id, turns[-1][1] if turns else "")
+        await asyncio.sleep(wait)
         output = ModelOutput.from_content(model=f"sim/{self.profile.name}", content=result.text)
         output.usage = ModelUsage(
             input_tokens=result.input_tokens,
@@ -160,14 +176,26 @@ class SimModelAPI(ModelAPI):
             "mode": result.mode,
             "correct": result.correct,
             "seed": seed,
+            "latency_s": wait,
         }
         return output
 
     def max_connections(self) -> int:
-        return 1000  # nothing remote: calls are instant
+        return 1000  # nothing remote: calls are instant (or wait only to simulate latency)
 
     def connection_key(self) -> str:
         return "sim"
+
+
+def _seconds(model: str, name: str, value: Any) -> float:
+    """A latency model arg: a finite number >= 0."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not (math.isfinite(number) and number >= 0):
+        raise SimError(f"sim/{model}: {name} must be a number >= 0, got {value!r} (e.g. -M {name}=2)")
+    return number
 
 
 @modelapi(name="sim")

@@ -20,6 +20,8 @@ numeric; math500 -> math, math; rlpr -> rlpr, math; mmlu and gpqa_diamond -> mml
 choice; livecodebench -> lcb, lcb; humaneval and bigcodebench -> lcb, code.
 Tokens: input = characters / 4 of the whole conversation; output = characters / 4 of
 the text plus the profile's `reasoning_tokens` (simulated hidden reasoning).
+Latency (`latency`, off by default): a seeded lognormal wait per call, to measure
+throughput at API latency (benchmarks/bench_api_latency.py).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import yaml
@@ -155,6 +158,15 @@ def simulate(profile: Profile, key: AnswerKey, turns: Sequence[tuple[str, str]],
     tokens_in = sum(math.ceil(len(t) / CHARS_PER_TOKEN) for _, t in turns)
     tokens_out = math.ceil(len(text) / CHARS_PER_TOKEN) + profile.reasoning_tokens
     return SimResult(text, correct, mode, tokens_in, tokens_out)
+
+
+def latency(median: float, sigma: float, *parts: Any) -> float:
+    """Seconds one simulated call takes: lognormal with this median (0: no wait) and shape
+    `sigma`, drawn from the parts (so a run's latencies are reproducible)."""
+    if median <= 0:
+        return 0.0
+    u = min(max(draw(*parts, "latency"), 1e-12), 1 - 1e-12)
+    return median * math.exp(sigma * NormalDist().inv_cdf(u))
 
 
 def draw(*parts: Any) -> float:
