@@ -100,6 +100,7 @@ def bench(session: nox.Session) -> None:
         "bench_train.py",
         "bench_baselines.py",
         "bench_reports.py",
+        "bench_parse.py",
     ):
         session.run("python", f"benchmarks/{script}")
 

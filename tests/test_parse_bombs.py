@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from scripted import scripted
 
 import training.rewards
 from sandboxes.runner import ExecResult
-from scorers import bcb_sanitize
+from scorers import bcb_sanitize, code_bcb
 from scorers.checks import check_choice, check_math, check_numeric
 from scorers.code_bcb import BCBProblem, check_bigcodebench, extract_code
 from scorers.code_humaneval import check_humaneval, defines_function, problem_from_record
@@ -121,9 +121,7 @@ def test_humaneval_eval_scores_every_sample_of_a_parse_bomb(runner, tmp_path):
 @pytest.mark.parametrize("bracket", ["{}", "()", "[]"])
 def test_math_refuses_deep_nesting_before_math_verify(bracket):
     answer = bracket[0] * 40 + "1" + bracket[1] * 40  # math-verify: seconds, up to its 5 s timeout
-    start = time.perf_counter()
     result = check_math(f"ANSWER: {answer}", "1")
-    assert time.perf_counter() - start < 0.5
     assert not result.correct and "nests brackets 40 deep" in result.reason and str(MAX_NESTING) in result.reason
 
 
@@ -163,9 +161,7 @@ def test_reward_scores_bombs_in_the_completion_and_in_a_worker_answer(monkeypatc
     row = {"question": "1?", "target": "1", "check": "math", "choices": None, "pool_indices": [0],
            "domain": "math", "item_id": "q"}  # fmt: skip
     reward = ConductorReward(POOL)
-    start = time.perf_counter()
     rollouts = asyncio.run(reward.score([f"model_id = {BOMBS['lambdas']}", one_step], [row, row]))
-    assert time.perf_counter() - start < 3.0
     bomb, deep = rollouts
     assert bomb.reward == 0.0 and not bomb.parsed and bomb.error is None
     assert bomb.record.rejection == "not_literal" and "nested too deeply" in bomb.record.rejection_message
@@ -192,40 +188,41 @@ SLOW_ANSWERS = {  # each took 0.9-3.5 s before (2 shared cores)
 
 
 @pytest.mark.parametrize("name", sorted(SLOW_ANSWERS))
-def test_bcb_extraction_of_a_large_unparsable_answer_is_fast(name):
-    answer = SLOW_ANSWERS[name]
-    best = float("inf")
-    for _ in range(3):  # best of three: a scheduler hiccup on a shared machine is not the search
-        start = time.perf_counter()
-        _, origin = extract_code(answer, BCB)
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.25, f"{best * 1000:.0f} ms ({origin})"
+def test_bcb_extraction_of_a_large_unparsable_answer_parses_a_bounded_amount(name, monkeypatch):
+    """The work of the span search is bounded in what it hands the parser (characters and
+    parses), whatever the answer; its speed is measured in benchmarks/bench_parse.py."""
+    spent = {"chars": 0, "parses": 0}
+
+    def counted(source, *args, **kwargs):
+        spent["chars"] += len(source)
+        spent["parses"] += 1
+        return safe_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(bcb_sanitize, "safe_parse", counted)
+    extract_code(SLOW_ANSWERS[name], BCB)
+    # the search's own budget, plus one parse of the fallback block and the per-line start checks
+    assert spent["chars"] <= bcb_sanitize.MAX_PARSED_CHARS + 2 * len(SLOW_ANSWERS[name])
+    assert spent["parses"] <= bcb_sanitize.MAX_PARSES + len(SLOW_ANSWERS[name].splitlines()) + 2
 
 
+def test_bcb_check_runs_the_span_search_off_the_event_loop(monkeypatch):
+    """The span search (CPU-bound) runs in a worker thread: the event loop's thread never does it."""
+    threads = []
+    original = code_bcb.extract_code
 
-def test_bcb_check_keeps_the_event_loop_responsive():
-    """The span search runs off the event loop: other coroutines keep running meanwhile."""
+    def recording(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return original(*args, **kwargs)
 
-    async def longest_stall() -> float:
-        gaps, done = [], asyncio.Event()
+    monkeypatch.setattr(code_bcb, "extract_code", recording)
 
-        async def ticker() -> None:
-            last = time.perf_counter()
-            while not done.is_set():
-                await asyncio.sleep(0.005)
-                now = time.perf_counter()
-                gaps.append(now - last)
-                last = now
-
-        task = asyncio.create_task(ticker())
-        await asyncio.sleep(0.01)
+    async def check_all() -> threading.Thread:
         for answer in SLOW_ANSWERS.values():
             await check_bigcodebench(answer, BCB, _NoVerdict(), 5)
-        done.set()
-        await task
-        return max(gaps)
+        return threading.current_thread()
 
-    assert asyncio.run(longest_stall()) < 0.5  # one parse at most (the GIL); it was 1-3 s
+    loop_thread = asyncio.run(check_all())
+    assert len(threads) == len(SLOW_ANSWERS) and loop_thread not in threads
 
 
 def _cubic_code_extract(text: str) -> str:
