@@ -102,33 +102,23 @@ async def test_reward_charges_worker_cost(pool_models, tmp_path):
     assert await only_correct(["p"], wrong_premium, **columns(1)) == [0.5]
 
 
-def test_recipe_options_reach_the_reward(tmp_path):
+def test_recipe_options_reach_the_reward(tmp_path, monkeypatch):
     pytest.importorskip("trl")
-    from training.train import make_reward, parse, settings_of
+    from training_fixtures import data_files
 
-    script, config, _ = parse(["training/recipes/sim-routing.yaml", "--cost_weight", "0.2", "--cost_charge",
-                               "correct", "--output_dir", str(tmp_path / "out"), "--dry_run", "true"])  # fmt: skip
-    made = make_reward(script, settings_of(script), config)
-    assert (made.cost_weight, made.cost_charge, made.cost_reference_usd) == (0.2, "correct", pytest.approx(0.03))
+    from training.train import main, parse
+
+    made = {}
+
+    class Spy(ConductorReward):
+        def __init__(self, pool, **options):
+            super().__init__(pool, **options)
+            made.update(options, reference=self.cost_reference_usd)
+
+    monkeypatch.setattr(training.rewards, "ConductorReward", Spy)
+    files = [a for k, v in data_files(tmp_path, n_math=800, n_mmlu=500).items() for a in (f"--{k}", v)]
+    main(["training/recipes/sim-routing.yaml", "--cost_weight", "0.2", "--cost_charge", "correct",
+          "--output_dir", str(tmp_path / "out"), "--dry_run", "true", *files])  # fmt: skip
+    assert (made["cost_weight"], made["cost_charge"], made["reference"]) == (0.2, "correct", pytest.approx(0.03))
     with pytest.raises(SystemExit, match="cost_weight"):
         parse(["training/recipes/sim-routing.yaml", "--cost_weight", "0.7", "--dry_run", "true"])
-
-
-CHECKED = (
-    'model_id = [0, 1]\nsubtasks = ["What is 6 x 7?", "Check the answer above; end with ANSWER: <number>."]\n'
-    'access_list = [[], ["all"]]'
-)
-
-
-async def test_reward_logs_workflow_diagnostics(pool_models):
-    """Per step, conductor/diag/...: w0 says 41, w1 checks it and says 42 (better), a copied first subtask."""
-    logged = {}
-    paper = ConductorReward(POOL)
-    rewards = await paper(["p"] * 2, [CHECKED, ONE_STEP.format(m=1)], **columns(2),
-                          log_metric=lambda name, value: logged.__setitem__(name, value))  # fmt: skip
-    assert rewards == [1.0, 1.0]
-    assert logged["conductor/diag/copy_rate"] == pytest.approx(1 / 3)  # 1 of 3 steps restates the question
-    assert logged["conductor/diag/answer_compared"] == 1 and logged["conductor/diag/answer_better_share"] == 1.0
-    assert logged["conductor/diag/verify_refine_share"] == 0.5 and logged["conductor/diag/single_step_share"] == 0.5
-    assert logged["conductor/diag/worker_entropy/math"] == pytest.approx(0.918, abs=1e-3)  # w0 1, w1 2 steps
-    assert logged["conductor/cost_penalty_mean"] == 0.0
