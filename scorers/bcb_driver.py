@@ -14,9 +14,10 @@ The tests must run in the solution's process, so the verdict is protected in lay
 
 * a trusted parent (non-dumpable, holds the nonce, the only writer of the verdict
   line) starts the test process (`--child`) and reads its report through a pipe; it
-  runs as `python -I -B` with every import done and its working directory `/` before
-  the child starts, so nothing the solution can write is on its import path or is its
-  working directory; the child never sees the nonce or the parent's stdout;
+  runs isolated (`python3 -I`, `seal_parent` in verdict_channel.py: working directory
+  `/`, no verdict while its import path holds anything the solution could change) with
+  every import done before the child starts; the child never sees the nonce or the
+  parent's stdout;
 * every report line carries an HMAC-SHA256 tag (line number and text) under a key the
   parent sends the child on its stdin before the solution loads; the child keeps the
   key only inside the `hmac` object (the key bytes are zeroed), so lines the solution
@@ -58,6 +59,7 @@ import importlib.util
 import io
 import json
 import os
+import runpy
 import secrets
 import select
 import signal
@@ -67,6 +69,12 @@ import tempfile
 import time
 import types
 import unittest
+
+DRIVER = os.path.abspath(__file__)
+if __name__ == "__main__":  # in the sandbox, run isolated: verdict_channel.py beside it, read from source
+    seal_parent = runpy.run_path(os.path.join(os.path.dirname(DRIVER), "verdict_channel.py"))["seal_parent"]
+else:  # imported by the harness (tests)
+    from scorers.verdict_channel import seal_parent
 
 MARK = "@@BCB_VERDICT@@"
 SOLUTION, TESTS = "bcb_solution.py", "bcb_tests.py"
@@ -830,34 +838,22 @@ def judge(messages, expected, returncode, timed_out):
     return verdict
 
 
-def _sibling(name):
-    """The module `name` next to this file, loaded by its path: the trusted parent runs as
-    `python -I`, so its own directory (which the solution can write) is never on sys.path."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "--child":
         _child(float(sys.argv[2]), int(sys.argv[3]))
         return
-    _sibling("verdict_channel").not_dumpable()
+    seal_parent()  # not dumpable, works from /, refuses (no verdict) an import path the solution could change
     out, write = os.dup(1), os.write
     nonce = sys.stdin.readline().strip()
     limit = float(sys.argv[1])
-    driver = os.path.abspath(__file__)
-    here = os.path.dirname(driver)
+    here = os.path.dirname(DRIVER)
     with open(os.path.join(here, TESTS), encoding="utf-8") as f:
         expected = expected_tests(f.read())
-    os.chdir("/")  # nothing the solution can write is this process's working directory
     key = secrets.token_bytes(KEY_BYTES)
     read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            [sys.executable, driver, "--child", repr(limit), str(write_end)],
+            [sys.executable, DRIVER, "--child", repr(limit), str(write_end)],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, cwd=here,
             pass_fds=(write_end,), start_new_session=True,
         )  # fmt: skip

@@ -12,11 +12,14 @@ and Complex Instructions, arXiv:2406.15877. Semantics follow the official harnes
 * code: the official `sanitize(answer, entry_point)` over the whole answer
   (scorers/bcb_sanitize.py, mirrored rule by rule and checked against the package):
   the longest parsable span of lines, then its imports and the definitions the entry
-  point reaches. Calibrated mode (default, the leaderboard's) also applies the
-  official `--calibrate` rules: a fenced body-only answer gets the `complete_prompt`
-  inserted, and the program is `code_prompt + "\\n    pass\\n" + code`, so the
-  prompt's imports are there even when the answer omits them. Without calibration
-  nothing is prepended.
+  point reaches. This is what the official generate-then-evaluate pipeline does, whose
+  numbers the paper and the leaderboard report (bigcodebench v0.2.5, commit 9bd90fe:
+  `generate.py` line 112 stores `sanitize(completion, entry_point)`); the program is
+  `code_prompt + "\\n    pass\\n" + code` (`evaluate.py` lines 301-302, its default
+  `calibrated=True`), so the prompt's imports are there even when the answer omits them.
+  `calibrate=True` adds the separate `bigcodebench.sanitize --calibrate` script's rule
+  (`sanitize.py` lines 214-215): a fenced body-only answer ("```python" then an
+  indented line) gets the `complete_prompt` inserted first.
 * run (scorers/bcb_driver.py): the official `safe_environment` and
   `reliability_guard`, then program + "\\n" + the task's `test` executed as ONE module
   `__test__` (with `os`, `sys`, `environ`), in a fresh temporary directory, I/O
@@ -49,6 +52,7 @@ from sandboxes.runner import CodeRunner, ExecResult
 from scorers.bcb_sanitize import sanitize
 from scorers.code_extract import CodeCheckResult, code_blocks, tagged_line
 from scorers.extract import CheckResult
+from scorers.verdict_channel import TRUSTED_PYTHON
 
 SPLITS = ("complete", "instruct")
 SUBSETS = ("full", "hard")
@@ -162,8 +166,9 @@ def build_prompt(problem: BCBProblem, split: str = "complete") -> str:
 
 
 def calibrate_answer(completion: str, problem: BCBProblem) -> str:
-    """Official `sanitize --calibrate`: a fenced body-only answer ("```python" then an
-    indented line) gets the `complete_prompt` inserted, so it continues the function."""
+    """Official `sanitize --calibrate` (a separate script, not the generate pipeline): a
+    fenced body-only answer ("```python" then an indented line) gets the `complete_prompt`
+    inserted, so it continues the function."""
     return completion.replace("```python\n    ", "```python\n" + problem.complete_prompt + "    ")
 
 
@@ -177,11 +182,11 @@ def _fallback_code(answer: str, entry_point: str) -> str:
     return sanitize(blocks[-1], entry_point).code if blocks else ""
 
 
-def extract_code(completion: str | None, problem: BCBProblem, *, calibrate: bool = True) -> tuple[str, str]:
+def extract_code(completion: str | None, problem: BCBProblem, *, calibrate: bool = False) -> tuple[str, str]:
     """The solution code of an answer and how it was found ("sanitize" or "fallback").
 
-    Official pipeline: (calibrated: `calibrate_answer`) then `sanitize(answer,
-    entry_point)` over the WHOLE answer (scorers/bcb_sanitize.py)."""
+    Official generate pipeline: `sanitize(answer, entry_point)` over the WHOLE answer
+    (scorers/bcb_sanitize.py); `calibrate` first applies `calibrate_answer`."""
     answer = completion or ""
     if calibrate:
         answer = calibrate_answer(answer, problem)
@@ -191,12 +196,10 @@ def extract_code(completion: str | None, problem: BCBProblem, *, calibrate: bool
     return _fallback_code(answer, problem.entry_point), "fallback"
 
 
-def build_program(code: str, problem: BCBProblem, calibrate: bool = True) -> str:
-    """The solution module (before the task's tests): official `evaluate --calibrated`
-    prepends `code_prompt + "\\n    pass\\n"`, so the prompt's imports are there."""
-    if calibrate:
-        return problem.code_prompt + "\n    pass\n" + code
-    return code
+def build_program(code: str, problem: BCBProblem) -> str:
+    """The solution module (before the task's tests): official `evaluate` (default
+    `calibrated=True`) prepends `code_prompt + "\\n    pass\\n"`, so the prompt's imports are there."""
+    return problem.code_prompt + "\n    pass\n" + code
 
 
 # --------------------------------------------------------------------------- driver
@@ -215,9 +218,8 @@ def driver_files(program: str, test: str) -> dict[str, str]:
 
 def driver_command(timeout: float, python: str = "python3") -> list[str]:
     """Suite time limit = timeout + 1 (official); the process gets one second more. The
-    trusted parent runs isolated (`-I`: no script directory, user site or PYTHON* variables
-    on its import path) and writes no bytecode (`-B`)."""
-    return [python, "-I", "-B", DRIVER_FILE, f"{timeout + 1:g}"]
+    trusted parent runs isolated (`TRUSTED_PYTHON`'s flags)."""
+    return [python, *TRUSTED_PYTHON[1:], DRIVER_FILE, f"{timeout + 1:g}"]
 
 
 def parse_verdict(stdout: str, nonce: str | None = None) -> dict[str, Any] | None:
@@ -320,7 +322,7 @@ async def check_bigcodebench(
     runner: CodeRunner,
     timeout: float = DEFAULT_TIMEOUT,
     *,
-    calibrate: bool = True,
+    calibrate: bool = False,
     python: str = "python3",
 ) -> CodeCheckResult:
     """Score one answer: sanitize -> program -> task's unittest TestCases, in `runner`.
@@ -331,15 +333,15 @@ async def check_bigcodebench(
         runner: where the code runs (bwrap or an Inspect sandbox); never this process.
         timeout: per-task limit in seconds (official default 240); the suite gets
             timeout + 1, the whole test process timeout + 2 (official).
-        calibrate: official calibrated mode (prompt inserted into a fenced body-only
-            answer; `code_prompt + "\\n    pass\\n"` prepended).
+        calibrate: also apply the `sanitize --calibrate` script's rule (the prompt
+            inserted into a fenced body-only answer); off in the official pipeline.
         python: the interpreter command inside the sandbox.
     """
     # the bounded span search takes up to ~0.1 s on a large unparsable answer: off the event loop
     code, origin = await asyncio.to_thread(extract_code, completion, problem, calibrate=calibrate)
     if not code.strip():
         return _result(False, None, "no code in the answer", NO_CODE, {"code_from": origin})
-    program = build_program(code, problem, calibrate=calibrate)
+    program = build_program(code, problem)
     nonce = secrets.token_hex(16)
     run = await runner.run(
         driver_command(timeout, python),

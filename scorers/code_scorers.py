@@ -97,7 +97,7 @@ def humaneval_scorer(
 @scorer(metrics=[accuracy(), stderr()])
 def bigcodebench_scorer(
     timeout: float = 240.0,
-    calibrate: bool = True,
+    calibrate: bool = False,
     sandbox_name: str | None = None,
 ) -> Scorer:
     """BigCodeBench: the task's unittest `TestCases` run has no failure and no error.
@@ -107,8 +107,10 @@ def bigcodebench_scorer(
 
     Args:
         timeout: per-task limit in seconds (official 240); the suite gets timeout + 1.
-        calibrate: official calibrated mode (the leaderboard's): a fenced body-only
-            answer gets the prompt inserted, the code prompt and a `pass` stub go first.
+        calibrate: also apply the separate `sanitize --calibrate` script's rule (a fenced
+            body-only answer gets the prompt inserted); off in the official generate-then-
+            evaluate pipeline, which the default follows (the code prompt and a `pass` stub
+            always go first, as official `evaluate` does).
         sandbox_name: the Inspect sandbox environment to use (default: the sample's).
     """
     from scorers.code_bcb import BCBProblem, check_bigcodebench

@@ -6,7 +6,7 @@ in a trusted parent process that the candidate's process cannot touch:
 
 * `not_dumpable()`: the parent sets PR_SET_DUMPABLE=0 before it starts any child, so
   same-uid children cannot ptrace it, read /proc/<parent>/mem or open its fds;
-* `seal_parent()` (HumanEval, LiveCodeBench): the parent runs isolated (`TRUSTED_PYTHON`,
+* `seal_parent()` (HumanEval, LiveCodeBench, BigCodeBench): the parent runs isolated (`TRUSTED_PYTHON`,
   `python3 -I`) from `/`, and refuses to run while anything on its import path is a
   folder the candidate (same uid) could change: code it imports later (a task's `check`
   imports lazily) can only be read-only code;

@@ -8,6 +8,7 @@ follow the official harness (see scorers/code_bcb.py): pass = the task's unittes
     inspect eval tasks/bigcodebench.py --model openai/gpt-5     # complete, hard (148): the paper's set
     inspect eval tasks/bigcodebench.py -T split=instruct -T subset=full
     inspect eval tasks/bigcodebench.py -T prefill=true          # official response prefill (open models)
+    inspect eval tasks/bigcodebench.py -T calibrate=true        # + the `sanitize --calibrate` script's rule
     inspect eval tasks/bigcodebench.py -T data_file=bcb.jsonl -T sandbox=docker
 
 Many tasks import third-party libraries (pandas, numpy, matplotlib, requests,
@@ -77,7 +78,7 @@ def bigcodebench(
     version: str = BIGCODEBENCH_VERSION,
     timeout: float = DEFAULT_TIMEOUT,
     sandbox: str = "bwrap",
-    calibrate: bool = True,
+    calibrate: bool = False,
     prefill: bool = False,
     shuffle: bool = False,
     seed: int = 0,
@@ -95,8 +96,10 @@ def bigcodebench(
         version: dataset version (a split of the hub dataset), default v0.1.4.
         timeout: per-task time limit in seconds (official default 240).
         sandbox: Inspect sandbox type the tests run in ("bwrap", "docker", ...).
-        calibrate: official calibrated mode (leaderboard): a fenced body-only answer
-            gets the prompt inserted; the code prompt and a `pass` stub go first.
+        calibrate: also apply the separate `sanitize --calibrate` script's rule (a fenced
+            body-only answer gets the prompt inserted). Off by default: the official
+            generate-then-evaluate pipeline (the paper's and leaderboard's numbers) sanitizes
+            the answer as is; the code prompt and a `pass` stub go first either way.
         prefill: end the input with the official assistant prefill (for open models
             served so that they continue it; off by default).
         shuffle: shuffle sample order (with `seed`).

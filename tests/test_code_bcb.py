@@ -95,7 +95,6 @@ def test_program_is_calibrated_with_code_prompt_and_pass():
     program = build_program("def task_func(text, top_n=3):\n    return []", p)
     assert program.startswith(p.code_prompt + "\n    pass\n")
     assert program.endswith("def task_func(text, top_n=3):\n    return []")
-    assert build_program("def task_func(t, top_n=3):\n    return []", p, calibrate=False).startswith("def task_func")
 
 
 def test_sanitize_drops_example_usage_and_keeps_reachable_definitions():
@@ -174,9 +173,9 @@ def test_calibration_inserts_the_prompt_only_in_calibrated_mode():
     assert code.startswith("import collections\nimport re\ndef task_func(text, top_n=3):")
     assert "collections.Counter" in code
     raw, _ = bcb.extract_code(answer, p, calibrate=False)
-    assert "def task_func" not in raw  # nothing prepended without calibration
+    assert "def task_func" not in raw  # nothing inserted without calibration
+    assert bcb.extract_code(answer, p) == (raw, "sanitize")  # the official generate pipeline is the default
     assert build_program(code, p).startswith(p.code_prompt + "\n    pass\n")
-    assert build_program(code, p, calibrate=False) == code
 
 
 def test_extraction_of_a_90_kb_answer_is_bounded():
@@ -297,10 +296,12 @@ async def test_instruct_style_answer_without_imports_passes_thanks_to_calibratio
     assert r.extracted.startswith(problem(WORDS).code_prompt + "\n    pass\ndef task_func(text, top_n=3):\n")
 
 
-async def test_body_only_and_example_usage_answers_pass(runner):
+async def test_body_only_answers_pass_only_with_calibrate_and_usage_examples_pass(runner):
     p = problem(PERMS)
-    r = await check(fenced(p.canonical_solution), PERMS, runner)
+    r = await check(fenced(p.canonical_solution), PERMS, runner, calibrate=True)
     assert r.correct, r.reason
+    r = await check(fenced(p.canonical_solution), PERMS, runner)  # official generate pipeline: fail
+    assert not r.correct, r.reason
     noisy = p.reference_program + "\nprint(task_func([1, 2, 3]))\nif __name__ == '__main__':\n    input()\n"
     r = await check(fenced(noisy), PERMS, runner)
     assert r.correct, r.reason
@@ -564,5 +565,3 @@ def test_eval_end_to_end_scores_the_canonical_solution(_offline, runner):
     assert score.value == "C", score.explanation
     assert score.metadata["status"] == "pass" and score.metadata["details"]["tests_run"] == 5
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
-
-
