@@ -1,6 +1,7 @@
 """`python -m reports build --logs DIR --out DIR [--training-runs RUN ...]`: the report from logs.
 `python -m reports reproduce [--logs DIR | --pool local --limit 2 ...] --out DIR`: run the evals
-the tables need through the matrix runner (unless --logs is given), then build."""
+the tables need through the matrix runner (unless --logs is given), then build.
+`python -m reports credit --logs DIR [--yes]`: counterfactual credit of the conductor's steps (reports.credit)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="tables, plots and the HTML page from existing logs")
     b.add_argument("--logs", required=True, help="directory of Inspect logs (searched recursively)")
+    sub.add_parser("credit", help="counterfactual credit of the conductor's steps (python -m reports credit -h)",
+                   add_help=False)
     r = sub.add_parser("reproduce", help="run the needed evals (matrix runner), then build")
     r.add_argument("--logs", default=None, help="build from these logs and run nothing")
     r.add_argument("--pool", default="local", help="pool to run on when no --logs (default: local; sim is fast)")
@@ -34,6 +37,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["credit"]:  # its own options: python -m reports credit -h
+        from reports.credit import main as credit_main
+
+        return credit_main(given[1:])
     args = parser().parse_args(argv)
     argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     logs = args.logs

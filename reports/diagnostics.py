@@ -12,7 +12,7 @@ worker-choice entropy of that benchmark (domain), in bits.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -25,6 +25,14 @@ COLUMNS = ["pool", "row", "benchmark", "samples", "steps", "copy_rate", "single_
            "answer_worse_share", "worker_entropy"]
 SHARES = ["copy_rate", "single_step_share", "single_worker_share", "verify_refine_share", "answer_changed_share",
           "answer_better_share", "answer_worse_share"]
+
+
+def input_text(value: str | Sequence) -> str:
+    """A sample's input as the conductor saw it (Inspect's `TaskState.input_text`): the text, or the text
+    of the last user message."""
+    if isinstance(value, str):
+        return value
+    return next((m.text for m in reversed(value) if m.role == "user"), "")
 
 
 def judged(check_name: str | None, output: str | None, target: str) -> bool | None:

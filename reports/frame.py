@@ -24,7 +24,7 @@ from urllib.parse import unquote
 
 import pandas as pd
 
-from reports.diagnostics import sample_features
+from reports.diagnostics import input_text, sample_features
 from reports.records import PAPER_COLUMNS, run_fields, sample_fields
 
 _VARIANT = re.compile(r"_(w|k)\d{1,4}$")  # matrix labels: consensus_w2, smoothie_independent_k2
@@ -70,13 +70,8 @@ def _fields(sample) -> str:  # noqa: ANN001
     fields["pool_indices"] = list(meta.get("pool_indices") or [])
     target = sample.target[0] if isinstance(sample.target, list) and sample.target else sample.target
     scorer = next(iter(sample.scores), None) if sample.scores else None
-    fields["diag"] = sample_features(meta, _input_text(sample.input), str(target or ""), scorer)
+    fields["diag"] = sample_features(meta, input_text(sample.input), str(target or ""), scorer)
     return json.dumps(fields, default=str)
-
-
-def _input_text(value) -> str:  # noqa: ANN001
-    """A sample's input as text: a string, or its messages' text joined."""
-    return value if isinstance(value, str) else "\n".join(m.text for m in value)
 
 
 def _columns() -> list:

@@ -1,0 +1,126 @@
+"""Counterfactual credit (reports.credit) on hand-made conductor logs run by simulated workers whose
+answers are known: `sim/oracle` is always right and catches any wrong answer it is shown, `sim/dunce`
+is always wrong and repeats a wrong answer it is shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reports import credit
+from reports import synthetic as syn
+from solvers.workflow import Workflow
+
+DOMAINS = ("math", "mmlu", "rlpr", "lcb")
+
+
+def profile(p: float) -> dict:
+    return {"description": "test", "accuracy": dict.fromkeys(DOMAINS, p), "trust": p, "catch": p,
+            "reasoning_tokens": 0}
+
+
+def write_pool(d: Path, models: list[str]) -> Path:
+    profiles = d / "profiles.yaml"
+    profiles.write_text(yaml.safe_dump({"profiles": {"oracle": profile(1.0), "dunce": profile(0.0)}}))
+    workers = [{"model": m, "description": m, "model_args": {"profiles": str(profiles)} if m.startswith("sim/") else {},
+                "price": {"input": 1.0, "output": 2.0}} for m in models]
+    pool = d / "pool.yaml"
+    pool.write_text(yaml.safe_dump({"name": "credit-test", "workers": workers}))
+    return pool
+
+
+def conducted(models: list[str], plan: list[tuple[int, list]]) -> dict:
+    """A conductor record whose root workflow runs `plan`: (worker, access) per step."""
+    steps = [syn.step(i, w, models[w], list(range(i)) if a == ["all"] else a, f"Step {i}: solve it.")
+             for i, (w, a) in enumerate(plan)]
+    meta = syn.record("conductor", models, steps, conductor="local/smollm2-135m", settings={"question": "first"})
+    meta["round"]["workflow"] = {"model_id": [w for w, _ in plan], "subtasks": [s["subtask"] for s in steps],
+                                 "access_list": [a for _, a in plan]}
+    return meta
+
+
+SIMS = ["sim/dunce", "sim/oracle"]
+DUNCE, ORACLE = 0, 1
+
+
+@pytest.fixture()
+def sim_logs(tmp_path, monkeypatch):
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    pool = write_pool(tmp_path, SIMS)
+    rows = [syn.sample("q0", 1, "C", conducted(SIMS, [(DUNCE, []), (ORACLE, ["all"])])),  # the oracle fixes it
+            syn.sample("q1", 1, "C", conducted(SIMS, [(ORACLE, [])])),
+            syn.sample("q2", 1, "I", {**conducted(SIMS, [(ORACLE, [])]), "method": "mixture_of_agents"})]
+    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)}, rows)
+    return tmp_path
+
+
+def cache_files(root: Path) -> int:
+    return sum(1 for p in (root / "cache").rglob("*") if p.is_file())
+
+
+def test_removed_and_swapped_workflows():
+    flow = Workflow((0, 1, 2), ("a", "b", "c"), ((), "all", (0, 1)))
+    assert credit.removed(flow, 1) == Workflow((0, 2), ("a", "c"), ((), (0,)))
+    assert credit.removed(flow, 0) == Workflow((1, 2), ("b", "c"), ("all", (0,)))
+    assert credit.swapped(flow, 2, 0).model_ids == (0, 1, 0)
+    runs = credit.variants(flow, 3)
+    assert [v.change for v in runs].count("remove") == 3 and [v.change for v in runs].count("swap") == 6
+    assert [v.change for v in credit.variants(Workflow((0,), ("a",), ((),)), 2, swap=False)] == ["replay"]
+
+
+def test_credit_per_position_and_worker_with_known_answers(sim_logs):
+    lines = []
+    assert credit.main(["--logs", str(sim_logs / "logs"), "--out", str(sim_logs / "out")], say=lines.append) == 0
+    text = "\n".join(lines)
+    assert "skipped 1 sample(s): not a conductor sample" in text
+    # q0: replay, 2 removals, 2 swaps; q1: replay, 1 swap -> distinct calls (one removal repeats a replay call)
+    assert "2 sample(s), 7 workflow runs: at most 8 model calls" in text
+    assert "SIMULATION: pool" in (sim_logs / "out" / "credit.md").read_text()
+    assert cache_files(sim_logs) == 8  # every distinct call made once, the repeated one read from the cache
+    import pandas as pd
+
+    t = pd.read_csv(sim_logs / "out" / "credit.csv")
+
+    def got(by, value, change):
+        row = t[(t["by"] == by) & (t["value"].astype(str) == str(value)) & (t["change"] == change)]
+        assert len(row) == 1, (by, value, change, t)
+        return row.iloc[0]["credit"], row.iloc[0]["pairs"]
+
+    assert got("position", 0, "remove") == (0.0, 1)  # q0 without the dunce's step: the oracle alone is right
+    assert got("position", 1, "remove") == (100.0, 1)  # q0 without the oracle's step: wrong
+    assert got("position", 0, "swap") == (50.0, 2)  # q0 dunce -> oracle: right; q1 oracle -> dunce: wrong
+    assert got("position", 1, "swap") == (100.0, 1)  # the dunce repeats the dunce's wrong answer
+    assert got("worker", "sim/oracle", "swap") == (100.0, 2)
+    assert got("worker", "sim/dunce", "remove") == (0.0, 1)
+    assert "Replay agrees with the logged score on 2 of 2 samples" in text
+
+
+def test_second_run_reads_every_call_from_the_cache(sim_logs):
+    args = ["--logs", str(sim_logs / "logs"), "--out", str(sim_logs / "out")]
+    credit.main(args, say=lambda _: None)
+    first = (sim_logs / "out" / "credit.csv").read_text()
+    credit.main(args, say=lambda _: None)
+    assert cache_files(sim_logs) == 8 and (sim_logs / "out" / "credit.csv").read_text() == first
+
+
+def test_api_pool_asks_before_spending(tmp_path, monkeypatch):
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    models = ["openai/gpt-4o-mini", "anthropic/claude-3-5-haiku-latest"]
+    pool = write_pool(tmp_path, models)
+    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
+                  [syn.sample("q0", 1, "C", conducted(models, [(0, []), (1, ["all"])]))])
+    args, lines, asked = ["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--no-swap"], [], []
+    # replay (2 calls) and the removal of step 1 (its call is the replay's first): 2 + 1 distinct calls,
+    # each 100 input and 50 output tokens at 1 and 2 USD per million
+    assert credit.main(args, say=lines.append, ask=lambda q: asked.append(q) or "n") == 1
+    assert "at most 3 model calls" in lines[-2] and "estimated cost 0.0006 USD" in lines[-2]
+    assert asked and lines[-1] == "nothing run" and not (tmp_path / "out").exists()
+    with pytest.raises(SystemExit, match="pass --yes"):
+        credit.main(args, say=lines.append, ask=None)
+
+
+def test_missing_log_dir_names_the_fix(tmp_path):
+    with pytest.raises(SystemExit, match="pass --logs DIR"):
+        credit.main(["--logs", str(tmp_path / "nowhere")])
