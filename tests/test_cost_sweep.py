@@ -31,6 +31,18 @@ def test_dry_run_trains_every_weight_from_one_warmup(tmp_path, capsys):
     assert "conductor w=0.2" in plan and "sim/premium" in plan and "first 40 each" in plan
 
 
+def test_an_existing_warmup_model_replaces_the_warmup_run(tmp_path, capsys):
+    warm = tmp_path / "warm"
+    with pytest.raises(SystemExit, match="no model there"):
+        main([RECIPE, "--warmup", str(warm), "--out", str(tmp_path / "s"), "--dry_run"])
+    warm.mkdir()
+    (warm / "config.json").write_text("{}")
+    main([RECIPE, "--weights", "0,0.1,0.3", "--warmup", str(warm), "--out", str(tmp_path / "s"), "--dry_run"])
+    commands = [shlex.split(line.removeprefix("would run: ")) for line in capsys.readouterr().out.splitlines()
+                if line.startswith("would run: ")]  # fmt: skip
+    assert len(commands) == 3 and all(c[c.index("--model_name_or_path") + 1] == str(warm) for c in commands)
+
+
 @pytest.mark.parametrize("weights", ["0,0.5", "0,0,0.1", "a,b", ""])
 def test_bad_weights_are_refused(weights, tmp_path):
     with pytest.raises(SystemExit, match="--weights"):

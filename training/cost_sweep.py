@@ -8,8 +8,9 @@ cost plotted with the single workers' Pareto front.
 1. warm-up: `train.py <recipe> --max_steps 1 --save_strategy no --output_dir <out>/warmup-run`
    (the recipe's format warm-up, saved in `<out>/warmup-run/warmup`, plus one GRPO step that is
    not used): the warm-up has no cost term, so every weight starts from the same model;
-2. per weight w: `train.py <recipe> --model_name_or_path <out>/warmup-run/warmup
-   --format_warmup_steps 0 --cost_weight w --cost_charge <charge> --output_dir <out>/cost-w<w>`;
+   `--warmup DIR` uses an existing warm-up model instead (e.g. an earlier run's `<run>/warmup`);
+2. per weight w: `train.py <recipe> --model_name_or_path <warm-up model> --format_warmup_steps 0
+   --cost_weight w --cost_charge <charge> --output_dir <out>/cost-w<w>`;
    a step whose `run_info.json` records its finished run is skipped (a stopped sweep continues);
 3. held-out evals (README Training, evidence ii): the first `--limit` MATH-500 and MMLU
    `split=test` questions (the recipe's `math500_file` / `mmlu_file` if set), generation seed
@@ -66,8 +67,8 @@ def warmup_command(recipe: str, out: Path, extra: Sequence[str]) -> list[str]:
             "--output_dir", str(out / "warmup-run")]  # fmt: skip
 
 
-def weight_command(recipe: str, out: Path, weight: float, charge: str, extra: Sequence[str]) -> list[str]:
-    return [sys.executable, TRAIN, recipe, *extra, "--model_name_or_path", str(out / "warmup-run" / "warmup"),
+def weight_command(recipe: str, out: Path, warmup: Path, weight: float, charge: str, extra: Sequence[str]) -> list[str]:
+    return [sys.executable, TRAIN, recipe, *extra, "--model_name_or_path", str(warmup),
             "--format_warmup_steps", "0", "--cost_weight", f"{weight:g}", "--cost_charge", charge,
             "--output_dir", str(run_dir(out, weight))]  # fmt: skip
 
@@ -186,17 +187,23 @@ def main(argv: list[str] | None = None) -> Any:
     ap.add_argument("--limit", type=int, default=40, help="held-out questions per benchmark")
     ap.add_argument("--eval_seed", type=int, default=0, help="generation seed of the evals")
     ap.add_argument("--eval_temperature", type=float, default=0.1, help="conductor temperature of the evals")
+    ap.add_argument("--warmup", type=Path, help="an existing warm-up model to start every weight from (no warm-up run)")
     ap.add_argument("--dry_run", action="store_true", help="print the commands and the eval plan, run nothing")
     args, extra = ap.parse_known_args(argv)
     weights = parse_weights(args.weights)
     from training.train import parse
 
     script, config, _ = parse([args.recipe, *extra])  # the recipe and overrides, checked before anything runs
-    if script.format_warmup_steps < 1:
-        raise SystemExit(f"{args.recipe}: the sweep shares one format warm-up; set format_warmup_steps > 0")
-    train(warmup_command(args.recipe, args.out, extra), args.out / "warmup-run", args.dry_run)
+    warmup = args.warmup or args.out / "warmup-run" / "warmup"
+    if args.warmup is None and script.format_warmup_steps < 1:
+        raise SystemExit(f"{args.recipe}: the sweep shares one format warm-up; set format_warmup_steps > 0 or --warmup")
+    if args.warmup is not None and not (args.warmup / "config.json").is_file():
+        raise SystemExit(f"--warmup {args.warmup}: no model there (config.json); give a saved warm-up model directory")
+    if args.warmup is None:
+        train(warmup_command(args.recipe, args.out, extra), args.out / "warmup-run", args.dry_run)
     for w in weights:
-        train(weight_command(args.recipe, args.out, w, args.charge, extra), run_dir(args.out, w), args.dry_run)
+        command = weight_command(args.recipe, args.out, warmup, w, args.charge, extra)
+        train(command, run_dir(args.out, w), args.dry_run)
     found = methods(script, config, args.out, weights, args.eval_temperature)
     print(f"{'would evaluate' if args.dry_run else 'evaluating'} on MATH-500 and MMLU test (first {args.limit} each,"
           f" seed {args.eval_seed}): {', '.join(m['label'] for m in found)}", flush=True)
