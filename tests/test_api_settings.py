@@ -84,3 +84,13 @@ async def test_standins_refuse_what_the_api_refuses(model, config, refusal, stan
     with pytest.raises(Exception) as caught:
         await get_model(model, config=GenerateConfig(max_retries=0, **config)).generate("6 * 7?")
     assert describe_error(caught.value, model).startswith(refusal), describe_error(caught.value, model)
+
+
+async def test_gpt5_through_chat_completions_gets_the_same_settings(standins):  # noqa: F811
+    """The stand-in's chat-completions route (Inspect's `responses_api=False`) for GPT-5."""
+    config = {"max_tokens": 1000, "temperature": 0.5, "reasoning_effort": "low"}
+    model = get_model("openai/gpt-5", config=GenerateConfig(**config), responses_api=False)
+    output = await model.generate("6 * 7?")
+    [request] = [r for r in standins.generations() if r.text == output.completion]
+    assert request.path == "/v1/chat/completions"
+    assert request.settings() == wire(effective_config("openai/gpt-5", config))
