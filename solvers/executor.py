@@ -40,7 +40,7 @@ from solvers.grammar import Constraint
 from solvers.prompts import QuestionMode, step_turns
 from solvers.workflow import Workflow
 from workers.pools import Price
-from workers.provider_errors import describe_error
+from workers.provider_errors import describe_error, describe_length_refusal
 from workers.provider_settings import effective_config, provider_changes
 
 ErrorPolicy = Literal["continue", "fail"]
@@ -276,6 +276,8 @@ async def run_step(
         record.usage = output_usage(output, worker.price)
         if output.error:
             record.error = output.error
+        elif output.stop_reason == "model_length" and output.usage is None:  # refused, not answered
+            record.output, record.error = "", describe_length_refusal(worker.name, output.completion)
     record.latency = time.perf_counter() - start
 
 

@@ -90,3 +90,19 @@ def test_stalled_call_ends_within_its_budget(standins, tmp_path):  # noqa: F811
         step = steps[provider]
         assert step["error"] == f"{provider} (AttemptTimeoutError): attempt_timeout '1' exceeded.", step["error"]
         assert step["latency"] < budget["timeout"] + 2
+
+
+def test_request_over_the_context_length_is_a_failed_step(standins, tmp_path):  # noqa: F811
+    """Inspect returns a context-length refusal as an answer (the API's error text, stop
+    reason model_length, no usage); the step is recorded as failed, not as that answer."""
+    pool = tmp_path / "pool.yaml"
+    workers = [{"model": "vllm/Qwen/Qwen3-32B", "config": {"max_tokens": 50000, "max_retries": 0}}]
+    pool.write_text(yaml.safe_dump({"name": "too-long", "workers": workers}))
+    task = Task(
+        dataset=[Sample(input="What is 6 * 7?", target="42")], solver=conductor(pool=str(pool)), scorer=includes()
+    )
+    [log] = eval(task, model=scripted(every_worker(1)), display="none", log_dir=str(tmp_path))
+    [step] = log.samples[0].metadata["conductor"]["round"]["steps"]
+    assert step["output"] == "" and step["error"].startswith("vllm: the request is too long for the model ("), step
+    assert "maximum context length is 40960 tokens" in step["error"]
+    assert [r.status for r in standins.generations("vllm")] == [400]

@@ -24,6 +24,12 @@ def describe_error(error: BaseException, model: str | None = None) -> str:
     return f"{where} ({type(error).__name__}): {_one_line(provider_message(error))}"
 
 
+def describe_length_refusal(model: str, text: str) -> str:
+    """A request the API refused as longer than the model's context. Inspect returns it as an
+    answer whose text is the API's error (stop reason `model_length`, no usage)."""
+    return f"{model.split('/', 1)[0]}: the request is too long for the model ({_one_line(text)})"
+
+
 def unwrap(error: BaseException) -> BaseException:
     """The error that says why: inside tenacity `RetryError`s (their `last_attempt`), the
     deepest cause with an HTTP status (Inspect's `ModelGenerateError` is raised from the
