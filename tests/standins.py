@@ -8,12 +8,15 @@ SDKs (as Inspect calls them) are pointed here by `env()`, with dummy keys.
 
 Every request is recorded (`requests`, a `Request` with the parsed body and what was
 returned). Each request is checked against the rules the real API documents (sources in
-the comments of `_RULES_*`); a breach is answered with that API's error shape and HTTP
-status, so a pool setting a real API would refuse fails here too. `script()` makes the
-next requests of a provider fail: an HTTP status (429 and 5xx carry a short retry-after,
-so the SDKs' own retries stay fast) or a stall (the handler sleeps, bounded by
-`MAX_STALL`, and wakes at shutdown). Replies are deterministic: text `ANSWER: 42
-(reply <n>)` (`n` = the request's index) and usage computed from the request.
+the comments under "documented limits"); a breach is answered with that API's error shape
+and HTTP status, so a pool setting a real API would refuse fails here too. `script()` makes
+the next requests of a provider fail: an HTTP status (429 and 5xx carry a short retry-after,
+so the SDKs' own retries stay fast) or a stall (the handler sleeps, bounded by `MAX_STALL`,
+and wakes at `close()`). Replies are deterministic: text `ANSWER: 42 (reply <n>)` (`n` = the
+request's index) and usage computed from the request.
+
+Tests use the `standins` fixture (import it from this module): one server per process,
+reset for each test, its URLs and dummy keys in the environment.
 """
 
 from __future__ import annotations
@@ -158,8 +161,12 @@ class StandIns:
             self.always[provider] = always
 
     def generations(self, provider: str | None = None) -> list[Request]:
-        """Generation requests (not `GET /models`), optionally of one provider."""
-        return [r for r in self.requests if r.method == "POST" and provider in (None, r.provider)]
+        """Generation requests (not `GET /models` nor token counts), optionally of one provider."""
+        return [
+            r
+            for r in self.requests
+            if r.method == "POST" and not r.path.endswith("/count_tokens") and provider in (None, r.provider)
+        ]
 
     def reset(self) -> None:
         """Forget the requests and faults so far."""
