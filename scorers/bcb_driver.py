@@ -26,26 +26,35 @@ The tests must run in the solution's process, so the verdict is protected in lay
   and requires one report per test, a final report, well-formed messages and a
   normal end; skips and expected failures pass only where the test source declares
   them (`skip...`, `expectedFailure`);
-* unittest's assertions are wrapped before the solution runs (`guard_assertions`): a
-  failing assertion is entered in a ledger that each test's report carries, so a
-  failure that unittest's result objects later lose (an `_Outcome` flag, a swapped
-  result) still fails; operands whose comparison the solution's own code decides
-  (`Screen`: an `__eq__`, `__bool__`, `__class__`... of a class the solution made or
-  patched, also inside lists, tuples, dicts, sets and object arrays) fail the assertion
-  and flag the run;
+* unittest's, numpy's and pandas' assertions and the test's own methods are wrapped
+  before the solution runs (`Guard`): a failing one is entered in a ledger that each
+  test's report carries, so a failure that unittest's result objects later lose (an
+  `_Outcome` flag, a swapped result) still fails; operands whose comparison the
+  solution's own code decides (`Screen`: an `__eq__`, `__bool__`, `__class__`... of a
+  class the solution made or patched, also inside lists, tuples, dicts, sets and object
+  arrays) fail the assertion and flag the run;
+* just before the solution loads, an audit hook (which cannot be removed) refuses the
+  solution's code frames (`sys._getframe`, `tb_frame`, `gi_frame`..., also through
+  `inspect.currentframe`, `inspect.stack`, `logging.currentframe`, `traceback.walk_*`),
+  the object graph (`gc.get_objects/referrers/referents`), trace/profile hooks and audit
+  hooks of its own (`guard_introspection`), so it cannot walk to the reporter;
 * the child snapshots the unittest machinery, builtins, `numpy.testing` /
-  `pandas.testing`, its own reporting code and the loaded `TestCases` (objects and
-  code objects) before the solution runs, and re-checks after every test; any change,
-  a trace/profile/monitoring hook, or a skip the test source does not ask for
-  (`SkipTest` raised by the solution) is reported as tampering, which fails.
+  `pandas.testing`, its own reporting code and state (the guard and screen) and the
+  loaded `TestCases` (objects and code objects) before the solution runs, and re-checks
+  after every test; any change, a trace/profile/monitoring hook, or a skip the test
+  source does not ask for (`SkipTest` raised by the solution) is reported as tampering,
+  which fails.
 
 Residual risk: all of the child's checks run in the solution's own interpreter. Code
-written against this driver can still reach the reporter through frames or the object
-graph (e.g. call its `send`, clear the ledger), patch objects that are not watched
-(e.g. a pandas method a test relies on), answer comparisons the test makes itself
-(`assertTrue(a == b)`, `np.array_equal`, `df.equals`) with its own objects, or give its
-code a library file name (`compile(..., "/usr/lib/...")`). The official harness has
-none of these checks.
+written against this driver can still reach objects by routes the audit hook does not
+see (a signal handler's frame argument, `asyncio` task stacks, the closures of the
+wrapped assertions, whose guard state it can change and restore before the test ends),
+patch objects that are not watched (e.g. a pandas method a test relies on), answer
+comparisons the test makes itself (`assertTrue(a == b)`, `np.array_equal`, `df.equals`)
+with its own objects or a mock set to compare equal, or give its code a library file
+name (`compile(..., "/usr/lib/...")`). Honest solutions lose `inspect.stack()` and
+friends, and one whose own class decides an assertion's comparison (a dataclass it
+returns) fails. The official harness has none of these checks.
 """
 
 from __future__ import annotations
@@ -425,9 +434,9 @@ class Screen:
         self.solution_lines, self.proxy = solution_lines, mock.MagicProxy
         paths = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
         self.roots = tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
-        self.known = {id(c): (c, self._entries(c)) for c in _all_classes()}
+        self.known = types.MappingProxyType({id(c): (c, self._entries(c)) for c in _all_classes()})
         self.cache = {}  # per assertion: (id(class), strict) -> (class, verdict)
-        self.files = {}  # code file name -> in the Python library
+        self.files = {}  # per assertion: code file name -> in the Python library
 
     @staticmethod
     def _entries(cls):
@@ -480,7 +489,8 @@ class Screen:
         """Why these operands cannot be compared fairly, or None. Containers (lists, tuples,
         sets, dicts and their subclasses, read through the base type; object arrays) are searched."""
         stack, budget, numpy = list(values), SCREEN_ITEMS, sys.modules.get("numpy")
-        self.cache = {}
+        self.cache.clear()
+        self.files.clear()
         while stack and budget > 0:
             value, budget = stack.pop(), budget - 1
             cls = type(value)
@@ -497,6 +507,60 @@ class Screen:
                 if base is not None:
                     stack.extend(v for _, v in zip(range(budget), base.__iter__(value), strict=False))
         return None
+
+
+# audit events and attributes that hand out frames or arbitrary objects
+INTROSPECTION = frozenset(("sys._getframe", "sys._current_frames", "gc.get_objects", "gc.get_referrers",
+                           "gc.get_referents", "sys.settrace", "sys.setprofile", "sys.addaudithook"))  # fmt: skip
+FRAME_ATTRIBUTES = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
+
+
+def guard_introspection(roots, solution_lines, flags):
+    """An audit hook (it cannot be removed) refusing frames, the object graph, trace hooks and
+    further audit hooks to the solution's code (and flags the run): when the code asking (past library functions
+    that hand frames to their caller, e.g. `inspect.currentframe`) is neither the Python
+    library's, this driver's nor the task's test source. All it uses is copied in here."""
+    import _thread
+    import inspect
+    import logging
+    import traceback
+
+    getters = frozenset(f.__code__ for f in (inspect.currentframe, inspect.stack, inspect.trace, inspect.getouterframes,
+                                             inspect.getinnerframes, traceback.walk_stack, traceback.walk_tb,
+                                             logging.currentframe))  # fmt: skip
+    trusted_files = (*roots, DRIVER)
+    getframe, ident, realpath, busy, library = sys._getframe, _thread.get_ident, os.path.realpath, set(), {}
+
+    def asked_by_solution(frame):
+        while frame is not None and frame.f_code in getters:
+            frame = frame.f_back
+        if frame is None:
+            return False
+        name = frame.f_code.co_filename
+        if name == SOLUTION_FILE_NAME:
+            return frame.f_lineno <= solution_lines
+        if name not in library:
+            library[name] = os.path.isabs(name) and realpath(name).startswith(trusted_files)
+        return not library[name]
+
+    def hook(event, args):
+        if event not in INTROSPECTION and not (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
+            return
+        me = ident()
+        if me in busy:
+            return
+        busy.add(me)
+        try:
+            refused = asked_by_solution(getframe(1))
+        except ValueError:  # no Python caller
+            refused = False
+        finally:
+            busy.discard(me)
+        if refused:
+            flags.append(f"{event} refused to the answer")
+            raise RuntimeError(f"{event}: the answer may not inspect the test driver's frames or objects")
+
+    sys.addaudithook(hook)
 
 
 LIBRARY_ASSERTIONS = ("numpy.testing", "pandas.testing")  # their assert_* functions (actual, desired, ...)
@@ -666,6 +730,7 @@ def _child(limit, report_fd):
     watched["driver"] = sys.modules[__name__]
     watched["driver.Reporter"] = Reporter
     watched["driver.Screen"], watched["driver.Guard"] = Screen, Guard
+    watched["driver.guard"], watched["driver.screen"] = vars(guard), vars(guard.screen)
 
     with safe_environment(), tempfile.TemporaryDirectory() as work:
         os.chdir(work)
@@ -687,6 +752,7 @@ def _child(limit, report_fd):
         module.__dict__.update({"__builtins__": builtins, "__file__": SOLUTION_FILE_NAME, "__package__": None,
                                 "__doc__": None, "sys": sys, "os": os, "environ": os.environ})  # fmt: skip
         result = Reporter(send, check, guard.current, guard.failed)
+        guard_introspection(guard.screen.roots, guard.screen.solution_lines, guard.flags)
         start = time.monotonic()
         try:
             with swallow_io():
