@@ -221,6 +221,31 @@ def logged_sample(location: str, task: str, sample: Any, meta: Mapping, params: 
                   str((meta.get("settings") or {}).get("question") or "first"), scorer, tokens)
 
 
+def with_pools(found: Sequence[Logged]) -> tuple[list[Logged], dict[str, Any], Counter]:
+    """The samples whose pool loads and lists the workers they recorded, the pools (`PoolSpec` by name), and
+    why the others are skipped (a pool named by a log is data: it may not exist or may hold other models)."""
+    from workers.pools import load_pool
+
+    pools, errors = {}, {}
+    for name in sorted({s.pool for s in found}):
+        try:
+            pools[name] = load_pool(name)
+        except Exception as error:  # noqa: BLE001  (any unloadable pool: its samples are skipped, named)
+            errors[name] = f"pool {name!r} does not load ({type(error).__name__}: {str(error)[:200]})"
+    kept, skipped = [], Counter()
+    for s in found:
+        if s.pool in errors:
+            skipped[errors[s.pool]] += 1
+            continue
+        names = [w.model for w in pools[s.pool].workers]
+        chosen = tuple(names[i] for i in (s.pool_indices or range(len(names))) if 0 <= i < len(names))
+        if chosen != s.workers:
+            skipped[f"its workers are not pool {s.pool!r}'s: rerun with the pool the log was made with"] += 1
+            continue
+        kept.append(s)
+    return kept, pools, skipped
+
+
 # ----------------------------------------------------------------------------- running
 
 
@@ -366,18 +391,19 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
     if not Path(args.logs).is_dir():
         raise SystemExit(f"no log directory {args.logs!r}: pass --logs DIR with the conductor's Inspect logs")
     found, skipped = collect(args.logs, args.limit)
-    for why, n in sorted(skipped.items()):
+    found, pools, unusable = with_pools(found)
+    for why, n in sorted((skipped + unusable).items()):
         say(f"skipped {n} sample(s): {md_text(why)}")
     if not found:
         say("no logged conductor sample to re-run")
         return 1
     items = [(s, variants(s.workflow, len(s.workers), swap=not args.no_swap)) for s in found]
-    from workers.pools import known_prices, load_pool
+    from workers.pools import known_prices
 
-    specs = {w.model: w for pool in {s.pool for s in found} for w in load_pool(pool).workers}
+    specs = {w.model: w for pool in pools.values() for w in pool.workers}
     prices = {**known_prices(), **{name: w.price for name, w in specs.items()}}
     est = estimate(items, prices.get, lambda name: name in specs and bool(specs[name].grammar))
-    kinds = {pool_kind(list(s.workers)) for s in found}
+    kinds = {pool_kind([w.model for w in pool.workers]) for pool in pools.values()}
     cost = "unknown (a worker has no price)" if est.usd is None else f"{est.usd:.4f} USD"
     say(f"{est.samples} sample(s), {est.runs} workflow runs: at most {est.calls} model calls "
         f"(the rest are cache hits), estimated cost {cost}; pool kind: {', '.join(sorted(kinds))}")
@@ -396,7 +422,7 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
              "credit = replay accuracy - changed accuracy (points; positive: the step, or the worker at it, "
              "earned accuracy).\n"]
     for pool, part in table.groupby("pool", sort=True):
-        kind = pool_kind([w for s in found if s.pool == pool for w in s.workers])
+        kind = pool_kind([w.model for w in pools[pool].workers])
         parts.append(f"## {md_text(pool_heading(str(pool), kind, ''))}\n\n{markdown(readable(part))}")
     text = "\n".join(parts)
     (out / "credit.md").write_text(text)

@@ -124,3 +124,18 @@ def test_api_pool_asks_before_spending(tmp_path, monkeypatch):
 def test_missing_log_dir_names_the_fix(tmp_path):
     with pytest.raises(SystemExit, match="pass --logs DIR"):
         credit.main(["--logs", str(tmp_path / "nowhere")])
+
+
+def test_a_pool_the_log_names_that_does_not_fit_is_skipped_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    pool = write_pool(tmp_path, SIMS)
+    other = ["sim/oracle", "sim/dunce"]  # the same models in another order: not this pool's workers
+    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
+                  [syn.sample("q0", 1, "C", conducted(other, [(0, [])]))])
+    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": "no-such-pool"},
+                  [syn.sample("q1", 1, "C", conducted(SIMS, [(0, [])]))])
+    lines = []
+    assert credit.main(["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out")], say=lines.append) == 1
+    assert any("its workers are not pool" in line for line in lines)
+    assert any("pool 'no-such-pool' does not load" in line for line in lines)
+    assert lines[-1] == "no logged conductor sample to re-run" and cache_files(tmp_path) == 0
