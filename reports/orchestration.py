@@ -92,7 +92,7 @@ def write(found: list[Analysis], out: Path) -> str:
 
 def paired_plot(a: Analysis, out: Path) -> Plot | None:
     """The paired differences of one pool with their CIs (pooled over benchmarks where a pair has
-    several), conductor pairs first; at most MAX_PLOTTED pairs."""
+    several), in the table's order; at most MAX_PLOTTED pairs."""
     data = a.data
     several = data.groupby(["a", "b"])["benchmark"].transform("size") > 1
     rows = data[(data["benchmark"] == paired.ALL) | ~several].head(MAX_PLOTTED)

@@ -68,9 +68,9 @@ def compare(a: pd.Series, b: pd.Series, **bootstrap: float) -> dict:
             "a_only": a_only, "b_only": b_only, "mcnemar_p": mcnemar_exact(a_only, b_only)}
 
 
-def paired_table(frame: pd.DataFrame, *, pairs: str = "all", **bootstrap: float) -> pd.DataFrame:
-    """Every pair of row labels of each pool on each benchmark they share and on all of them (`COLUMNS`).
-    `pairs="conductor"`: only pairs with a conductor row on one side (the "a" side)."""
+def paired_table(frame: pd.DataFrame, **bootstrap: float) -> pd.DataFrame:
+    """Every pair of row labels of each pool on each benchmark they share and on all of them (`COLUMNS`);
+    a conductor row is on the "a" side."""
     data = outcomes(frame)
     out = []
     for pool, rows in data.groupby("pool", sort=True):
@@ -79,8 +79,6 @@ def paired_table(frame: pd.DataFrame, *, pairs: str = "all", **bootstrap: float)
         for a, b in itertools.combinations(sorted(wide.columns), 2):
             if solvers[b] == "conductor" and solvers[a] != "conductor":
                 a, b = b, a  # the conductor on the "a" side: a positive difference means it is better
-            if pairs == "conductor" and solvers[a] != "conductor":
-                continue
             both = wide[[a, b]].dropna()
             if both.empty:
                 continue
