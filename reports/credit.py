@@ -44,10 +44,11 @@ from reports.diagnostics import input_text
 from reports.paired import compare
 from reports.records import pool_kind
 from reports.tables import markdown, md_text, pool_heading
-from solvers.workflow import Workflow
+from solvers.workflow import DEFAULT_MAX_STEPS, Workflow, WorkflowError, validate
 
 DEFAULT_OUT = "reports/out/credit"
 CONCURRENT_SAMPLES = 8
+MAX_STEPS = 16  # a logged workflow with more steps is not re-run (runs grow with steps x workers)
 REPLAY, REMOVE, SWAP = "replay", "remove", "swap"
 COLUMNS = ["pool", "by", "value", "change", "pairs", "replay_accuracy", "changed_accuracy", "credit", "ci_low",
            "ci_high", "mcnemar_p"]
@@ -186,7 +187,10 @@ def collect(log_dir: str | Path, limit: int | None = None) -> tuple[list[Logged]
             if why:
                 skipped[why if why != "scorer" else f"scorer {scorer or 'none'} has no pure check"] += 1
                 continue
-            found.append(logged_sample(log.location, task, sample, meta, params, scorer))
+            try:
+                found.append(logged_sample(log.location, task, sample, meta, params, scorer))
+            except (WorkflowError, TypeError, ValueError, KeyError) as error:  # a log is data: it may lie
+                skipped[f"the recorded workflow does not validate ({type(error).__name__}: {str(error)[:160]})"] += 1
     return found, skipped
 
 
@@ -209,10 +213,16 @@ def reason_to_skip(meta: Mapping, sample: Any, checked: bool, params: Mapping) -
 
 
 def logged_sample(location: str, task: str, sample: Any, meta: Mapping, params: Mapping, scorer: str) -> Logged:
+    """The sample as re-runnable; its workflow (the executed steps' workers and subtasks, the recorded access)
+    checked by the workflow language's own rules (`solvers.workflow.validate`: workers of the pool, at most
+    the run's max_steps, access to earlier steps only), else `WorkflowError`."""
     round_ = meta["round"]
     steps = round_["steps"]
-    access = tuple("all" if a == ["all"] else tuple(int(j) for j in a) for a in round_["workflow"]["access_list"])
-    flow = Workflow(tuple(int(s["worker"]) for s in steps), tuple(str(s["subtask"]) for s in steps), access)
+    settings = meta.get("settings") or {}
+    max_steps = settings.get("max_steps") if type(settings.get("max_steps")) is int else DEFAULT_MAX_STEPS
+    lists = {"model_id": [s["worker"] for s in steps], "subtasks": [s["subtask"] for s in steps],
+             "access_list": round_["workflow"]["access_list"]}
+    flow = validate(lists, range(len(meta.get("workers") or [])), min(max_steps, MAX_STEPS), access="indices")
     tokens = tuple((int((s.get("usage") or {}).get("input_tokens") or 0),
                     int((s.get("usage") or {}).get("output_tokens") or 0)) for s in steps)
     workers = tuple(str(w) for w in meta.get("workers") or [])

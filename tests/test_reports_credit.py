@@ -139,3 +139,17 @@ def test_a_pool_the_log_names_that_does_not_fit_is_skipped_named(tmp_path, monke
     assert any("its workers are not pool" in line for line in lines)
     assert any("pool 'no-such-pool' does not load" in line for line in lines)
     assert lines[-1] == "no logged conductor sample to re-run" and cache_files(tmp_path) == 0
+
+
+def test_a_recorded_workflow_that_breaks_the_rules_is_not_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    pool = write_pool(tmp_path, SIMS)
+    negative = conducted(SIMS, [(ORACLE, [])])
+    negative["round"]["steps"][0]["worker"] = -1  # would index the pool from its end
+    later = conducted(SIMS, [(ORACLE, [1]), (DUNCE, [])])  # step 0 sees a later step
+    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
+                  [syn.sample("q0", 1, "C", negative), syn.sample("q1", 1, "C", later)])
+    lines = []
+    assert credit.main(["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out")], say=lines.append) == 1
+    assert sum("the recorded workflow does not validate" in line for line in lines) == 2
+    assert cache_files(tmp_path) == 0
