@@ -44,6 +44,8 @@ from reports.diagnostics import input_text
 from reports.paired import compare
 from reports.records import pool_kind
 from reports.tables import markdown, md_text, pool_heading
+from solvers.conductor import check_generation
+from solvers.prompts import QUESTION_MODES
 from solvers.workflow import DEFAULT_MAX_STEPS, Workflow, WorkflowError, validate
 
 DEFAULT_OUT = "reports/out/credit"
@@ -227,8 +229,13 @@ def logged_sample(location: str, task: str, sample: Any, meta: Mapping, params: 
                     int((s.get("usage") or {}).get("output_tokens") or 0)) for s in steps)
     workers = tuple(str(w) for w in meta.get("workers") or [])
     indices = tuple(int(i) for i in meta.get("pool_indices") or [])
+    question = settings.get("question") or "first"
+    if question not in QUESTION_MODES:
+        raise ValueError(f"question mode {question!r} is not one of {', '.join(QUESTION_MODES)}")
+    check_generation(worker_temperature=params.get("worker_temperature"),
+                     worker_max_tokens=params.get("worker_max_tokens"))
     return Logged(location, task, sample, str(params.get("pool") or "local"), params, flow, workers, indices,
-                  str((meta.get("settings") or {}).get("question") or "first"), scorer, tokens)
+                  question, scorer, tokens)
 
 
 def with_pools(found: Sequence[Logged]) -> tuple[list[Logged], dict[str, Any], Counter]:
@@ -260,7 +267,8 @@ def with_pools(found: Sequence[Logged]) -> tuple[list[Logged], dict[str, Any], C
 
 
 def cached_workers(logged: Logged) -> list:
-    """The sample's workers (its pool, its subset, its generation options) with Inspect's cache on."""
+    """The sample's workers (its pool, its subset, its generation options) with Inspect's cache on; the
+    pool holds the workers the log recorded (`with_pools`)."""
     from inspect_ai.model import CachePolicy, GenerateConfig
 
     from solvers.conductor import answer_constraint_for
@@ -271,10 +279,7 @@ def cached_workers(logged: Logged) -> list:
     constraint = answer_constraint_for([str(c) for c in choices] if choices else None, meta.get("answer_format"))
     every = pool_workers(logged.pool, logged.params.get("worker_temperature"), logged.params.get("worker_max_tokens"),
                          constraint, logged.task)
-    chosen = [every[i] for i in (logged.pool_indices or range(len(every))) if i < len(every)]
-    if tuple(w.name for w in chosen) != logged.workers:
-        raise ValueError(f"the log's workers {list(logged.workers)} are not pool {logged.pool!r}'s "
-                         f"{[w.name for w in chosen]}: rerun with the pool the log was made with")
+    chosen = [every[i] for i in (logged.pool_indices or range(len(every)))]  # checked by `with_pools`
     out = []
     for w in chosen:
         model = copy(w.model)

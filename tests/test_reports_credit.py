@@ -147,9 +147,14 @@ def test_a_recorded_workflow_that_breaks_the_rules_is_not_run(tmp_path, monkeypa
     negative = conducted(SIMS, [(ORACLE, [])])
     negative["round"]["steps"][0]["worker"] = -1  # would index the pool from its end
     later = conducted(SIMS, [(ORACLE, [1]), (DUNCE, [])])  # step 0 sees a later step
+    mode = conducted(SIMS, [(ORACLE, [])])
+    mode["settings"]["question"] = "sideways"
     syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
-                  [syn.sample("q0", 1, "C", negative), syn.sample("q1", 1, "C", later)])
+                  [syn.sample("q0", 1, "C", negative), syn.sample("q1", 1, "C", later), syn.sample("q2", 1, "C", mode)])
+    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool), "worker_temperature": "hot"},
+                  [syn.sample("q3", 1, "C", conducted(SIMS, [(ORACLE, [])]))])
     lines = []
     assert credit.main(["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out")], say=lines.append) == 1
-    assert sum("the recorded workflow does not validate" in line for line in lines) == 2
+    assert sum("the recorded workflow does not validate" in line for line in lines) == 4
+    assert any("-S worker_temperature='hot'" in line for line in lines)
     assert cache_files(tmp_path) == 0
