@@ -140,3 +140,11 @@ def test_sim_call_takes_its_latency():
     started = time.monotonic()
     output = asyncio.run(call())
     assert time.monotonic() - started >= 0.3 and output.metadata["latency_s"] == pytest.approx(0.3)
+
+
+def test_command_line_timeout_and_retries_win_over_the_pool(tmp_path):
+    pool = stall_pool(tmp_path, attempt_timeout=1, timeout=1200, max_retries=5)
+    meta, _ = run(pool, scripted(ONE_STEP), timeout=2, max_retries=1)
+    assert "AttemptTimeoutError" in meta["round"]["steps"][0]["error"]
+    assert {(c.attempt_timeout, c.timeout, c.max_retries) for c in SEEN} == {(1, 2, 1)}
+    assert len(SEEN) == 2  # one attempt, one retry (timeout=2 s then stops a third)
