@@ -402,6 +402,7 @@ OPERANDS = {  # assertion -> how many leading arguments are values it compares o
                      "assertSequenceEqual", "assertMultiLineEqual"), 2),
 }  # fmt: skip
 SCREEN_ITEMS = 10_000
+SCALARS = frozenset((int, float, str, bytes, bool, complex, type(None)))
 C_METHODS = (types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType,
              types.GetSetDescriptorType, types.MemberDescriptorType)  # fmt: skip
 _MRO, _DICT = type.__dict__["__mro__"], type.__dict__["__dict__"]
@@ -494,6 +495,8 @@ class Screen:
         while stack and budget > 0:
             value, budget = stack.pop(), budget - 1
             cls = type(value)
+            if cls in SCALARS:  # built-in, immutable, exact: nothing of the solution's
+                continue
             found = self.decided_by_solution(cls, strict)
             if found:
                 return f"an operand of type {cls.__qualname__} is compared by the solution's own {found}"
