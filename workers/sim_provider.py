@@ -20,7 +20,8 @@ The answer key (correct answer, domain, format) comes from, in order:
    It sets a context variable, so set it inside the coroutine (asyncio task) that makes
    the calls: each task sees the key of its own context, concurrent rollouts do not mix.
 2. Inspect's running sample: its target, choices (or `metadata["choices"]`), id, and its
-   domain from `metadata["domain"]` or the task's name (mapping: `simulation.TASKS`).
+   domain from `metadata["domain"]` or the task's name (mapping: `simulation.TASKS`). Epoch 2
+   and later draw afresh (as a model sampling again would), so epochs give a standard error.
 Without either, the call fails with `SimError` naming both ways; it never guesses.
 """
 
@@ -95,11 +96,12 @@ def current_key() -> AnswerKey | None:
     from inspect_ai.log._samples import sample_active  # no public accessor (as solvers/team.py)
 
     active = sample_active()
-    return key_from_sample(active.sample, active.task) if active is not None else None
+    return key_from_sample(active.sample, active.task, active.epoch) if active is not None else None
 
 
-def key_from_sample(sample: Any, task: str | None) -> AnswerKey:
-    """An answer key from an Inspect Sample (target, choices, metadata, id) and task name."""
+def key_from_sample(sample: Any, task: str | None, epoch: int = 1) -> AnswerKey:
+    """An answer key from an Inspect Sample (target, choices, metadata, id), task name and epoch:
+    each later epoch is a fresh draw (its item id gets `/epoch<n>`), the first keeps the plain id."""
     metadata = sample.metadata or {}
     known = task_domain(task)
     # a task's own metadata may use "domain" for something else (GPQA: "Physics"): only a
@@ -115,7 +117,8 @@ def key_from_sample(sample: Any, task: str | None) -> AnswerKey:
     check = metadata.get("check") or (known[1] if known and known[0] == domain else None)
     target = sample.target[0] if isinstance(sample.target, list) and sample.target else sample.target
     choices = sample.choices or metadata.get("choices")
-    return make_key(str(target or ""), domain, check, choices, f"{task}/{sample.id}")
+    item = f"{task}/{sample.id}" + (f"/epoch{epoch}" if epoch > 1 else "")
+    return make_key(str(target or ""), domain, check, choices, item)
 
 
 class SimModelAPI(ModelAPI):
