@@ -111,7 +111,8 @@ class ConductorReward:
             "continue". Recursion is not offered by a rollout (no conductor to call); see
             `training/rollouts.py` for the recursion reward.
         max_concurrency: most rollouts running at once (each runs its workflow's worker calls).
-        rollout_log: JSONL file that receives every rollout (appended per call).
+        rollout_log: JSONL file that receives every rollout (appended per call), or a `RolloutLog`
+            (a data-parallel run's, which gathers every process's rows: training/parallel.py).
         worker_temperature: overrides the pool's worker temperature.
         worker_max_tokens: overrides the pool's worker token budget.
         lcb_timeout: per-test limit of the LiveCodeBench check (official 6 s).
@@ -119,12 +120,8 @@ class ConductorReward:
         sample_context: a function of a row (dict of its columns) returning a context manager
             entered around that rollout (e.g. the simulated pool's answer key); default: the
             simulated provider's `answer_key` when the pool has `sim/` workers.
-        recursion_first_weight: the first round's weight in a recursion-training reward.
-        cost_weight: w of the cost term (module docstring), 0 <= w < 0.5; 0 = the paper's
-            reward. Every pool worker needs a price.
-        cost_charge: "always" (every rollout pays) or "correct" (only correct ones).
-        cost_reference_usd: the USD that normalises a rollout's worker cost to 1 (default:
-            `cost_reference` of the pool).
+        cost_weight / cost_charge / cost_reference_usd: the cost term (module docstring); 0 = the
+            paper's reward. Every pool worker needs a price.
     """
 
     __name__ = "conductor_reward"  # TRL logs rewards under the function's name
@@ -135,7 +132,7 @@ class ConductorReward:
         *,
         settings: Settings | Mapping[str, Any] | None = None,
         max_concurrency: int = 16,
-        rollout_log: str | Path | None = None,
+        rollout_log: str | Path | RolloutLog | None = None,
         worker_temperature: float | None = None,
         worker_max_tokens: int | None = None,
         lcb_timeout: float = 6.0,
@@ -156,7 +153,10 @@ class ConductorReward:
         if not (isinstance(max_concurrency, int) and max_concurrency >= 1):
             raise ValueError(f"max_concurrency must be an integer >= 1, got {max_concurrency!r}")
         self.max_concurrency = max_concurrency
-        self.log = RolloutLog(rollout_log) if rollout_log else None
+        if isinstance(rollout_log, RolloutLog) or not rollout_log:
+            self.log = rollout_log or None
+        else:
+            self.log = RolloutLog(rollout_log)
         self.worker_temperature = worker_temperature
         self.worker_max_tokens = worker_max_tokens
         self.lcb_timeout = lcb_timeout

@@ -26,7 +26,7 @@ import math
 import statistics
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from solvers.diagnostics import summarize
@@ -159,15 +159,38 @@ def clip(text: str | None, limit: int = MAX_LOGGED_CHARS) -> str | None:
 
 
 class RolloutLog:
-    """Appends rollout rows to a JSONL file, one line per rollout (safe across threads)."""
+    """Appends rollout rows to a JSONL file, one line per rollout (safe across threads).
 
-    def __init__(self, path: str | Path):
+    With `gather` (a data-parallel run, training/parallel.py) `write` holds the rows and `flush()`,
+    which every process calls at the same point, writes `gather(held)`: every process's rows on
+    the main process, nothing on the others. One file, each rollout once."""
+
+    def __init__(self, path: str | Path, gather: Callable[[list[Mapping]], list[Mapping]] | None = None):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.gather = gather
+        self._held: list[Mapping] = []
         self._lock = threading.Lock()
 
     def write(self, rows: Iterable[Mapping]) -> None:
+        if self.gather is None:
+            self._append(rows)
+            return
+        with self._lock:
+            self._held.extend(rows)
+
+    def flush(self) -> None:
+        """Write the rows every process holds (a collective with `gather`; nothing to do without)."""
+        if self.gather is None:
+            return
+        with self._lock:
+            held, self._held = self._held, []
+        self._append(self.gather(held))
+
+    def _append(self, rows: Iterable[Mapping]) -> None:
         lines = "".join(json.dumps(row, default=str) + "\n" for row in rows)
+        if not lines:
+            return
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(lines)
 

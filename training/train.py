@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -221,12 +222,15 @@ def constant_reward(completions: list, **_: Any) -> list[float]:
     return [1.0] * len(completions)
 
 
-def make_reward(script: ScriptArguments, settings: Settings, output_dir: str) -> Any:
+def make_reward(script: ScriptArguments, settings: Settings, config: Any) -> Any:
+    """The reward; a data-parallel run's rollout log gathers every process's rows (training/parallel.py)."""
     if script.reward == "constant":
         return constant_reward
+    from training.parallel import gather_rows
     from training.rewards import ConductorReward
+    from training.rollouts import RolloutLog
 
-    rollout_log = script.rollout_log or str(Path(output_dir) / "rollouts.jsonl")
+    rollout_log = RolloutLog(script.rollout_log or Path(config.output_dir) / "rollouts.jsonl", gather_rows(config))
     return ConductorReward(
         script.pool,
         settings=settings,
@@ -342,10 +346,10 @@ def old_run_paths(out: Path, rollout_log: str | None) -> list[Path]:
     return found
 
 
-def claim_output_dir(out: Path, script: ScriptArguments, resume: str | bool | None) -> list[str]:
+def claim_output_dir(out: Path, script: ScriptArguments, resume: str | bool | None, move: bool = True) -> list[str]:
     """A fresh run writes into no earlier run's files (its rows would append to theirs): refused
     unless it resumes or `overwrite_output_dir` moves them aside (to `<path>.replaced-<UTC time>`,
-    returned; a dry run only checks)."""
+    returned; a dry run only checks, and so does every process but the main one, `move` False)."""
     found = [] if resume else old_run_paths(out, script.rollout_log)
     if found and not script.overwrite_output_dir:
         raise SystemExit(
@@ -353,7 +357,7 @@ def claim_output_dir(out: Path, script: ScriptArguments, resume: str | bool | No
             " logs). Pass --overwrite_output_dir true to move it aside, --resume_from_checkpoint true to continue"
             " it, or another --output_dir"
         )
-    if script.dry_run:
+    if script.dry_run or not move:
         return []
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     moved = [path.rename(path.with_name(f"{path.name}.replaced-{stamp}")) for path in found]
@@ -362,10 +366,24 @@ def claim_output_dir(out: Path, script: ScriptArguments, resume: str | bool | No
     return [str(path) for path in moved]
 
 
+def write_run_info(out: Path, info: dict, main_process: bool) -> None:
+    if main_process:
+        (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
+
+
 def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    from training.parallel import flush_callback, launch_problem, quiet_replica, same_weights
+
+    if problem := launch_problem(os.environ):
+        raise SystemExit(problem)
     script, config, model_args = parse(argv)
-    replaced = claim_output_dir(Path(config.output_dir), script, resume_arg(config.resume_from_checkpoint))
+    main_process = config.process_index == 0  # several processes: see training/parallel.py
+    if not config.should_log:
+        quiet_replica()
+    resume = resume_arg(config.resume_from_checkpoint)
+    replaced = claim_output_dir(Path(config.output_dir), script, resume, move=main_process)
+    config.distributed_state.wait_for_everyone()  # no process writes into output_dir before it is claimed
     from training.guard import NonFiniteGuard, mask_padded_attention
 
     guard = NonFiniteGuard(script.max_nonfinite_steps)
@@ -374,7 +392,7 @@ def main(argv: list[str] | None = None) -> dict:
     dataset, provenance = build_dataset(script, settings)
     for domain, sub in provenance["substituted"].items():
         log.warning("training data: %s is unavailable here; its %d items come from %s", domain, sub["count"], sub["by"])
-    reward = make_reward(script, settings, config.output_dir)
+    reward = make_reward(script, settings, config)
     info = {
         "recipe": script.recipe_name,
         "script": asdict(script),
@@ -382,7 +400,9 @@ def main(argv: list[str] | None = None) -> dict:
         "data": provenance,
         "rows": len(dataset),
         "reward": getattr(reward, "__name__", type(reward).__name__),
-        "generations_per_step": config.per_device_train_batch_size * config.gradient_accumulation_steps,
+        "generations_per_step": config.per_device_train_batch_size * config.gradient_accumulation_steps
+        * config.world_size,
+        "processes": config.world_size,
         "num_generations": config.num_generations,
         "max_steps": config.max_steps,
         "simulated": provenance["simulated"],
@@ -392,7 +412,8 @@ def main(argv: list[str] | None = None) -> dict:
     log.info("run: %s", json.dumps({k: v for k, v in info.items() if k != "script"}))
     if script.dry_run:
         info["dry_run"] = True
-        print(json.dumps(info, indent=2, default=str))
+        if main_process:
+            print(json.dumps(info, indent=2, default=str))
         return info
 
     from trl import GRPOTrainer, get_peft_config
@@ -403,22 +424,26 @@ def main(argv: list[str] | None = None) -> dict:
 
         rollout_func = RecursionRollout(reward, dataset.to_list(), share=script.recursion_share)
 
-    model, tokenizer = load_model(model_args, config)
+    with config.main_process_first(desc="loading the model"):  # a gguf: model is converted once
+        model, tokenizer = load_model(model_args, config)
     if script.train_top_layers:
         info["trainable"] = freeze_below(model, script.train_top_layers)
         log.info("trainable: %s", json.dumps(info["trainable"]))
     mask_padded_attention(model)  # a NaN at a padded position never reaches a real one (training/guard.py)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    resume = resume_arg(config.resume_from_checkpoint)
-    if resume:
+    if resume and main_process:
         info["superseded"] = supersede_rerun_steps(out, resume, script.rollout_log)
     if script.format_warmup_steps and not resume:  # a resumed run's checkpoint already holds the warm-up
         from training.warmup import run_warmup
 
         info["warmup"] = run_warmup(model, tokenizer, dataset.to_list(), script, config, str(out / "warmup"))
+        if digests := same_weights(model, config, "format warm-up"):
+            info["warmup"]["weights_sha256"] = digests
         log.info("format warm-up: %s", json.dumps(info["warmup"]))
-    (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
+    write_run_info(out, info, main_process)
+    rollout_log = getattr(reward, "log", None)  # the conductor reward's; gathered at each step's end
+    flushes = [flush_callback(rollout_log, config)] if rollout_log and rollout_log.gather else []
     caps = [spend_cap(script.max_usd, reward.log.path)] if script.max_usd is not None else []
     trainer = GRPOTrainer(
         model=model,
@@ -428,10 +453,12 @@ def main(argv: list[str] | None = None) -> dict:
         processing_class=tokenizer,
         peft_config=get_peft_config(model_args),
         rollout_func=rollout_func,
-        callbacks=[guard, timer := metrics_callback(out / "metrics.jsonl"), *caps],
+        callbacks=[guard, timer := metrics_callback(out / "metrics.jsonl"), *flushes, *caps],
     )
     trainer.train(resume_from_checkpoint=resume)
     guard.raise_if_tripped(str(out))
+    if digests := same_weights(trainer.model, config, "GRPO"):
+        info["weights_sha256"] = digests
     trainer.save_model(str(out))  # model, tokenizer and chat template: evaluable as hf/<output_dir>
     info["wall_s"] = round(time.time() - started, 1)
     info["global_step"] = trainer.state.global_step
@@ -439,7 +466,7 @@ def main(argv: list[str] | None = None) -> dict:
     info["nonfinite_skipped"] = guard.skipped
     if caps:
         info["spend"] = caps[0].summary()
-    (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
+    write_run_info(out, info, main_process)
     log.info("saved %s (%d steps, %.0f s)", out, trainer.state.global_step, info["wall_s"])
     return info
 

@@ -104,8 +104,8 @@ def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, co
 
     batch = config.per_device_train_batch_size
     max_steps = script.format_warmup_max_steps or script.workflow_max_steps
-    data = warmup_rows(
-        rows, script.format_warmup_steps * batch, max_steps, config.seed,
+    data = warmup_rows(  # several processes: a data-parallel SFT, each step one batch per process
+        rows, script.format_warmup_steps * batch * config.world_size, max_steps, config.seed,
         script.format_warmup_form, script.format_warmup_form_worker,
     )  # fmt: skip
     args = SFTConfig(
