@@ -120,8 +120,12 @@ class ConductorReward:
         sample_context: a function of a row (dict of its columns) returning a context manager
             entered around that rollout (e.g. the simulated pool's answer key); default: the
             simulated provider's `answer_key` when the pool has `sim/` workers.
-        cost_weight / cost_charge / cost_reference_usd: the cost term (module docstring); 0 = the
-            paper's reward. Every pool worker needs a price.
+        recursion_first_weight: the first round's weight in a recursion-training reward.
+        cost_weight: w of the cost term (module docstring), 0 <= w < 0.5; 0 = the paper's
+            reward. Every pool worker needs a price.
+        cost_charge: "always" (every rollout pays) or "correct" (only correct ones).
+        cost_reference_usd: the USD that normalises a rollout's worker cost to 1 (default:
+            `cost_reference` of the pool).
     """
 
     __name__ = "conductor_reward"  # TRL logs rewards under the function's name
