@@ -22,6 +22,11 @@ The tests must run in the solution's process, so the verdict is protected in lay
   parent sends the child on its stdin before the solution loads; the child keeps the
   key only inside the `hmac` object (the key bytes are zeroed), so lines the solution
   writes to the pipe itself are rejected as unauthenticated;
+* each test's report is written by an audit hook (`report_hook`), which the solution can
+  neither remove nor reach: it believes only events from `Reporter`'s own code called by
+  unittest's `TestCase.run` about the registered tests, and keeps its own ledger, so a
+  reporter or result object the solution gets hold of (e.g. through a patched method)
+  cannot report or erase a failure;
 * the parent counts the tests itself (`TestCases` methods in the task's test source)
   and requires one report per test, a final report, well-formed messages and a
   normal end; skips and expected failures pass only where the test source declares
@@ -572,26 +577,28 @@ LIBRARY_ASSERTIONS = ("numpy.testing", "pandas.testing")  # their assert_* funct
 class Guard:
     """Wraps assertions before the solution runs. Operands whose comparison the solution's
     code decides (`Screen`) fail the assertion and are flagged; every failing assertion or
-    test method is entered in the ledger `failed` (test names), whatever unittest's result
-    objects later say. `current` holds the name of the running test."""
+    test method raises the audit event "bcb.failed", which the reporting hook enters in its
+    private ledger for the running test, whatever unittest's result objects later say."""
 
     def __init__(self, screen):
-        self.screen, self.current, self.failed, self.flags = screen, [None], set(), []
+        self.screen, self.flags = screen, []
 
     def wrap(self, fn, first=0, operands=0, strict=False):
+        audit = sys.audit
+
         @functools.wraps(fn)
         def guarded(*args, **kwargs):
             problem = self.screen.problem(args[first : first + operands], strict) if operands else None
             if problem:
-                self.flags.append(f"{fn.__name__} in {self.current[0]}: {problem}")
-                self.failed.add(self.current[0])
+                self.flags.append(f"{fn.__name__}: {problem}")
+                audit("bcb.failed")
                 raise AssertionError(problem)
             try:
                 return fn(*args, **kwargs)
             except unittest.SkipTest:
                 raise
             except Exception:
-                self.failed.add(self.current[0])
+                audit("bcb.failed")
                 raise
 
         return guarded
@@ -646,12 +653,11 @@ def _name(test):
 
 
 class Reporter(unittest.TestResult):
-    """Collects the official result and reports each test to the parent."""
+    """Collects the official result; tells the reporting hook (`report_hook`) what happens
+    through audit events. It holds no way to report itself."""
 
-    def __init__(self, send, check, current, failed):
+    def __init__(self):
         super().__init__()
-        self.send, self.check, self.current, self.failed = send, check, current, failed
-        self.outcome = None
         self.missing_module = None
         self.timed_out = False
 
@@ -663,44 +669,95 @@ class Reporter(unittest.TestResult):
 
     def startTest(self, test):
         super().startTest(test)
-        self.outcome, self.current[0] = "ok", _name(test)
+        sys.audit("bcb.start", test)
 
     def addFailure(self, test, err):
         super().addFailure(test, err)
-        self.outcome = "fail"
+        sys.audit("bcb.outcome", test, "fail")
 
     def addError(self, test, err):
         super().addError(test, err)
         self._note(err)
         if isinstance(test, unittest.TestCase):
-            self.outcome = "error"
+            sys.audit("bcb.outcome", test, "error")
         else:  # setUpClass / module fixture errors
-            self.send({"event": "fixture_error", "test": str(test)[:200]})
+            sys.audit("bcb.fixture", str(test)[:200])
 
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
-        self.outcome = "skip"
+        if isinstance(test, unittest.TestCase):  # not a skipped class fixture
+            sys.audit("bcb.outcome", test, "skip")
 
     def addSubTest(self, test, subtest, err):
         super().addSubTest(test, subtest, err)
         if err is not None:
-            self.outcome = "fail" if issubclass(err[0], test.failureException) else "error"
-            if self.outcome == "error":
+            failed = issubclass(err[0], test.failureException)
+            if not failed:
                 self._note(err)
+            sys.audit("bcb.outcome", test, "fail" if failed else "error")
 
     def addUnexpectedSuccess(self, test):
         super().addUnexpectedSuccess(test)
-        self.outcome = "fail"
+        sys.audit("bcb.outcome", test, "fail")
 
     def addExpectedFailure(self, test, err):
         super().addExpectedFailure(test, err)
-        self.outcome = "xfail"
+        sys.audit("bcb.outcome", test, "xfail")
 
     def stopTest(self, test):
         super().stopTest(test)
-        name = _name(test)
-        self.send({"event": "test", "test": name, "outcome": self.outcome, "assertion_failed": name in self.failed,
-                   "tampered": self.check()})  # fmt: skip
+        sys.audit("bcb.stop", test)
+
+
+RANK = ("ok", "skip", "xfail", "fail", "error")  # the worst outcome of a test is reported
+
+
+def report_hook(send, check, flags):
+    """The audit hook that reports each test (it cannot be removed; the solution cannot reach
+    what it holds). It believes only events raised by `Reporter`'s own code, called by
+    unittest's `TestCase.run`, about the tests `_child` registered ("bcb.tests", from the
+    frame that installed it); "bcb.failed" (a failing assertion or test method) goes into
+    its private ledger for the running test from anywhere, since it can only fail a test."""
+    getframe, owner = sys._getframe, sys._getframe(1)
+    reporter = {n: getattr(Reporter, n).__code__ for n in vars(Reporter) if n.startswith(("add", "st"))}
+    run_code, state = unittest.TestCase.run.__code__, {"names": None, "current": None}
+    failed, outcomes = set(), {}
+
+    def genuine(frame, event, test):
+        names = state["names"]
+        if names is None or id(test) not in names or frame.f_code not in reporter.values():
+            return None
+        if event != "bcb.outcome" and (frame.f_back is None or frame.f_back.f_code is not run_code):
+            return None
+        return names[id(test)][1]
+
+    def hook(event, args):
+        if not event.startswith("bcb."):
+            return
+        frame = getframe(1)
+        if event == "bcb.failed":
+            if state["current"] is not None:
+                failed.add(state["current"])
+        elif event == "bcb.tests":
+            if frame is owner and state["names"] is None:
+                state["names"] = {id(t): (t, _name(t)) for t in args[0]}
+        elif event == "bcb.fixture":
+            if frame.f_code is reporter["addError"]:
+                send({"event": "fixture_error", "test": str(args[0])})
+        else:
+            name = genuine(frame, event, args[0])
+            if name is None:
+                flags.append(f"{event} raised outside the test run")
+            elif event == "bcb.start":
+                state["current"], outcomes[name] = name, "ok"
+            elif event == "bcb.outcome":
+                outcomes[name] = max(outcomes.get(name, "ok"), str(args[1]), key=RANK.index)
+            elif state["current"] == name:  # bcb.stop
+                state["current"] = None
+                send({"event": "test", "test": name, "outcome": outcomes[name], "assertion_failed": name in failed,
+                      "tampered": check()})  # fmt: skip
+
+    sys.addaudithook(hook)
 
 
 def _child(limit, report_fd):
@@ -754,7 +811,8 @@ def _child(limit, report_fd):
         module = types.ModuleType("__test__")
         module.__dict__.update({"__builtins__": builtins, "__file__": SOLUTION_FILE_NAME, "__package__": None,
                                 "__doc__": None, "sys": sys, "os": os, "environ": os.environ})  # fmt: skip
-        result = Reporter(send, check, guard.current, guard.failed)
+        result = Reporter()
+        report_hook(send, check, guard.flags)
         guard_introspection(guard.screen.roots, guard.screen.solution_lines, guard.flags)
         start = time.monotonic()
         try:
@@ -766,6 +824,7 @@ def _child(limit, report_fd):
                 watched["TestCases"] = cases
                 before.update(snapshot({"TestCases": cases}))
                 suite = unittest.TestLoader().loadTestsFromTestCase(cases)
+                sys.audit("bcb.tests", tuple(suite))
                 send({"event": "loaded", "tests": [_name(t) for t in suite], "tampered": check()})
                 report["stage"] = "run"
 

@@ -124,6 +124,11 @@ ATTACKS = {
     "reporter_through_inspect": REPORTER.replace("{source}", "_from_frames(__import__('inspect').currentframe())"),
     "reporter_through_logging": REPORTER.replace("{source}", "_from_frames(__import__('logging').currentframe())"),
     "reporter_through_traceback": REPORTER.replace("{source}", "_from_traceback()"),
+    # unittest calls the patched method with the reporter itself: no frames needed
+    "reporter_through_a_patched_method": REPORTER.replace(
+        "    _forge({source})\n",
+        "    sys.modules['__main__'].Reporter.addFailure = lambda self, test, err: _forge(self)\n",
+    ),
     "reporter_through_gc": REPORTER.replace(
         "{source}", "next(o for o in gc.get_objects() if type(o).__name__ == 'Reporter')"
     ),
