@@ -859,7 +859,7 @@ def _child(limit, report_fd):
 # --------------------------------------------------------------------------- parent (trusted)
 
 
-def _read_reports(fd, deadline, tag):
+def read_reports(fd, deadline, tag):
     """Report lines from the child until its final report, EOF or the deadline:
     (messages, timed_out). A line without the right tag ends the reading."""
     buffer, messages = b"", []
@@ -989,7 +989,7 @@ def main():
         with contextlib.suppress(OSError):
             proc.stdin.write(key)
             proc.stdin.close()
-        messages, timed_out = _read_reports(read_end, time.monotonic() + limit + 1, line_tagger(key))
+        messages, timed_out = read_reports(read_end, time.monotonic() + limit + 1, line_tagger(key))
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         returncode = proc.wait()

@@ -9,10 +9,13 @@ and the correct answer and honest look-alikes must still pass.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
 
+from scorers.bcb_driver import expected_tests, judge, line_tagger, read_reports
 from scorers.code_bcb import (
     DRIVER_FILES,
     BCBProblem,
@@ -342,3 +345,42 @@ async def test_a_module_planted_next_to_the_driver_is_not_imported_by_the_truste
     assert verdict is not None, run.stderr[-2000:]  # the trusted parent still decides
     result = verdict_to_result(verdict, run, WORDS, program, 20)
     assert not result.correct, result.reason
+
+
+# ------------------------------------------------------------------ the parent's rules (pure)
+
+PLAIN = "import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n        pass\n"
+DECLARED = PLAIN.replace("    def test_a", "    @unittest.expectedFailure\n    def test_a")
+
+
+def _messages(outcome: str, assertion_failed: bool = False) -> list[dict]:
+    done = {"event": "done", "stage": "run", "exception": None, "failures": [], "errors": [], "skipped": 0,
+            "tests_run": 1, "n_failures": 0, "n_errors": 0, "tampered": []}  # fmt: skip
+    test = {"event": "test", "test": "test_a", "outcome": outcome, "assertion_failed": assertion_failed, "tampered": []}
+    return [{"event": "loaded", "tests": ["test_a"], "tampered": []}, test, done]
+
+
+@pytest.mark.parametrize(
+    ("source", "outcome", "assertion_failed", "accepted"),
+    [
+        (PLAIN, "ok", False, True),
+        (PLAIN, "xfail", False, False),  # an expected failure the test never declared
+        (PLAIN, "ok", True, False),  # a failed assertion that unittest's result lost
+        (DECLARED, "xfail", True, True),
+        (DECLARED, "ok", True, False),
+    ],
+)
+def test_parent_takes_expected_and_lost_failures_as_the_test_declares(source, outcome, assertion_failed, accepted):
+    verdict = judge(_messages(outcome, assertion_failed), expected_tests(source), 0, False)
+    assert (not verdict["integrity"]) == accepted, verdict["integrity"]
+
+
+def test_parent_reads_only_lines_tagged_with_the_key():
+    key, read_end, write_end = b"k" * 32, *os.pipe()
+    child = line_tagger(key)
+    good = json.dumps({"event": "loaded", "tests": [], "tampered": []}).encode()
+    os.write(write_end, good + b" " + child(good) + b"\n" + good + b" " + b"0" * 64 + b"\n")
+    os.close(write_end)
+    messages, timed_out = read_reports(read_end, time.monotonic() + 5, line_tagger(key))
+    os.close(read_end)
+    assert [m["event"] for m in messages] == ["loaded", "unauthenticated"] and not timed_out
