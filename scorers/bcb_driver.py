@@ -52,8 +52,9 @@ The tests must run in the solution's process, so the verdict is protected in lay
 
 Residual risk: all of the child's checks run in the solution's own interpreter. Code
 written against this driver can still reach objects by routes the audit hook does not
-see (a signal handler's frame argument, `asyncio` task stacks, the closures of the
-wrapped assertions, whose guard state it can change and restore before the test ends),
+see (a signal handler's frame argument, `asyncio` task stacks), defeat the operand
+screen by changing what it runs on (the wrapped assertions' closures, this module's
+classes and globals) and restoring it before the per-test check,
 patch objects that are not watched (e.g. a pandas method a test relies on), answer
 comparisons the test makes itself (`assertTrue(a == b)`, `np.array_equal`, `df.equals`)
 with its own objects or a mock set to compare equal, or give its code a library file
