@@ -40,6 +40,26 @@ def launch_problem(env: Mapping[str, str]) -> str | None:
     return None
 
 
+def deepspeed_warmup_problem(deepspeed: bool, script: Any, resume: Any) -> str | None:
+    """Under DeepSpeed the warm-up's SFTTrainer and GRPO's trainer cannot share a launch (accelerate
+    makes one DeepSpeed Accelerator per process: the second refuses its plugin, after the warm-up
+    has run); said before anything runs, with the two-launch fix."""
+    if not deepspeed or not script.format_warmup_steps or script.warmup_only or resume:
+        return None
+    return (
+        "format_warmup_steps under DeepSpeed: accelerate allows one DeepSpeed Accelerator per process, so the"
+        " warm-up and GRPO need two launches: first the same command with --warmup_only true --output_dir"
+        " <dir>, then with --model_name_or_path <dir>/warmup --format_warmup_steps 0"
+    )
+
+
+def uses_deepspeed(config: Any) -> bool:
+    """Whether the trainers will run DeepSpeed: `--deepspeed <json>` or `accelerate launch` with a DeepSpeed config."""
+    from accelerate.utils import parse_flag_from_env
+
+    return bool(config.deepspeed) or parse_flag_from_env("ACCELERATE_USE_DEEPSPEED")
+
+
 def quiet_replica() -> None:
     """A process other than the main one logs warnings only and shows no progress bars."""
     import datasets

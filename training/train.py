@@ -2,8 +2,9 @@
 
     nox -s train -- training/recipes/cpu-smoke.yaml [--max_steps 4 --output_dir runs/x ...]
     python training/train.py --config training/recipes/sim-routing.yaml --dry_run true
-    accelerate launch --config_file training/accelerate/zero2.yaml training/train.py \
-        --config training/recipes/paper.yaml
+    torchrun --nproc_per_node 2 training/train.py training/recipes/cpu-smoke.yaml   # 2 CPU processes
+    accelerate launch --config_file training/accelerate/zero3.yaml training/train.py \
+        --config training/recipes/paper.yaml [--warmup_only true | --format_warmup_steps 0]
 
 A recipe holds three argument groups in one file: `ScriptArguments` below (pool, data
 mixture, conductor settings, reward), TRL's `GRPOConfig` and TRL's `ModelConfig`; any key
@@ -12,7 +13,8 @@ trains the embedded GGUF (training/model_prep.py). The reward is `training.rewar
 ConductorReward`: each rollout's workflow runs on the recipe's pool and is scored by the
 evaluation's own checks. `--dry_run true` does everything but load weights and train (CI).
 `format_warmup_steps: N` (off by default, as in the paper) runs a short format warm-up before GRPO
-(training/warmup.py), saved in `<output_dir>/warmup`.
+(training/warmup.py), saved in `<output_dir>/warmup` (under DeepSpeed as its own launch,
+`--warmup_only true`). Several processes: what each does is in training/parallel.py.
 Checkpoints and resume are TRL's (`--resume_from_checkpoint true|<dir>`); the final model and
 tokenizer (with its chat template) are saved in `output_dir`, ready for
 `inspect eval ... --model-role conductor=hf/<output_dir>`.
@@ -85,6 +87,11 @@ class ScriptArguments:
     format_warmup_steps: int = field(
         default=0,
         metadata={"help": "format warm-up SFT steps before GRPO on random valid workflows (0: off, the paper's)"},
+    )
+    warmup_only: bool = field(
+        default=False,
+        metadata={"help": "run the format warm-up, save it in <output_dir>/warmup and stop (no GRPO): the first of"
+                  " two launches under DeepSpeed, whose GRPO then starts from that model"},
     )
     format_warmup_lr: float = field(default=5.0e-5, metadata={"help": "learning rate of the format warm-up"})
     format_warmup_max_steps: int | None = field(
@@ -165,6 +172,8 @@ def check(script: ScriptArguments) -> None:
         raise SystemExit(f"train_top_layers must be >= 1 (or unset: every layer), got {script.train_top_layers}")
     if script.format_warmup_steps < 0:
         raise SystemExit(f"format_warmup_steps must be >= 0 (0: no warm-up), got {script.format_warmup_steps}")
+    if script.warmup_only and not script.format_warmup_steps:
+        raise SystemExit("warmup_only runs the format warm-up alone: set format_warmup_steps > 0 too")
     if script.format_warmup_form_worker and not script.format_warmup_form:
         raise SystemExit("format_warmup_form_worker names the worker in the form line: set format_warmup_form true too")
     warmup_steps = script.format_warmup_max_steps
@@ -373,7 +382,14 @@ def write_run_info(out: Path, info: dict, main_process: bool) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    from training.parallel import flush_callback, launch_problem, quiet_replica, same_weights
+    from training.parallel import (
+        deepspeed_warmup_problem,
+        flush_callback,
+        launch_problem,
+        quiet_replica,
+        same_weights,
+        uses_deepspeed,
+    )
 
     if problem := launch_problem(os.environ):
         raise SystemExit(problem)
@@ -382,6 +398,8 @@ def main(argv: list[str] | None = None) -> dict:
     if not config.should_log:
         quiet_replica()
     resume = resume_arg(config.resume_from_checkpoint)
+    if problem := deepspeed_warmup_problem(uses_deepspeed(config), script, resume):
+        raise SystemExit(problem)
     replaced = claim_output_dir(Path(config.output_dir), script, resume, move=main_process)
     config.distributed_state.wait_for_everyone()  # no process writes into output_dir before it is claimed
     from training.guard import NonFiniteGuard, mask_padded_attention
@@ -418,14 +436,17 @@ def main(argv: list[str] | None = None) -> dict:
 
     from trl import GRPOTrainer, get_peft_config
 
+    from training.model_prep import resolve_model_path
+
     rollout_func = None
     if script.recursion_share:
         from training.recursion import RecursionRollout
 
         rollout_func = RecursionRollout(reward, dataset.to_list(), share=script.recursion_share)
 
-    with config.main_process_first(desc="loading the model"):  # a gguf: model is converted once
-        model, tokenizer = load_model(model_args, config)
+    with config.main_process_first(desc="converting the model"):  # a gguf: model once, by the main process
+        resolve_model_path(model_args.model_name_or_path)
+    model, tokenizer = load_model(model_args, config)  # on all processes at once (ZeRO-3 loads collectively)
     if script.train_top_layers:
         info["trainable"] = freeze_below(model, script.train_top_layers)
         log.info("trainable: %s", json.dumps(info["trainable"]))
@@ -442,6 +463,8 @@ def main(argv: list[str] | None = None) -> dict:
             info["warmup"]["weights_sha256"] = digests
         log.info("format warm-up: %s", json.dumps(info["warmup"]))
     write_run_info(out, info, main_process)
+    if script.warmup_only:
+        return info
     rollout_log = getattr(reward, "log", None)  # the conductor reward's; gathered at each step's end
     flushes = [flush_callback(rollout_log, config)] if rollout_log and rollout_log.gather else []
     caps = [spend_cap(script.max_usd, reward.log.path)] if script.max_usd is not None else []
