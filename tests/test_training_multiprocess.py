@@ -111,3 +111,32 @@ def test_accelerate_cpu_launch_of_several_processes_is_refused():
     assert launch_problem({**launched, "OMPI_COMM_WORLD_SIZE": "2"}) is None  # mpirun
     assert launch_problem({"ACCELERATE_USE_CPU": "True"}) is None  # accelerate launch --cpu, one process
     assert launch_problem({}) is None
+
+
+def test_a_gathering_rollout_log_writes_at_flush_what_gather_returns(tmp_path):
+    """Rows wait for the step's end; each flush is one `gather` on every process (even with nothing
+    held); the main process writes every process's rows, the others nothing."""
+    from types import SimpleNamespace
+
+    from training.parallel import gather_rows
+    from training.rollouts import RolloutLog, read_rollouts
+
+    calls: list[list] = []
+
+    def main_of_two(rows):  # what the main process gets: its rows, then process 1's
+        calls.append(list(rows))
+        return [*rows, {"n": 9}]
+
+    path = tmp_path / "rollouts.jsonl"
+    log = RolloutLog(path, gather=main_of_two)
+    log.write([{"n": 1}])
+    log.write([{"n": 2}])
+    assert not path.exists()
+    log.flush()
+    log.flush()
+    assert calls == [[{"n": 1}, {"n": 2}], []] and [r["n"] for r in read_rollouts(path)] == [1, 2, 9, 9]
+    replica = RolloutLog(tmp_path / "replica.jsonl", gather=lambda rows: [])
+    replica.write([{"n": 3}])
+    replica.flush()
+    assert not (tmp_path / "replica.jsonl").exists()
+    assert gather_rows(SimpleNamespace(world_size=1)) is None  # one process: rows are written at once
