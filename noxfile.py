@@ -146,9 +146,11 @@ def baselines(session: nox.Session) -> None:
 
 @nox.session
 def reproduce_tables(session: nox.Session) -> None:
-    """The paper's tables, plots and an HTML page (reports/out/index.html): `-- --logs DIR` builds from
-    existing logs; without it, runs the evals first through the matrix runner (default: the local pool,
-    --limit 2, offline; `-- --pool sim` is faster), then builds. Options: `python -m reports reproduce -h`."""
+    """The paper's tables, plots and an HTML page (reports/out/index.html). Alone: builds from the logs in
+    logs/baselines when it holds any, else runs every method on the SIMULATION pool sim-scripted (--limit 6
+    --epochs 3, offline, minutes), builds, and prints the commands that fill the tables with real pools and
+    their estimated cost. `-- --logs DIR` builds from other logs; `-- --pool local --limit 2` runs that pool
+    first through the matrix runner. Options: `python -m reports reproduce -h`."""
     install(session, "[reports]")
     session.run("python", "-m", "reports", "reproduce", *session.posargs)
 

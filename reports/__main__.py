@@ -1,17 +1,24 @@
 """`python -m reports build --logs DIR --out DIR [--training-runs RUN ...]`: the report from logs.
 `python -m reports reproduce [--logs DIR | --pool local --limit 2 ...] --out DIR`: run the evals
 the tables need through the matrix runner (unless --logs is given), then build.
-`python -m reports credit --logs DIR [--yes]`: counterfactual credit of the conductor's steps (reports.credit)."""
+`python -m reports credit --logs DIR [--yes]`: counterfactual credit of the conductor's steps (reports.credit).
+`python -m reports reproduce` alone builds from the logs in `logs/baselines` (the matrix runner's
+default) when it holds any; otherwise it runs every method on the SIMULATION pool `sim-scripted`
+(`QUICK`: minutes on 2 cores), builds, and prints the commands that fill the tables with real
+pools and their estimated cost (reports/estimate.py)."""
 
 from __future__ import annotations
 
 import argparse
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 DEFAULT_OUT = "reports/out"
 DEFAULT_TASKS = "gpqa,math500,mmlu,aime2025"  # the offline benchmarks of the paper's tables
+PRESENT_LOGS = "logs/baselines"  # where `nox -s baselines` and the matrix runner write by default
+QUICK = {"pool": "sim-scripted", "limit": 6, "epochs": 3}  # every method with a standard error, in minutes
 
 
 def parser() -> argparse.ArgumentParser:
@@ -23,9 +30,11 @@ def parser() -> argparse.ArgumentParser:
                    add_help=False)
     r = sub.add_parser("reproduce", help="run the needed evals (matrix runner), then build")
     r.add_argument("--logs", default=None, help="build from these logs and run nothing")
-    r.add_argument("--pool", default="local", help="pool to run on when no --logs (default: local; sim is fast)")
+    r.add_argument("--pool", default=None, help=f"pool to run on (default: build from {PRESENT_LOGS} when it "
+                   f"holds logs, else run the SIMULATION pool {QUICK['pool']} with --limit {QUICK['limit']} "
+                   f"--epochs {QUICK['epochs']})")  # fmt: skip
     r.add_argument("--tasks", default=DEFAULT_TASKS, help=f"task files to run (default: {DEFAULT_TASKS})")
-    r.add_argument("--limit", type=int, default=2, help="samples per task (default: 2)")
+    r.add_argument("--limit", type=int, default=None, help="samples per task (default: 2; the quick simulation: 6)")
     r.add_argument("--epochs", type=int, default=None, help="epochs per sample (gives mean +- SE; default: 1)")
     r.add_argument("--methods", default=None, help="subset of the matrix's methods (default: all)")
     r.add_argument("--log-dir", default=None, help="where the runs write (default: logs/reproduce-<pool>)")
@@ -36,16 +45,41 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def has_logs(log_dir: str | Path) -> bool:
+    """Whether a directory holds Inspect logs (searched recursively)."""
+    from inspect_ai.log import list_eval_logs
+
+    return Path(log_dir).is_dir() and bool(list_eval_logs(str(log_dir), recursive=True))
+
+
+def plan(args: argparse.Namespace, found: Callable[[str], bool] = has_logs) -> tuple[argparse.Namespace, str]:
+    """`reproduce` with neither --logs nor --pool: build from PRESENT_LOGS when it holds logs, else run
+    the quick simulation (QUICK; --limit, --epochs given are kept). Returns (the arguments, what was decided)."""
+    if args.command != "reproduce" or args.logs or args.pool:
+        return args, ""
+    if found(PRESENT_LOGS):
+        return argparse.Namespace(**{**vars(args), "logs": PRESENT_LOGS}), f"building from the logs in {PRESENT_LOGS}"
+    quick = {k: v if getattr(args, k) is None else getattr(args, k) for k, v in QUICK.items()}
+    return argparse.Namespace(**{**vars(args), **quick}), (
+        f"no logs in {PRESENT_LOGS} (the matrix runner's default; --logs DIR builds from others): running every "
+        f"method on the SIMULATION pool {quick['pool']} (simulated workers, scripted conductor: the numbers test "
+        "the harness and are not comparable to the paper's)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["credit"]:  # its own options: python -m reports credit -h
         from reports.credit import main as credit_main
 
         return credit_main(given[1:])
-    args = parser().parse_args(argv)
+    args, decided = plan(parser().parse_args(argv))
     argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    if decided:
+        print(decided, flush=True)
     logs = args.logs
     if args.command == "reproduce" and not logs:
+        args.pool, args.limit = args.pool or "local", args.limit or 2
         logs = args.log_dir or f"logs/reproduce-{args.pool}"
         run = ["--tasks", args.tasks, "--pool", args.pool, "--limit", str(args.limit), "--log-dir", logs,
                "--display", "plain"] + (["--methods", args.methods] if args.methods else [])
@@ -64,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"tables: {report.out / 'tables.md'}  missing cells: {report.out / 'missing.md'}")
     for name, seconds in report.timings.items():
         print(f"  {name:16s} {seconds:7.2f} s")
+    if decided:
+        from reports.estimate import report_lines
+        from reports.frame import load_samples
+
+        print("\n".join(report_lines(load_samples(logs), [t for t in args.tasks.split(",") if t])))
     return 0
 
 

@@ -29,3 +29,64 @@ def test_the_sim_scripted_pool_has_the_sim_pools_workers():
     sim, scripted = (yaml.safe_load((POOLS_DIR / f"{name}.yaml").read_text()) for name in ("sim", "sim-scripted"))
     assert scripted["workers"] == sim["workers"]
     assert scripted["conductor"]["model"] == "scripted/fixed-workflows"
+
+
+def test_reproduce_alone_builds_present_logs_else_runs_the_quick_simulation():
+    from reports.__main__ import PRESENT_LOGS, QUICK, parser, plan
+
+    args, said = plan(parser().parse_args(["reproduce"]), found=lambda path: False)
+    assert (args.pool, args.limit, args.epochs, args.logs) == (QUICK["pool"], QUICK["limit"], QUICK["epochs"], None)
+    assert "SIMULATION" in said and PRESENT_LOGS in said
+    args, said = plan(parser().parse_args(["reproduce", "--limit", "3"]), found=lambda path: False)
+    assert (args.pool, args.limit) == (QUICK["pool"], 3)
+    args, said = plan(parser().parse_args(["reproduce"]), found=lambda path: path == PRESENT_LOGS)
+    assert args.logs == PRESENT_LOGS and PRESENT_LOGS in said
+    for given in (["reproduce", "--pool", "local"], ["reproduce", "--logs", "x"], ["build", "--logs", "x"]):
+        args, said = plan(parser().parse_args(given), found=lambda path: True)
+        assert said == "" and args == parser().parse_args(given)
+
+
+def frame(rows):
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=["matrix_method", "task", "agent_calls", "calls", "input_tokens"])
+
+
+def test_estimate_prices_each_run_at_its_workers_prices_over_the_test_set():
+    from reports.estimate import EXPECTED_OUTPUT_TOKENS, QUESTIONS, estimate, per_call
+    from solvers.matrix import Run
+    from workers.pools import ModelSpec, Price
+
+    usage = per_call(frame([["consensus_w1", "mmlu", 5, 5, 500], ["consensus_w0", "mmlu", 5, 5, 500],
+                            ["conductor", "mmlu", 2, 3, 3000], ["", "mmlu", 9, 9, 9]]))  # fmt: skip
+    workers = [ModelSpec("a/x", config={"max_tokens": 1000}, price=Price(1, 10)),
+               ModelSpec("b/y", config={"max_tokens": 2000}, price=Price(2, 20))]  # fmt: skip
+    runs = [Run("mmlu", "consensus_w0", "consensus", {"worker": 0}),
+            Run("mmlu", "consensus_w1", "consensus", {"worker": 1}),
+            Run("mmlu", "no_few_shot", "conductor", {"few_shot": "none"}),
+            Run("mmlu", "smoothie_k2", "smoothie"), Run("gpqa", "conductor", "conductor")]  # fmt: skip
+    got = estimate(usage, runs, workers, ["mmlu"], "constrained")
+    n, out = QUESTIONS["mmlu"], EXPECTED_OUTPUT_TOKENS
+    consensus = n * 5 * (Price(1, 10).cost(100, out) + Price(2, 20).cost(100, out))
+    # an ablation takes the conductor's calls, at the mean price of the workers
+    ablation = n * 2 * (Price(1, 10).cost(1000, out) + Price(2, 20).cost(1000, out)) / 2
+    assert abs(got.usd - (consensus + ablation)) < 1e-9
+    assert (got.worker_calls, got.conductor_calls) == (n * 12, n * 1)
+    assert got.not_estimated == ["smoothie_k2 on mmlu"]  # gpqa is not among the tasks asked for
+    unconstrained = estimate(usage, runs[:1], workers, ["mmlu"], "unconstrained")
+    assert abs(unconstrained.usd - n * 5 * Price(1, 10).cost(100, 1000)) < 1e-9  # at most: every call its budget
+
+
+def test_report_lines_name_each_real_pool_command_with_its_cost():
+    from reports.estimate import REAL_RUNS, report_lines
+
+    tasks = ["math500", "mmlu"]
+    rows = [[m, t, 1, 1, 400] for t in tasks for m in ("conductor", "single_worker_w0", "single_worker_w3")]
+    lines = report_lines(frame(rows), tasks)
+    commands = [line.strip() for line in lines if line.strip().startswith("python -m solvers.matrix")]
+    assert len(commands) == len(REAL_RUNS)
+    assert "--pool paper-constrained" in commands[0] and "--matrix solvers/ablations.yaml" in commands[1]
+    assert "--methods conductor,single_worker" in commands[2] and "--pool paper " in commands[2]
+    costs = [line for line in lines if "USD" in line]
+    assert len(costs) == len(REAL_RUNS) and all(any(c.isdigit() for c in line.split("USD")[1]) for line in costs)
+    assert any("not in the estimate" in line and "consensus_w0 on math500" in line for line in lines)
