@@ -11,7 +11,8 @@ process's reward sees only its rollouts; the rewards are then gathered for the g
 so every rollout is scored once. The main process alone logs at INFO, moves an earlier run aside,
 writes run_info.json, metrics.jsonl, the rollout log (every process's rows, gathered at the end
 of each step, each row naming its `process`) and the models. After the warm-up and after GRPO
-every process digests its weights and the run stops if they differ.
+every process digests its weights and the run stops if they differ (not under ZeRO-3: shards).
+A warm-up and GRPO cannot share a DeepSpeed launch: `--warmup_only true` is the first of two.
 
 `accelerate launch --cpu --num_processes N` starts ONE process (accelerate's multi-CPU launcher is
 mpirun, given `--mpirun_hostfile`); `launch_problem` names that case and the fix.
