@@ -90,3 +90,24 @@ def test_report_lines_name_each_real_pool_command_with_its_cost():
     costs = [line for line in lines if "USD" in line]
     assert len(costs) == len(REAL_RUNS) and all(any(c.isdigit() for c in line.split("USD")[1]) for line in costs)
     assert any("not in the estimate" in line and "consensus_w0 on math500" in line for line in lines)
+
+
+async def test_the_scripted_conductor_writes_a_workflow_the_parser_takes_and_refuses_other_names():
+    import pytest
+    from inspect_ai.model import get_model
+
+    from regression.conductor_script import scripted_completion
+    from solvers.workflow import parse_workflow
+
+    model = get_model("scripted/fixed-workflows")
+    for n in range(12):
+        prompt = f"Write a workflow.\nQUESTION: What is {n} + 2?\nMODELS:\nModel 0\nModel 1\nModel 2\n"
+        output = await model.generate(prompt)
+        assert output.completion == scripted_completion(prompt)
+        assert output.usage.input_tokens == len(prompt) // 4 and output.model == "scripted/fixed-workflows"
+        # every shape parses but the deliberately rejected one (unequal list lengths)
+        assert parse_workflow(output.completion, range(3)).ok == ("shape 7." not in output.completion)
+    with pytest.raises(ValueError, match="scripted/fixed-workflows"):
+        get_model("scripted/gpt-5")
+    with pytest.raises(ValueError, match="takes no model args"):
+        get_model("scripted/fixed-workflows", temperature_bias=1)
