@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -83,16 +84,17 @@ def test_both_processes_hold_the_saved_weights(run):
 
 def test_a_used_output_dir_is_moved_aside_once(run):
     """Two processes, one claim: the earlier run is moved aside by the main process only."""
-    root = run["root"]
-    again = torchrun([*run["argv"], "--output_dir", str(run["out"]), "--max_steps", "1", "--save_strategy", "no"], root)
+    root, used = run["root"], run["root"] / "used"
+    shutil.copytree(run["out"], used)  # the other tests keep reading the first run
+    again = torchrun([*run["argv"], "--output_dir", str(used), "--max_steps", "1", "--save_strategy", "no"], root)
     assert again.returncode != 0 and "not empty" in again.stderr
-    assert not list(root.glob("run.replaced-*"))
-    fresh = torchrun([*run["argv"], "--output_dir", str(run["out"]), "--max_steps", "1", "--save_strategy", "no",
+    assert not list(root.glob("used.replaced-*"))
+    fresh = torchrun([*run["argv"], "--output_dir", str(used), "--max_steps", "1", "--save_strategy", "no",
                       "--overwrite_output_dir", "true"], root)  # fmt: skip
     assert fresh.returncode == 0, fresh.stderr[-4000:]
-    [old] = root.glob("run.replaced-*")
-    assert (old / "warmup").is_dir() and not (run["out"] / "warmup").exists()
-    rows = (run["out"] / "rollouts.jsonl").read_text().splitlines()
+    [old] = root.glob("used.replaced-*")
+    assert (old / "warmup").is_dir() and not (used / "warmup").exists()
+    rows = (used / "rollouts.jsonl").read_text().splitlines()
     assert len(rows) == 2 * PER_DEVICE  # the new run's one step only
 
 

@@ -7,7 +7,8 @@ index of every executed worker step, nested rounds included), `refines`, `worker
 `worker_output_tokens`, `worker_cost_usd` (None when a price is unknown), `conductor_tokens`,
 `agent_calls`, `domain` and `error` (a harness failure, not a worker's); newer rows also
 `cost_penalty` (what the reward's cost term took off) and `diag` (the round's
-`solvers.diagnostics.round_features`, None when no workflow ran).
+`solvers.diagnostics.round_features`, None when no workflow ran). In a data-parallel run each
+row names the `process` that scored it (`RolloutLog(gather=...)`, training/parallel.py).
 
 "Refines" (the verify/refine share): a workflow refines when some step after the first has an
 access entry that includes at least one earlier step (["all"] or a non-empty index list), i.e.
