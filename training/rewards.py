@@ -451,7 +451,7 @@ def rollout_row(
         if record is None
         else round_features(
             record.to_dict(),
-            str(row["question"]),
+            str(row.get("question") or ""),
             row.get("domain"),
             final_correct=rollout.correct,
             prior_correct=rollout.prior_correct,
