@@ -22,3 +22,14 @@ def test_trainer_flags_of_the_script_parse_with_the_paper_recipe():
     assert (config.use_vllm, config.vllm_mode, config.vllm_server_host, config.vllm_server_port) == (
         True, "server", "node9", 8000)
     assert script.dry_run
+
+
+def test_the_two_warmup_launches_of_the_script_parse_with_the_paper_recipe():
+    text = SCRIPT.read_text()
+    assert "--warmup_only true" in text and "--format_warmup_steps 0" in text
+    script, _, model = parse(["training/recipes/paper.yaml", "--warmup_only", "true", "--output_dir", "runs/p-warmup",
+                              "--dry_run", "true"])  # fmt: skip
+    assert script.warmup_only and script.format_warmup_steps > 0
+    script, _, model = parse(["training/recipes/paper.yaml", "--model_name_or_path", "runs/p-warmup/warmup",
+                              "--format_warmup_steps", "0", "--dry_run", "true"])  # fmt: skip
+    assert script.format_warmup_steps == 0 and model.model_name_or_path == "runs/p-warmup/warmup"
