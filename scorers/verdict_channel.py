@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import sys
 from typing import Any
 
@@ -42,22 +43,30 @@ def not_dumpable() -> bool:
 
 
 def changeable(path: str) -> bool:
-    """True when this process could alter what `path` names: the path (or, while missing, the
-    folder above) or any folder above it is writable to this process or owned by it, on a
-    read-write file system."""
+    """True when this process could alter what `path` names: the path is writable to this
+    process or owned by it, or a folder above it lets this process replace the entry below it
+    (writable and owned by it, or writable without the sticky bit, or writable with the sticky
+    bit while that entry is missing or its own), on a read-write file system. A sticky,
+    world-writable /tmp above a read-only mount is therefore no way in."""
     path = os.path.abspath(path)
+    below: os.stat_result | None = None  # the entry under `path` on the way up (None: missing)
+    first = True
     while True:
         try:
             st, fs = os.stat(path), os.statvfs(path)
-        except FileNotFoundError:
-            pass
-        else:
-            if not fs.f_flag & os.ST_RDONLY and (os.access(path, os.W_OK) or st.st_uid == os.geteuid()):
+        except OSError:  # missing, or not ours to look at: counted as missing (the safe side)
+            st = None
+        if st is not None and not fs.f_flag & os.ST_RDONLY:
+            if st.st_uid == os.geteuid():
                 return True
+            if os.access(path, os.W_OK):
+                sticky = st.st_mode & stat.S_ISVTX
+                if first or not sticky or below is None or below.st_uid == os.geteuid():
+                    return True
         parent = os.path.dirname(path)
         if parent == path:
             return False
-        path = parent
+        below, path, first = st, parent, False
 
 
 def seal_parent() -> str:

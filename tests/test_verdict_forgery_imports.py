@@ -11,13 +11,16 @@ its nonce from the stack and prints a passing verdict. Each attack must fail to 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from scorers.code_humaneval import DRIVER_FILES, HumanEvalProblem, check_humaneval
 from scorers.code_lcb import check_livecodebench, driver_files, problem_from_record
-from scorers.verdict_channel import TRUSTED_PYTHON
+from scorers.verdict_channel import TRUSTED_PYTHON, changeable
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LCB = {r["question_id"]: r for r in map(json.loads, (FIXTURES / "lcb_sample.jsonl").read_text().splitlines())}
@@ -167,3 +170,31 @@ def test_humaneval_task_in_inspect_does_not_take_a_planted_module(tmp_path, runn
     assert log.results.scores[0].metrics["accuracy"].value == 0
     [score] = log.samples[0].scores.values()
     assert score.metadata["status"] == "wrong_answer", score.explanation
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the probe runs as another user (nobody)")
+def test_a_sticky_world_writable_folder_above_is_no_way_in():
+    """A project under /tmp (a sticky, world-writable folder) is not changeable by another
+    user through it: the sticky bit keeps them from renaming or replacing what they do not own;
+    a missing entry there, or a folder without the sticky bit, still is."""
+    base = Path(tempfile.mkdtemp(dir="/tmp"))  # pytest's tmp_path sits in a folder only root can enter
+    sticky, loose = base / "sticky", base / "loose"
+    for folder, mode in ((sticky, 0o1777), (loose, 0o777)):
+        (folder / "venv" / "lib").mkdir(parents=True)
+        folder.chmod(mode)
+    base.chmod(0o755)
+    paths = [sticky / "venv" / "lib", sticky / "missing", loose / "venv" / "lib", sticky / "venv"]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child becomes nobody and asks
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write, json.dumps([changeable(str(p)) for p in paths]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    shutil.rmtree(base)
+    with os.fdopen(read) as answer:
+        assert json.loads(answer.read() or "null") == [False, True, True, False]
