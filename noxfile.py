@@ -66,7 +66,7 @@ def main(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The test suite (offline; includes end-to-end runs on the local tiny models)."""
     session.install(*TORCH_CPU)
-    install(session, "[test,train,reports]")
+    install(session, "[test,train,reports,api]")  # api: the provider SDKs the stand-in tests drive
     ensure_bubblewrap(session)
     ensure_chromium(session)
     session.run("pytest", *(session.posargs or ["-q"]))
