@@ -114,7 +114,7 @@ def train(session: nox.Session) -> None:
     `torchrun --nproc_per_node 2 training/train.py <recipe> [--key value ...]` (not `accelerate launch
     --cpu --num_processes 2`, which starts one process: refused); on GPUs `accelerate launch
     --config_file training/accelerate/zero2.yaml (or zero3.yaml) training/train.py <recipe>`, the
-    format warm-up then as its own first launch (`--warmup_only true`). README: Training, Multi-process.
+    format warm-up then as its own first launch (`--warmup_only true`). docs/training.md: Multi-process.
     """
     if not session.posargs:
         session.error("name a recipe: nox -s train -- training/recipes/cpu-smoke.yaml [--max_steps 4 ...]")

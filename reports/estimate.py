@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 EXPECTED_OUTPUT_TOKENS = 300  # per worker call, constrained setting (module docstring: paper Table 5)
-QUESTIONS = {"gpqa": 198, "math500": 100, "mmlu": 14042, "aime2025": 30}  # test sets (README, Tasks and data)
+QUESTIONS = {"gpqa": 198, "math500": 100, "mmlu": 14042, "aime2025": 30}  # test sets (docs/tasks.md)
 TASK_NAMES = {"gpqa": "gpqa_diamond"}  # task file -> Inspect task name in the logs
 _VARIANT = re.compile(r"_(w|k)\d{1,4}$")
 

@@ -4,7 +4,7 @@ RLIMIT_AS bounds one process; a memory cgroup bounds them all together. A cgroup
 made as a child of the harness's own memory cgroup (cgroup v1 `memory` controller) or,
 on cgroup v2, of its nearest ancestor that enables `memory` for its children; this
 needs root. Where none can be made, `MemoryCgroup.create` returns None and the bound
-is the stated one: processes x RLIMIT_AS (README's security list). Cgroups are named by the sandbox uid
+is the stated one: processes x RLIMIT_AS (docs/security.md, docs/sandbox.md). Cgroups are named by the sandbox uid
 they serve, so the empty ones a killed harness left behind can be swept once the uid
 is free. No Inspect import here.
 """

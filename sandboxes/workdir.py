@@ -5,7 +5,7 @@ host-side operation goes through directory fds opened component by component wit
 O_NOFOLLOW (no path is ever resolved by name as root, `..` is refused), accepts only
 regular files (a FIFO, socket or device is refused, never waited on: O_NONBLOCK), and
 hands what it creates to the sample's uid by fd. When root, the dir is a tmpfs capped
-in bytes and inodes; otherwise it is a plain host dir (see the README's security list).
+in bytes and inodes; otherwise it is a plain host dir (see docs/sandbox.md).
 No Inspect import here.
 """
 

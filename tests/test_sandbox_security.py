@@ -777,7 +777,7 @@ except MemoryError:
 ROOT_CGROUP = pytest.mark.skipif(
     __import__("sandboxes.cgroup", fromlist=["_parent"])._parent() is None,
     reason="no memory cgroup can be made here (not root, or no memory controller): the bound is "
-    "processes x RLIMIT_AS, as the README states",
+    "processes x RLIMIT_AS, as docs/sandbox.md states",
 )
 
 

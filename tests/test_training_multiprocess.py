@@ -26,7 +26,7 @@ PER_DEVICE = 4  # TINY_RECIPE's per_device_train_batch_size: each process scores
 
 
 def torchrun(argv: list[str], tmp: Path, script: Path = ROOT / "training" / "train.py") -> subprocess.CompletedProcess:
-    """training/train.py (or a `script` calling its main) on 2 processes, as the README launches it on a CPU."""
+    """training/train.py (or a `script` calling its main) on 2 processes, as docs/training.md launches it on a CPU."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "XDG_DATA_HOME": str(tmp / "xdg"), "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
                str(script), *argv]  # fmt: skip

@@ -1,7 +1,7 @@
 """The accelerate DeepSpeed configs (training/accelerate/*.yaml), loaded with accelerate's own
 config loader, and the recipes that name them (`--config_file training/accelerate/<name>`) agree:
 ZeRO stage, processes, mixed precision vs the recipe's bf16, gradient accumulation, and a
-generation batch that holds whole GRPO groups. Running them: README Training, Multi-process."""
+generation batch that holds whole GRPO groups. Running them: docs/training.md, Multi-process."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ cost plotted with the single workers' Pareto front.
 2. per weight w: `train.py <recipe> --model_name_or_path <warm-up model> --format_warmup_steps 0
    --cost_weight w --cost_charge <charge> --output_dir <out>/cost-w<w>`;
    a step whose `run_info.json` records its finished run is skipped (a stopped sweep continues);
-3. held-out evals (README Training, evidence ii): the first `--limit` MATH-500 and MMLU
+3. held-out evals (docs/training.md, evidence ii): the first `--limit` MATH-500 and MMLU
    `split=test` questions (the recipe's `math500_file` / `mmlu_file` if set), generation seed
    `--eval_seed`, every conductor with the recipe's few_shot, workflow_max_steps, access, question
    and max_completion_length at temperature `--eval_temperature`; every pool member alone
