@@ -133,16 +133,20 @@ async def main() -> None:
     args = ap.parse_args()
     plain, bw = PlainRunner(), BwrapRunner(Limits())
     rows = []
-    for name, fn, rounds in (
-        ("trivial (print)", trivial, args.rounds * 4),
-        ("20 tests, separate executions", separate, max(2, args.rounds // 2)),
-        ("20 tests, batched in one sandbox", batched, args.rounds * 2),
-        ("HumanEval check (parent + child driver)", humaneval, args.rounds),
-        ("BigCodeBench check (parent + child driver)", bigcodebench, args.rounds),
+    # the code checks' trusted drivers refuse to judge where the code under test could change
+    # their import path (scorers/verdict_channel.py seal_parent): an unsandboxed run as root is
+    # such a place, so those two rows are measured in the sandbox only
+    for name, fn, rounds, plain_too in (
+        ("trivial (print)", trivial, args.rounds * 4, True),
+        ("20 tests, separate executions", separate, max(2, args.rounds // 2), True),
+        ("20 tests, batched in one sandbox", batched, args.rounds * 2, True),
+        ("HumanEval check (parent + child driver)", humaneval, args.rounds, False),
+        ("BigCodeBench check (parent + child driver)", bigcodebench, args.rounds, False),
     ):
-        base = sand = 0.0
+        base, sand = (0.0 if plain_too else None), 0.0
         for _ in range(args.repeats):  # interleaved; best of each
-            base = max(base, await measure(plain, fn, rounds, args.concurrency))
+            if plain_too:
+                base = max(base, await measure(plain, fn, rounds, args.concurrency))
             sand = max(sand, await measure(bw, fn, rounds, args.concurrency))
         rows.append((name, base, sand))
     py = sys.version.split()[0]
@@ -150,7 +154,10 @@ async def main() -> None:
     print("| mode | unsandboxed exec/s | bwrap exec/s | bwrap / unsandboxed |")
     print("|---|---:|---:|---:|")
     for name, base, sand in rows:
-        print(f"| {name} | {base:.1f} | {sand:.1f} | {sand / base:.2f} |")
+        if base is None:
+            print(f"| {name} | n/a (refuses to judge) | {sand:.1f} | |")
+        else:
+            print(f"| {name} | {base:.1f} | {sand:.1f} | {sand / base:.2f} |")
     bat = rows[2]
     print(f"\nbatched bwrap vs separate unsandboxed: {bat[2] / rows[1][1]:.1f}x")
 
