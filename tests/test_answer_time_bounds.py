@@ -81,10 +81,13 @@ def test_check_is_fast_on_adversarial_output(check, name):
 
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_extraction_helpers_are_fast(name):
-    start = time.perf_counter()
-    last_answer_line(ADVERSARIAL[name])
-    find_boxed(ADVERSARIAL[name])
-    assert time.perf_counter() - start < LIMIT_S
+    best = float("inf")
+    for _ in range(3):  # best of three, as above (one CI run saw a single 0.66 s pause here)
+        start = time.perf_counter()
+        last_answer_line(ADVERSARIAL[name])
+        find_boxed(ADVERSARIAL[name])
+        best = min(best, time.perf_counter() - start)
+    assert best < LIMIT_S, f"took {best * 1000:.0f} ms on {name!r}"
 
 
 def test_the_answer_at_the_end_of_a_long_output_is_still_read():
