@@ -71,6 +71,21 @@ def quiet_replica() -> None:
     transformers.utils.logging.disable_progress_bar()
 
 
+def leave_process_group_at_exit() -> None:
+    """Destroy the process group when the interpreter exits: a process that exits with the
+    group's threads still running can abort ("terminate called without an active exception",
+    exit -6, seen once in CI after a finished 2-process run)."""
+    import atexit
+
+    import torch.distributed as dist
+
+    def leave() -> None:
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+
+    atexit.register(leave)
+
+
 def weights_digest(model: Any) -> str:
     """sha256 of every parameter (name, dtype, shape and bytes, in the model's order)."""
     import torch

@@ -386,6 +386,7 @@ def main(argv: list[str] | None = None) -> dict:
         deepspeed_warmup_problem,
         flush_callback,
         launch_problem,
+        leave_process_group_at_exit,
         quiet_replica,
         same_weights,
         uses_deepspeed,
@@ -394,6 +395,7 @@ def main(argv: list[str] | None = None) -> dict:
     if problem := launch_problem(os.environ):
         raise SystemExit(problem)
     script, config, model_args = parse(argv)
+    leave_process_group_at_exit()
     main_process = config.process_index == 0  # several processes: see training/parallel.py
     if not config.should_log:
         quiet_replica()
