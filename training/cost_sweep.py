@@ -12,7 +12,7 @@ cost plotted with the single workers' Pareto front.
 2. per weight w: `train.py <recipe> --model_name_or_path <warm-up model> --format_warmup_steps 0
    --cost_weight w --cost_charge <charge> --output_dir <out>/cost-w<w>`;
    a step whose `run_info.json` records its finished run is skipped (a stopped sweep continues);
-3. held-out evals (docs/training.md, evidence ii): the first `--limit` MATH-500 and MMLU
+3. held-out evals (docs/training.md, evidence ii; `training/heldout.py`): the first `--limit` MATH-500 and MMLU
    `split=test` questions (the recipe's `math500_file` / `mmlu_file` if set), generation seed
    `--eval_seed`, every conductor with the recipe's few_shot, workflow_max_steps, access, question
    and max_completion_length at temperature `--eval_temperature`; every pool member alone
@@ -38,9 +38,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from training.heldout import BASELINE, conductor_method, conductor_options, eval_tasks, evaluate, single_workers  # noqa: E402
+
 TRAIN = str(Path(__file__).resolve().with_name("train.py"))
 DEFAULT_WEIGHTS = "0,0.1,0.25,0.4"
-BASELINE = "single worker"
 
 
 def parse_weights(text: str) -> list[float]:
@@ -86,50 +87,11 @@ def train(command: list[str], run: Path, dry_run: bool) -> None:
     subprocess.run(command, check=True)
 
 
-def eval_tasks(script: Any) -> list:
-    """The held-out benchmarks: MATH-500 and MMLU split=test."""
-    from tasks.math500 import math500
-    from tasks.mmlu import mmlu
-
-    return [math500(data_file=script.math500_file), mmlu(split="test", data_file=script.mmlu_file)]
-
-
 def methods(script: Any, config: Any, out: Path, weights: Sequence[float], temperature: float) -> list[dict]:
-    """Every method to evaluate: label, solver, model roles and (for a conductor) its weight."""
-    from solvers.baselines import single_worker
-    from solvers.conductor import conductor
-    from workers.pools import load_pool
-
-    options = dict(pool=script.pool, few_shot=script.few_shot, max_steps=script.workflow_max_steps,
-                   access=script.access, question=script.question, max_tokens=config.max_completion_length,
-                   temperature=temperature)  # fmt: skip
-    found = [{"label": f"conductor w={w:g}", "kind": "conductor", "weight": w, "solver": conductor(**options),
-              "roles": {"conductor": f"hf/{run_dir(out, w)}"}} for w in weights]  # fmt: skip
-    for i, worker in enumerate(load_pool(script.pool).workers):
-        found.append({"label": worker.model, "kind": BASELINE, "weight": None,
-                      "solver": single_worker(worker=i, pool=script.pool), "roles": {}})  # fmt: skip
-    return found
-
-
-def evaluate(method: dict, tasks: list, out: Path, limit: int, seed: int) -> list[dict]:
-    """One method on the held-out tasks (fresh ones: `eval_tasks`): a row per sample (label, task,
-    score, worker cost, calls)."""
-    from inspect_ai import eval as inspect_eval
-    from inspect_ai.scorer import value_to_float
-
-    logs = inspect_eval(tasks, solver=method["solver"], model_roles=method["roles"] or None, limit=limit,
-                        seed=seed, display="none", log_dir=str(out / "logs"))  # fmt: skip
-    to_float, rows = value_to_float(), []
-    for log in logs:
-        if log.status != "success":
-            raise SystemExit(f"{method['label']} on {log.eval.task}: {log.status} ({log.error})")
-        for sample in log.samples or []:
-            meta = (sample.metadata or {}).get("conductor") or {}
-            score = next(iter(sample.scores.values()), None) if sample.scores else None
-            rows.append({"label": method["label"], "task": log.eval.task,
-                         "score": to_float(score.value) if score is not None else None,
-                         "cost_usd": meta.get("worker_cost_usd"), "agent_calls": meta.get("agent_calls")})  # fmt: skip
-    return rows
+    """Every method to evaluate: label, kind, solver, model roles and (for a conductor) its weight."""
+    options = conductor_options(script, config, temperature)
+    found = [{**conductor_method(f"conductor w={w:g}", run_dir(out, w), options), "weight": w} for w in weights]
+    return found + [{**m, "weight": None} for m in single_workers(script.pool)]
 
 
 def points_table(rows: list[dict], found: Sequence[dict]) -> Any:
@@ -212,7 +174,8 @@ def main(argv: list[str] | None = None) -> Any:
     from reports.csv_safe import write_csv
     from reports.plots import save_figure
 
-    rows = [row for m in found for row in evaluate(m, eval_tasks(script), args.out, args.limit, args.eval_seed)]
+    logs = args.out / "logs"
+    rows = [row for m in found for row in evaluate(m, eval_tasks(script), logs, args.limit, args.eval_seed)]
     points = points_table(rows, found)
     write_csv(points, args.out / "points.csv")
     title = (f"cost-weight sweep, pool {script.pool} ({args.charge}), {script.recipe_name}: "

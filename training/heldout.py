@@ -1,0 +1,108 @@
+"""The held-out protocol of the training sweeps (docs/training.md, evidence ii), shared by
+`training/cost_sweep.py` and `training/seed_sweep.py`: the first `limit` MATH-500 and MMLU
+`split=test` questions (the recipe's `math500_file` / `mmlu_file` if set), generation seed `seed`;
+a trained conductor with the recipe's prompt options; every pool member alone (`single_worker`).
+
+`evaluate` runs one method in this process and returns a row per sample; `eval_command` is the
+same evaluation of one conductor as `inspect eval` command lines, for reproducing a row by hand.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+BASELINE = "single worker"
+TASK_FILES = {"math500": "tasks/math500.py", "mmlu": "tasks/mmlu.py"}
+
+
+def eval_tasks(script: Any) -> list:
+    """The held-out benchmarks: MATH-500 and MMLU split=test (fresh Task objects)."""
+    from tasks.math500 import math500
+    from tasks.mmlu import mmlu
+
+    args = task_args(script)
+    return [math500(**args["math500"]), mmlu(**args["mmlu"])]
+
+
+def task_args(script: Any) -> dict[str, dict]:
+    """Per benchmark (Inspect task name), its task arguments in the protocol (None left out)."""
+    args = {"math500": {"data_file": script.math500_file}, "mmlu": {"split": "test", "data_file": script.mmlu_file}}
+    return {task: {k: v for k, v in given.items() if v is not None} for task, given in args.items()}
+
+
+def conductor_options(script: Any, config: Any, temperature: float) -> dict:
+    """The `conductor` solver's options for a model trained with this recipe (its pool, few_shot,
+    workflow_max_steps, access, question and max_completion_length) at `temperature`."""
+    return dict(pool=script.pool, few_shot=script.few_shot, max_steps=script.workflow_max_steps,
+                access=script.access, question=script.question, max_tokens=config.max_completion_length,
+                temperature=temperature)  # fmt: skip
+
+
+def conductor_method(label: str, run: Path, options: Mapping[str, Any]) -> dict:
+    """A trained conductor (the model saved in `run`) as a method: label, kind, solver, model roles."""
+    from solvers.conductor import conductor
+
+    return {"label": label, "kind": "conductor", "solver": conductor(**options), "roles": {"conductor": f"hf/{run}"}}
+
+
+def single_workers(pool: str) -> list[dict]:
+    """Every member of `pool` alone, as methods labelled with the worker's model name."""
+    from solvers.baselines import single_worker
+    from workers.pools import load_pool
+
+    return [{"label": worker.model, "kind": BASELINE, "solver": single_worker(worker=i, pool=pool), "roles": {}}
+            for i, worker in enumerate(load_pool(pool).workers)]  # fmt: skip
+
+
+def sample_rows(label: str, task: str, samples: Iterable[Any]) -> list[dict]:
+    """A row per logged sample: label, task, score (a float; None without a score), worker cost,
+    agent calls and `workers_used` (the short names of the workers its workflow ran, nested
+    rounds included, sorted; empty when no workflow ran)."""
+    from inspect_ai.scorer import value_to_float
+
+    from reports.records import short
+    from reports.strategy import step_models
+
+    to_float, rows = value_to_float(), []
+    for sample in samples:
+        meta = (sample.metadata or {}).get("conductor") or {}
+        score = next(iter(sample.scores.values()), None) if sample.scores else None
+        rows.append({"label": label, "task": task, "score": to_float(score.value) if score is not None else None,
+                     "cost_usd": meta.get("worker_cost_usd"), "agent_calls": meta.get("agent_calls"),
+                     "workers_used": sorted({short(m) for m in step_models(meta.get("round"))})})  # fmt: skip
+    return rows
+
+
+def evaluate(method: dict, tasks: list, log_dir: Path, limit: int, seed: int) -> list[dict]:
+    """One method on the held-out tasks (fresh ones: `eval_tasks`), logs in `log_dir`: `sample_rows`."""
+    from inspect_ai import eval as inspect_eval
+
+    logs = inspect_eval(tasks, solver=method["solver"], model_roles=method["roles"] or None, limit=limit,
+                        seed=seed, display="none", log_dir=str(log_dir))  # fmt: skip
+    rows = []
+    for log in logs:
+        if log.status != "success":
+            raise SystemExit(f"{method['label']} on {log.eval.task}: {log.status} ({log.error})")
+        rows += sample_rows(method["label"], log.eval.task, log.samples or [])
+    return rows
+
+
+def cli_value(value: Any) -> str:
+    """An option value as Inspect's `-S` / `-T` read it back (YAML): booleans lower case."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def eval_command(script: Any, options: Mapping[str, Any], run: Path, limit: int, seed: int) -> str:
+    """`evaluate` of the conductor saved in `run` as `inspect eval` command lines (one per
+    benchmark, joined by `&&`), ready to paste into a shell."""
+    solver = [a for k, v in options.items() if v is not None for a in ("-S", f"{k}={cli_value(v)}")]
+    commands = []
+    for task, args in task_args(script).items():
+        targs = [a for k, v in args.items() for a in ("-T", f"{k}={cli_value(v)}")]
+        commands.append(shlex.join(["inspect", "eval", TASK_FILES[task], *targs, "--solver", "conductor", *solver,
+                                    "--model-role", f"conductor=hf/{run}", "--limit", str(limit),
+                                    "--seed", str(seed)]))  # fmt: skip
+    return " && ".join(commands)
