@@ -20,12 +20,11 @@ from typing import Any
 
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import Model, get_model
 from inspect_ai.scorer import value_to_float
 from inspect_ai.solver import SolverSpec
 
 from regression.compare import SampleRecord, aggregate, entry_key
-from regression.conductor_script import scripted_completion
 
 HERE = Path(__file__).parent
 LOCAL_POOL = HERE / "local-greedy.yaml"
@@ -101,18 +100,9 @@ def _with_data(spec: TaskSpec, data_files: Mapping[str, str] | None) -> TaskSpec
 
 
 def scripted_conductor() -> Model:
-    """A mockllm model that answers every conductor prompt with `scripted_completion`; usage
-    is set (characters / 4) so no tokenizer download is needed."""
-
-    def respond(messages, tools, tool_choice, config) -> ModelOutput:
-        prompt = "\n".join(m.text for m in messages)
-        text = scripted_completion(prompt)
-        out = ModelOutput.from_content(model="scripted-conductor", content=text)
-        tokens_in, tokens_out = len(prompt) // 4, len(text) // 4
-        out.usage = ModelUsage(input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out)
-        return out
-
-    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    """The scripted conductor (`scripted/fixed-workflows`, workers/scripted_provider.py): the
+    gate's fixed workflow per question, usage counted as characters / 4 (no tokenizer)."""
+    return get_model("scripted/fixed-workflows", memoize=False)
 
 
 def build_task(spec: TaskSpec):
