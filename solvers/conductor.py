@@ -61,6 +61,7 @@ from solvers.workflow import (
     parse_workflow,
 )
 from workers.costs import register_eval_costs
+from workers.provider_settings import sdk_settings
 
 SubtaskMode = Literal["written", "fixed"]
 SUBTASK_MODES = ("written", "fixed")
@@ -602,6 +603,7 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *
         "conductor": record.conductor,
         "workers": [w.name for w in workers],
         "worker_configs": [worker_config(w) for w in workers],  # as each provider receives it
+        "worker_sdk": [sdk_settings(w.name, w.model.config.model_dump(), w.model.model_args) for w in workers],
         "pool_indices": chosen,
         "round": record.to_dict(),
     }

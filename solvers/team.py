@@ -20,6 +20,7 @@ from solvers.executor import Worker
 from solvers.grammar import Constraint
 from workers.call_budget import eval_call_budget
 from workers.pools import DEFAULT_POOL, ModelSpec, PoolSpec, Price, known_prices, load_pool
+from workers.provider_settings import sdk_model_args
 
 GRAMMAR_PROVIDERS = ("local/",)  # providers that accept a llama.cpp grammar in extra_body
 CONDUCTOR_MAX_TOKENS = 1024  # the paper's conductor completion budget
@@ -181,10 +182,12 @@ def _spec_worker(
 
 def _spec_model(spec: ModelSpec, overrides: GenerateConfig, task: str | None = None, role: str = "workers") -> Model:
     """The pool entry's model; its usage counts under Inspect's `role` (unless that role is bound
-    to other models by --model-role); the eval's call budget wins over the entry's."""
+    to other models by --model-role); the eval's call budget wins over the entry's, and the
+    provider SDK's read timeout and retries agree with it (`sdk_model_args`)."""
     config = GenerateConfig(**spec.config_for(task)).merge(overrides).merge(GenerateConfig(**eval_call_budget()))
     role_name = None if role in model_roles() else role
-    return get_model(spec.model, role=role_name, config=config, **spec.model_args)
+    model_args = sdk_model_args(spec.model, config.model_dump(exclude_none=True), spec.model_args)
+    return get_model(spec.model, role=role_name, config=config, **model_args)
 
 
 def _with_config(model: Model, overrides: GenerateConfig) -> Model:

@@ -171,15 +171,31 @@ def _model(entry: Any, where: str) -> ModelSpec:
         task_overrides=_task_overrides(entry.get("task_overrides"), f"{where}.task_overrides"),
     )
     _check_top_k(spec, where)
+    _check_sdk_timeout(spec, where)
     return spec
+
+
+def _config_blocks(spec: ModelSpec) -> dict[str, dict[str, Any]]:
+    """The entry's generate configs by where they are written: `config` and each task's, merged."""
+    return {"config": spec.config, **{f"task_overrides.{t}": spec.config_for(t) for t in spec.task_overrides}}
+
+
+def _check_sdk_timeout(spec: ModelSpec, where: str) -> None:
+    """Refuse an attempt_timeout that the provider's SDK would cut short (workers/provider_settings.py)."""
+    from workers.provider_settings import SdkTimeoutError, sdk_model_args  # it imports this module
+
+    for name, config in _config_blocks(spec).items():
+        try:
+            sdk_model_args(spec.model, config, spec.model_args)
+        except SdkTimeoutError as error:
+            raise _Invalid(f"{where}.{name}", error.problem, error.fix) from None
 
 
 def _check_top_k(spec: ModelSpec, where: str) -> None:
     """Refuse a top_k that the provider would silently drop."""
     if not spec.model.startswith(NO_TOP_K_PROVIDERS):
         return
-    blocks = {"config": spec.config, **{f"task_overrides.{t}": c for t, c in spec.task_overrides.items()}}
-    for name, config in blocks.items():
+    for name, config in _config_blocks(spec).items():
         if config.get("top_k") is not None:
             provider = spec.model.split("/", 1)[0]
             raise _Invalid(f"{where}.{name}.top_k", f"Inspect's {provider} provider does not send top_k",

@@ -6,6 +6,11 @@ asking for the paper's temperature 0.2 on Claude gets the API default, with one 
 happens to one worker's config and `effective_config` is the config that reaches the API.
 The table is checked against the requests Inspect sends through the providers' real SDKs
 (tests/test_api_settings.py, loopback stand-ins), so it cannot drift from Inspect's behaviour.
+
+`SDK_CLIENTS` says how each provider's SDK client is built: its HTTP read timeout and its own
+retries, both under Inspect's call budget. `sdk_model_args` gives a pool worker the model args
+that make the SDK agree with that budget; `sdk_settings` records what the SDK then enforces
+(tests/test_sdk_timeouts.py checks both on the clients and requests of the real SDKs).
 """
 
 from __future__ import annotations
@@ -73,3 +78,97 @@ def effective_config(model: str, config: Mapping[str, Any]) -> dict[str, Any]:
     """`config` (set fields only) without the fields the provider drops: what the API gets."""
     dropped = {c.field for c in provider_changes(model, config)}
     return {k: v for k, v in config.items() if v is not None and k not in dropped}
+
+
+@dataclass(frozen=True)
+class SdkClient:
+    """How Inspect's provider for models named `prefix...` builds its SDK's HTTP client
+    (checked in Inspect 0.3.285 and by tests/test_sdk_timeouts.py)."""
+
+    prefix: str
+    read_timeout: float  # seconds, when nothing sets it
+    retries: int  # the SDK's own retries within one Inspect attempt, when nothing sets them
+    timeout_arg: str | None = None  # the model arg that sets the read timeout
+    retries_arg: str | None = None  # the model arg that sets the SDK's retries
+    timeout_from_config: bool = False  # Inspect sends GenerateConfig.timeout as the SDK's timeout
+
+
+SDK_CLIENTS = (
+    SdkClient("openai/", 600.0, 2, "client_timeout", "max_retries"),
+    SdkClient("anthropic/", 600.0, 2, "timeout", "max_retries"),
+    SdkClient("openai-api/", 600.0, 2, "client_timeout", "max_retries"),
+    SdkClient("google/", 3600.0, 0, timeout_from_config=True),  # google-genai: no retries unless asked
+    SdkClient("vllm/", 600.0, 2, "client_timeout"),  # its other model args go to the vLLM server
+    SdkClient("sglang/", 600.0, 2),  # no model arg reaches its client
+    SdkClient("local/", 600.0, 0, "client_timeout"),  # workers/local_provider.py turns them off itself
+)
+OPENAI_FLEX_TIMEOUT = 900.0  # Inspect's openai provider: the default with service_tier "flex"
+
+
+class SdkTimeoutError(ValueError):
+    """An attempt limit that `model`'s provider SDK would cut short, and no model arg can raise."""
+
+    def __init__(self, model: str, problem: str, fix: str) -> None:
+        super().__init__(f"{model}: {problem}; fix: {fix}")
+        self.problem, self.fix = problem, fix
+
+
+def sdk_client(model: str) -> SdkClient | None:
+    """The SDK client entry of `model`'s provider; None for providers without one (sim/, hf/, ...)."""
+    return next((c for c in SDK_CLIENTS if model.startswith(c.prefix)), None)
+
+
+def _default_read_timeout(client: SdkClient, config: Mapping[str, Any], model_args: Mapping[str, Any]) -> float:
+    if client.timeout_from_config and config.get("timeout") is not None:
+        return float(config["timeout"])
+    if client.prefix == "openai/" and model_args.get("service_tier") == "flex":
+        return OPENAI_FLEX_TIMEOUT
+    return client.read_timeout
+
+
+def attempt_limit(config: Mapping[str, Any]) -> float | None:
+    """The longest one attempt may run under `config`: its attempt_timeout, never past the
+    whole call's timeout; None when neither is set."""
+    limits = [float(config[k]) for k in ("attempt_timeout", "timeout") if config.get(k) is not None]
+    return min(limits, default=None)
+
+
+def sdk_model_args(model: str, config: Mapping[str, Any], model_args: Mapping[str, Any]) -> dict[str, Any]:
+    """`model_args` plus what makes the provider SDK agree with the call budget in `config`: a
+    read timeout of at least one attempt's limit (only where that exceeds the SDK's default) and
+    no retries of the SDK's own (Inspect retries, `max_retries`). An arg the pool sets wins.
+
+    Raises SdkTimeoutError when the provider's SDK timeout cannot be raised to the attempt's limit."""
+    args = dict(model_args)
+    client = sdk_client(model)
+    if client is None:
+        return args
+    if client.retries_arg is not None:
+        args.setdefault(client.retries_arg, 0)
+    limit, sdk = attempt_limit(config), _default_read_timeout(client, config, args)
+    if limit is None or limit <= sdk or (client.timeout_arg is not None and client.timeout_arg in model_args):
+        return args
+    if client.timeout_arg is not None:
+        args[client.timeout_arg] = limit
+        return args
+    if client.timeout_from_config:
+        raise SdkTimeoutError(model, f"attempt_timeout {limit:g} s is cut short: the Google SDK's timeout is {sdk:g} s "
+                              "(Inspect sends `timeout` as that timeout, and it is unset)",
+                              f"set `timeout` (the whole call's budget) to at least {limit:g}")  # fmt: skip
+    raise SdkTimeoutError(model, f"an attempt may take {limit:g} s but Inspect's {client.prefix[:-1]} provider has "
+                          f"no model arg for its SDK's read timeout ({sdk:g} s), which would cut it short",
+                          f"set attempt_timeout (or timeout) to at most {sdk:g}")  # fmt: skip
+
+
+def sdk_settings(model: str, config: Mapping[str, Any], model_args: Mapping[str, Any]) -> dict[str, Any]:
+    """The read timeout (s) and retries of `model`'s provider SDK as built from `model_args`
+    and `config` (a record of what the SDK enforces); {} for providers without an SDK client."""
+    client = sdk_client(model)
+    if client is None:
+        return {}
+    timeout = model_args.get(client.timeout_arg) if client.timeout_arg else None
+    retries = model_args.get(client.retries_arg) if client.retries_arg else None
+    return {
+        "sdk_read_timeout": _default_read_timeout(client, config, model_args) if timeout is None else timeout,
+        "sdk_max_retries": client.retries if retries is None else retries,
+    }
