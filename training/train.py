@@ -375,6 +375,15 @@ def claim_output_dir(out: Path, script: ScriptArguments, resume: str | bool | No
     return [str(path) for path in moved]
 
 
+def device_name(device: Any) -> str:
+    """The training device as run_info.json records it: "cpu", or "cuda: <GPU name>"."""
+    if device.type != "cuda":
+        return device.type
+    import torch
+
+    return f"cuda: {torch.cuda.get_device_name(device)}"
+
+
 def write_run_info(out: Path, info: dict, main_process: bool) -> None:
     if main_process:
         (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
@@ -423,6 +432,7 @@ def main(argv: list[str] | None = None) -> dict:
         "generations_per_step": config.per_device_train_batch_size * config.gradient_accumulation_steps
         * config.world_size,
         "processes": config.world_size,
+        "device": device_name(config.device),
         "num_generations": config.num_generations,
         "max_steps": config.max_steps,
         "simulated": provenance["simulated"],

@@ -1,0 +1,207 @@
+"""The seed sweep (training/seed_sweep.py) and the shared held-out protocol (training/heldout.py):
+the commands of a dry run, --seeds parsing, the table from hand-made rows (mean, sd, the routes-both
+rule, k of n, a failed seed), the resume/skip rule with stand-in commands, and the device that
+train.py records. Nothing trains here."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("trl")
+
+from training.heldout import conductor_options, sample_rows  # noqa: E402
+from training.seed_sweep import (  # noqa: E402
+    best_singles,
+    main,
+    markdown_report,
+    parse_seeds,
+    routes,
+    run_facts,
+    seed_command,
+    seed_table,
+    summary,
+    summary_lines,
+    train_all,
+)
+
+SMOKE = "training/recipes/cpu-smoke.yaml"
+
+
+def test_dry_run_prints_one_command_per_seed_and_the_evals(tmp_path, capsys):
+    out = tmp_path / "seeds"
+    assert main([SMOKE, "--seeds", "0-2,5", "--out", str(out), "--dry_run", "--max_steps", "3"]) is None
+    lines = capsys.readouterr().out.splitlines()
+    commands = [shlex.split(line.removeprefix("would run: ")) for line in lines if line.startswith("would run: ")]
+    assert [c[c.index("--seed") + 1] for c in commands] == ["0", "1", "2", "5"]
+    for seed, command in zip([0, 1, 2, 5], commands, strict=True):
+        assert command[1].endswith("training/train.py") and command[2] == SMOKE
+        assert command[command.index("--output_dir") + 1] == str(out / f"seed-{seed}")
+        assert command[command.index("--max_steps") + 1] == "3" and "--overwrite_output_dir" not in command
+    assert not out.exists()  # nothing ran
+    plan = [line.strip() for line in lines if line.strip().startswith("seed ")]
+    assert len(plan) == 4 and all(f"conductor=hf/{out}/seed-{s} " in p for s, p in zip([0, 1, 2, 5], plan, strict=True))
+    math, mmlu = (shlex.split(part) for part in plan[0].removeprefix("seed 0: ").split(" && "))
+    assert math[:3] == ["inspect", "eval", "tasks/math500.py"] and "-T" not in math
+    assert mmlu[:5] == ["inspect", "eval", "tasks/mmlu.py", "-T", "split=test"]
+    from training.train import parse
+
+    script, config, _ = parse([SMOKE])
+    given = dict(math[i + 1].split("=", 1) for i, a in enumerate(math) if a == "-S")
+    assert given == {k: str(v) for k, v in conductor_options(script, config, 0.1).items()}  # the in-process eval's
+    assert math[math.index("--limit") + 1] == "40" and math[math.index("--seed") + 1] == "0"
+
+
+@pytest.mark.parametrize(("text", "seeds"), [("0-7", list(range(8))), ("0,2,5", [0, 2, 5]), ("0-2, 6", [0, 1, 2, 6]),
+                                             ("3", [3])])  # fmt: skip
+def test_seeds_are_parsed(text, seeds):
+    assert parse_seeds(text) == seeds
+
+
+@pytest.mark.parametrize("text", ["", "7-0", "a", "0-", "-1", "1,1", "0-3,2", "0.5", "0-99999"])
+def test_bad_seeds_are_refused(text):
+    with pytest.raises(SystemExit, match="--seeds"):
+        parse_seeds(text)
+
+
+@pytest.mark.parametrize(("args", "match"), [(["--seed", "3"], "--seed: the sweep sets --seed and --output_dir"),
+                                             (["--output_dir=x"], "use --seeds and --out"),
+                                             (["--parallel", "0"], "--parallel 0: give at least 1")])  # fmt: skip
+def test_what_the_sweep_sets_is_refused(args, match, tmp_path):
+    with pytest.raises(SystemExit, match=match):
+        main([SMOKE, "--out", str(tmp_path), "--dry_run", *args])
+
+
+def rows(label, task, outcomes):
+    """Hand-made sample rows: (workers used, score) per sample."""
+    return [{"label": label, "task": task, "score": score, "cost_usd": 0.001, "agent_calls": 1, "workers_used": used}
+            for used, score in outcomes]  # fmt: skip
+
+
+def single(label, math, mmlu):
+    return rows(label, "math500", [([label.rsplit("/")[-1]], s) for s in math]) + rows(
+        label, "mmlu", [([label.rsplit("/")[-1]], s) for s in mmlu]
+    )
+
+
+SINGLES = ["sim/math-strong", "sim/choice-strong", "sim/premium"]
+HAND_MADE = pd.DataFrame(
+    single("sim/math-strong", [1, 1, 1, 1], [1, 0, 0, 0])  # MATH 1.00, MMLU 0.25
+    + single("sim/choice-strong", [1, 0, 0, 0], [1, 1, 1, 1])  # MATH 0.25, MMLU 1.00
+    + single("sim/premium", [1, 1, 1, 0], [1, 1, 1, 0])  # 0.75, 0.75
+    # seed 0 routes both: math-strong on MATH, choice-strong on MMLU, all right -> 1.000
+    + rows("seed 0", "math500", [(["math-strong"], 1)] * 4) + rows("seed 0", "mmlu", [(["choice-strong"], 1)] * 4)
+    # seed 1: premium everywhere; one MMLU sample wrote no workflow (no score) -> 0.75, 0.50: 0.625
+    + rows("seed 1", "math500", [(["premium"], 1)] * 3 + [(["premium"], 0)])
+    + rows("seed 1", "mmlu", [(["premium"], 1)] * 2 + [(["premium"], 0), ([], None)])
+    # seed 3 routes MATH only (math-strong 3 of 4, premium 1 of 4; MMLU premium) -> 0.75, 1.00: 0.875
+    + rows("seed 3", "math500", [(["math-strong"], 1)] * 2 + [(["math-strong"], 0), (["premium"], 1)])
+    + rows("seed 3", "mmlu", [(["premium"], 1)] * 4)
+)
+FACTS = {0: {"wall_s": 210.0, "device": "cuda: NVIDIA H100 80GB HBM3"}, 1: {"wall_s": 5700.0, "device": "cpu"},
+         3: {"wall_s": 216.0, "device": "not recorded"}}  # fmt: skip
+
+
+def test_table_mean_sd_routes_and_a_failed_seed():
+    best = best_singles(HAND_MADE, SINGLES)
+    assert best == {"math500": ({"math-strong"}, 1.0), "mmlu": ({"choice-strong"}, 1.0)}
+    failed = {2: "training failed (exit 1, log runs/seeds/seed-2/train.log)"}
+    table = seed_table(HAND_MADE, [0, 1, 2, 3], failed, FACTS, best).set_index("seed")
+    assert table["both"].round(4).to_dict() == pytest.approx({0: 1.0, 1: 0.625, 2: float("nan"), 3: 0.875}, nan_ok=True)
+    assert table.loc[1, "MMLU"] == 0.5 and table.loc[3, "MATH-500"] == 0.75 and table.loc[0, "n"] == 8
+    assert table.loc[0, "worker MATH-500"] == "math-strong 1.00" and table.loc[0, "worker MMLU"] == "choice-strong 1.00"
+    assert table.loc[3, "worker MATH-500"] == "math-strong 0.75, premium 0.25"
+    assert table.loc[1, "worker MMLU"] == "premium 0.75"  # the sample without a workflow uses no worker
+    assert table["routes both"].drop(2).to_dict() == {0: True, 1: False, 3: False}
+    assert table.loc[1, "wall (min)"] == 95.0 and table.loc[0, "device"] == "cuda: NVIDIA H100 80GB HBM3"
+    assert table.loc[2, "status"] == failed[2] and table.loc[2, ["MATH-500", "both", "routes both"]].isna().all()
+    stats = summary(table.reset_index(), 0.93)
+    assert stats["n"] == 3 and stats["failed"] == [2] and stats["reach"] == 1 and stats["routes"] == 1
+    assert stats["mean"] == pytest.approx(2.5 / 3) and stats["sd"] == pytest.approx(0.190941, abs=1e-6)  # sample sd
+    text = markdown_report(table.reset_index(), summary_lines(stats, best))
+    assert "over 3 evaluated seed(s): 0.833 ± 0.191." in text and "1 of 3 seeds >= 0.93; 1 of 3 route both" in text
+    assert "left out of the mean and the counts: seed(s) 2." in text
+    assert "MATH-500 math-strong 1.000; MMLU choice-strong 1.000" in text
+    assert "| 3 | ok | 0.750 | 1.000 | 0.875 | 8 | math-strong 0.75, premium 0.25 | premium 1.00 | False |" in text
+
+
+def test_one_evaluated_seed_has_no_spread():
+    table = seed_table(HAND_MADE, [0], {}, FACTS, best_singles(HAND_MADE, SINGLES))
+    assert summary_lines(summary(table, 0.93), {})[0].endswith("over 1 evaluated seed(s): 1.000.")
+
+
+@pytest.mark.parametrize(("shares", "best", "expected"), [
+    ({"math-strong": 1.0}, {"math-strong"}, True),
+    ({"math-strong": 0.5, "premium": 0.5}, {"math-strong"}, False),  # not a majority
+    ({"premium": 0.9, "math-strong": 0.1}, {"math-strong"}, False),  # a majority, not the best single worker
+    ({"premium": 0.6}, {"math-strong", "premium"}, True),  # tied best single workers count each
+    ({}, {"math-strong"}, False),  # no workflow
+])  # fmt: skip
+def test_routes_rule(shares, best, expected):
+    assert routes(pd.Series(shares, dtype=float), best) is expected
+
+
+def test_sample_rows_name_the_workers_of_the_workflow():
+    from inspect_ai.log import EvalSample
+    from inspect_ai.scorer import Score
+
+    nested = {"steps": [{"model": "sim/premium"}, {"model": "sim/math-strong"}]}
+    steps = [{"model": "sim/math-strong"}, {"model": "self", "round": nested}]
+    meta = {"conductor": {"worker_cost_usd": 0.002, "agent_calls": 3, "round": {"steps": steps}}}
+    samples = [EvalSample(id=1, epoch=1, input="q", target="4", metadata=meta, scores={"s": Score(value="C")}),
+               EvalSample(id=2, epoch=1, input="q", target="4", metadata={}, scores={})]  # fmt: skip
+    first, second = sample_rows("seed 0", "math500", samples)
+    assert first == {"label": "seed 0", "task": "math500", "score": 1.0, "cost_usd": 0.002, "agent_calls": 3,
+                     "workers_used": ["math-strong", "premium"]}  # fmt: skip
+    assert second["score"] is None and second["workers_used"] == []
+
+
+STAND_IN = """import json, pathlib, sys
+code, finish, out = int(sys.argv[1]), sys.argv[2] == "finish", pathlib.Path(sys.argv[3])
+out.mkdir(parents=True, exist_ok=True)
+print("training", out.name)
+if finish:
+    (out / "run_info.json").write_text(json.dumps({"global_step": 2}))
+sys.exit(code)
+"""  # train.py's stand-in: prints, writes a finished run_info.json (when told) and exits with `code`
+
+
+def fake_run(code: int, finish: bool, run) -> list[str]:
+    return [sys.executable, "-c", STAND_IN, str(code), "finish" if finish else "stop", str(run)]
+
+
+def test_finished_seeds_are_skipped_and_a_failing_seed_does_not_stop_the_others(tmp_path, capsys):
+    out = tmp_path / "seeds"
+    (out / "seed-0").mkdir(parents=True)
+    (out / "seed-0" / "run_info.json").write_text(json.dumps({"global_step": 60, "wall_s": 200}))  # finished
+    (out / "seed-1").mkdir()
+    (out / "seed-1" / "run_info.json").write_text(json.dumps({"recipe": "x"}))  # stopped before its end
+    assert "--overwrite_output_dir" not in seed_command(SMOKE, out, 0, [])  # finished: nothing to move
+    assert seed_command(SMOKE, out, 1, [])[-2:] == ["--overwrite_output_dir", "true"]  # train.py moves it aside
+    assert "--overwrite_output_dir" not in seed_command(SMOKE, out, 2, [])  # nothing there yet
+    commands = {0: fake_run(3, False, out / "seed-0"), 1: fake_run(0, True, out / "seed-1"),
+                2: fake_run(1, False, out / "seed-2"), 3: fake_run(0, False, out / "seed-3")}  # fmt: skip
+    failed = train_all(commands, out, parallel=2, dry_run=False)
+    printed = capsys.readouterr().out
+    assert printed.startswith("finished, skipped: ")  # seed 0's command (exit 3) never ran
+    assert set(failed) == {2, 3}  # 2 exits 1; 3 exits 0 without a finished run
+    assert f"exit 1, log {out / 'seed-2' / 'train.log'}" in failed[2] and "exit 0" in failed[3]
+    assert "training seed-2" in (out / "seed-2" / "train.log").read_text() and not list(out.glob("*.train.log"))
+    assert (out / "seed-1" / "train.log").read_text().startswith("$ ") and not (out / "seed-0" / "train.log").exists()
+    assert train_all(commands, out, parallel=1, dry_run=True) == {}
+    assert run_facts(out / "seed-0") == {"wall_s": 200, "device": "not recorded"}  # from before train.py recorded it
+
+
+def test_train_records_its_device(monkeypatch):
+    import torch
+
+    from training.train import device_name
+
+    assert device_name(torch.device("cpu")) == "cpu"
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: "NVIDIA H100 80GB HBM3")
+    assert device_name(SimpleNamespace(type="cuda", index=0)) == "cuda: NVIDIA H100 80GB HBM3"

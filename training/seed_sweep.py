@@ -1,0 +1,319 @@
+"""Seed sweep (issue 27.2): one training run per seed of a recipe, each final model evaluated on
+the held-out protocol, and the per-seed table with mean, spread and how many seeds route.
+
+    python training/seed_sweep.py training/recipes/sim-routing.yaml --seeds 0-7 --out runs/seeds \
+        [--parallel K] [--limit 40] [--eval_seed 0] [--eval_temperature 0.1] [--target 0.93] \
+        [--dry_run] [train.py overrides, e.g. --use_cpu false --max_steps 30]
+
+1. per seed S: `train.py <recipe> <overrides> --seed S --output_dir <out>/seed-S` (printed as an
+   exact command), up to `--parallel` at a time (1: one after another, for a small CPU; on a
+   GPU several fit), output in `<out>/seed-S/train.log`. A seed whose run finished
+   (`cost_sweep.finished`) is skipped, so a stopped sweep resumes; an unfinished earlier run of a
+   seed is moved aside by train.py (`--overwrite_output_dir true` is added). A failing seed is
+   reported and the others go on; the exit status is then 1, naming the failed seeds and their logs.
+2. held-out evals (`training/heldout.py`, as `training/cost_sweep.py`): every pool member alone,
+   then every trained seed's final model (the conductor options from the recipe); logs in
+   `<out>/logs`. Each seed's evaluation is also printed as `inspect eval` lines.
+3. `<out>/seeds.csv` and `<out>/seeds.md` (printed): per seed MATH-500, MMLU and both (the mean of
+   the two), the workers chosen per benchmark (share of samples whose workflow used the worker),
+   whether it routes both domains, training wall time and device (run_info.json); then the mean
+   ± sample sd over the evaluated seeds, and "k of n seeds >= target".
+
+Routes both domains: on each benchmark, the worker used by the most samples is used by more than
+half of them and is a best single worker there (highest accuracy of the single-worker evals on the
+same questions; ties count for each tied worker).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from training.cost_sweep import TRAIN, finished  # noqa: E402
+from training.heldout import (  # noqa: E402
+    BASELINE,
+    conductor_method,
+    conductor_options,
+    eval_command,
+    eval_tasks,
+    evaluate,
+    single_workers,
+)
+
+DOMAINS = {"math500": "MATH-500", "mmlu": "MMLU"}  # Inspect task name -> column
+COLUMNS = ["seed", "status", *DOMAINS.values(), "both", "n", *(f"worker {c}" for c in DOMAINS.values()), "routes both",
+           "wall (min)", "device"]  # fmt: skip
+SET_BY_SWEEP = ("--seed", "--output_dir")
+_SEEDS = re.compile(r"(\d{1,6})(?:-(\d{1,6}))?")  # one item of --seeds: 3 or 0-7 (bounded, no nesting)
+MAX_SEEDS = 1000
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`0-7`, `0,2,5` or a mix (`0-3,6`): distinct non-negative seeds in the order given."""
+    seeds: list[int] = []
+    for item in text.split(","):
+        match = _SEEDS.fullmatch(item.strip())
+        if not match or (match[2] is not None and int(match[2]) < int(match[1])):
+            raise SystemExit(f"--seeds {text!r}: {item.strip()!r} is not a seed or a range; give e.g. 0-7 or 0,2,5")
+        last = int(match[2] if match[2] is not None else match[1])
+        seeds += range(int(match[1]), last + 1)
+        if len(seeds) > MAX_SEEDS:
+            raise SystemExit(f"--seeds {text!r}: more than {MAX_SEEDS} seeds; give a shorter range")
+    if len(set(seeds)) != len(seeds):
+        raise SystemExit(f"--seeds {text!r}: a seed is given twice; give each seed once (e.g. 0-7)")
+    return seeds
+
+
+def check_overrides(extra: Sequence[str]) -> None:
+    """Refuse train.py overrides the sweep sets itself (the seed and output directory of each run)."""
+    for arg in extra:
+        if arg.split("=", 1)[0] in SET_BY_SWEEP:
+            raise SystemExit(f"{arg}: the sweep sets {' and '.join(SET_BY_SWEEP)} per seed; use --seeds and --out")
+
+
+def seed_dir(out: Path, seed: int) -> Path:
+    return out / f"seed-{seed}"
+
+
+def seed_label(seed: int) -> str:
+    return f"seed {seed}"
+
+
+def seed_command(recipe: str, out: Path, seed: int, extra: Sequence[str]) -> list[str]:
+    """train.py for one seed; an earlier unfinished run there is moved aside (`--overwrite_output_dir`)."""
+    run = seed_dir(out, seed)
+    replace = ["--overwrite_output_dir", "true"] if run.is_dir() and any(run.iterdir()) and not finished(run) else []
+    return [sys.executable, TRAIN, recipe, *extra, "--seed", str(seed), "--output_dir", str(run), *replace]
+
+
+def train_log(out: Path, seed: int, running: bool) -> Path:
+    """Where a seed's training output goes: `<out>/seed-S.train.log` while it runs (train.py
+    claims an empty run directory), `<out>/seed-S/train.log` after."""
+    return out / f"seed-{seed}.train.log" if running else seed_dir(out, seed) / "train.log"
+
+
+def train_seed(command: list[str], out: Path, seed: int) -> int:
+    """Run one seed's training, its output appended to its log; returns the exit status."""
+    log = train_log(out, seed, running=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as f:
+        f.write(f"$ {shlex.join(command)}\n")
+        f.flush()
+        code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, check=False).returncode
+    done = train_log(out, seed, running=False)
+    done.parent.mkdir(parents=True, exist_ok=True)
+    with done.open("a") as f:
+        f.write(log.read_text())
+    log.unlink()
+    return code
+
+
+def train_all(commands: Mapping[int, list[str]], out: Path, parallel: int, dry_run: bool) -> dict[int, str]:
+    """Train every seed not finished yet, up to `parallel` at a time; the failed seeds and why."""
+    todo = {}
+    for seed, command in commands.items():
+        done = finished(seed_dir(out, seed))
+        verb = "would run: " if dry_run and not done else "running: " if not done else "finished, skipped: "
+        print(verb + shlex.join(command), flush=True)
+        if not done and not dry_run:
+            todo[seed] = command
+    with ThreadPoolExecutor(parallel) as pool:
+        codes = dict(zip(todo, pool.map(train_seed, todo.values(), [out] * len(todo), todo), strict=True))
+    failed = {}
+    for seed, code in codes.items():
+        if code != 0 or not finished(seed_dir(out, seed)):
+            failed[seed] = f"training failed (exit {code}, log {train_log(out, seed, running=False)})"
+            print(f"seed {seed}: {failed[seed]}", flush=True)
+    return failed
+
+
+def run_facts(run: Path) -> dict:
+    """Training wall time (s) and device of a finished run, from its run_info.json."""
+    info = json.loads((run / "run_info.json").read_text())
+    return {"wall_s": info.get("wall_s"), "device": info.get("device") or "not recorded"}
+
+
+def sample_shares(rows: Any) -> Any:
+    """(label, task) x worker: the share of that method's samples on that benchmark whose
+    workflow used the worker (a sample without a workflow counts in no worker's share)."""
+    import pandas as pd
+
+    used = rows[["label", "task", "workers_used"]].explode("workers_used").dropna()
+    counts = pd.crosstab([used["label"], used["task"]], used["workers_used"])
+    samples = rows.groupby(["label", "task"]).size()
+    return counts.reindex(samples.index, fill_value=0).div(samples, axis=0)
+
+
+def best_singles(rows: Any, labels: Sequence[str]) -> dict[str, tuple[set[str], float]]:
+    """Per benchmark: the short names of the single workers (`labels`) with the highest accuracy
+    there, and that accuracy (0-1)."""
+    from reports.plots import method_points
+    from reports.records import short
+
+    best = {}
+    for task, part in rows[rows["label"].isin(labels)].groupby("task"):
+        accuracy = method_points(part)["accuracy"] / 100
+        best[task] = ({short(label) for label in accuracy.index[accuracy == accuracy.max()]}, float(accuracy.max()))
+    return best
+
+
+def chosen(shares: Any) -> str:
+    """The most used worker, and the runner-up when the first is not used by every sample:
+    "premium 0.60, mediocre 0.28"."""
+    top = shares[shares > 0].sort_values(ascending=False, kind="stable")
+    shown = top.iloc[:1] if len(top) and top.iloc[0] >= 1 else top.iloc[:2]
+    return ", ".join(f"{worker} {share:.2f}" for worker, share in shown.items()) or "no workflow"
+
+
+def routes(shares: Any, best: set[str]) -> bool:
+    """The most used worker is used by more than half of the samples and is a best single worker."""
+    return bool(len(shares) and shares.max() > 0.5 and shares.idxmax() in best)
+
+
+def seed_table(rows: Any, seeds: Sequence[int], failed: Mapping[int, str], facts: Mapping[int, dict],
+               best: Mapping[str, tuple[set[str], float]]) -> Any:  # fmt: skip
+    """A row per seed (`COLUMNS`): status, accuracy per benchmark and both (their mean), n, worker
+    chosen per benchmark, routes both (against `best_singles`), wall time (min), device; a failed
+    seed has its status and nothing else."""
+    import pandas as pd
+
+    from reports.plots import method_points
+
+    shares = sample_shares(rows)
+    out = []
+    for seed in seeds:
+        label = seed_label(seed)
+        if seed in failed:
+            out.append({"seed": seed, "status": failed[seed]})
+            continue
+        mine = rows[rows["label"] == label]
+        both = method_points(mine).loc[label]
+        row = {"seed": seed, "status": "ok"}
+        for task, column in DOMAINS.items():
+            row[column] = method_points(mine[mine["task"] == task]).loc[label, "accuracy"] / 100
+        row |= {"both": both["accuracy"] / 100, "n": int(both["n"])}
+        for task, column in DOMAINS.items():
+            row[f"worker {column}"] = chosen(shares.loc[(label, task)])
+        row["routes both"] = all(routes(shares.loc[(label, task)], best[task][0]) for task in DOMAINS)
+        row["wall (min)"] = round(facts[seed]["wall_s"] / 60, 1) if facts[seed]["wall_s"] is not None else None
+        row["device"] = facts[seed]["device"]
+        out.append(row)
+    return pd.DataFrame(out, columns=COLUMNS).astype({"n": "Int64"})
+
+
+def summary(table: Any, target: float) -> dict:
+    """Over the evaluated seeds: mean and sample sd of both, how many reach `target`, how many
+    route both domains; the seeds left out (failed)."""
+    ok = table[table["status"] == "ok"]
+    both = ok["both"].astype(float)
+    return {"n": len(ok), "mean": both.mean(), "sd": both.std(ddof=1), "reach": int((both >= target).sum()),
+            "target": target, "routes": int(ok["routes both"].astype(bool).sum()),
+            "failed": [int(s) for s in table.loc[table["status"] != "ok", "seed"]]}  # fmt: skip
+
+
+def _num(value: Any) -> str:
+    """An accuracy to 3 decimals; "" when missing (None or NaN)."""
+    return "" if value is None or value != value else f"{value:.3f}"
+
+
+def summary_lines(stats: Mapping[str, Any], best: Mapping[str, tuple[set[str], float]]) -> list[str]:
+    """The sentences under the table: mean ± sd, k of n, routes, failed seeds, the best single workers."""
+    n, sd = stats["n"], _num(stats["sd"])
+    spread = f"{_num(stats['mean'])} ± {sd}" if sd else _num(stats["mean"])
+    lines = [
+        f"Held-out accuracy (both benchmarks), mean ± sample sd over {n} evaluated seed(s): {spread or 'n/a'}.",
+        f"{stats['reach']} of {n} seeds >= {stats['target']:g}; {stats['routes']} of {n} route both domains.",
+    ]
+    if stats["failed"]:
+        lines.append(f"Failed (see their status), left out of the mean and the counts: seed(s) "
+                     f"{', '.join(map(str, stats['failed']))}.")  # fmt: skip
+    singles = "; ".join(f"{DOMAINS.get(t, t)} {' = '.join(sorted(w))} {a:.3f}" for t, (w, a) in best.items())
+    lines.append(f"Best single worker per benchmark (single-worker evals, same questions): {singles}.")
+    return lines
+
+
+def markdown_report(table: Any, lines: Sequence[str]) -> str:
+    """The table (accuracies to 3 decimals) and the summary sentences, as markdown."""
+    from reports.tables import markdown
+
+    shown = table.copy()
+    for column in [*DOMAINS.values(), "both"]:
+        if column in shown:
+            shown[column] = shown[column].map(_num)
+    return markdown(shown.astype(object).where(shown.notna(), "")) + "\n" + "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> Any:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    ap.add_argument("recipe", help="training recipe (YAML), e.g. training/recipes/sim-routing.yaml")
+    ap.add_argument("--seeds", default="0-7", help="seeds: a range 0-7, a list 0,2,5, or both (0-3,6)")
+    ap.add_argument("--out", type=Path, default=Path("runs/seeds"), help="directory of the runs, logs and tables")
+    ap.add_argument("--parallel", type=int, default=1, help="trainings at a time (1 on a small CPU; 8 fit one H100)")
+    ap.add_argument("--limit", type=int, default=40, help="held-out questions per benchmark")
+    ap.add_argument("--eval_seed", type=int, default=0, help="generation seed of the evals")
+    ap.add_argument("--eval_temperature", type=float, default=0.1, help="conductor temperature of the evals")
+    ap.add_argument("--target", type=float, default=0.93, help="held-out accuracy a seed should reach (issue 27)")
+    ap.add_argument("--dry_run", action="store_true", help="print the commands and the eval plan, run nothing")
+    args, extra = ap.parse_known_args(argv)
+    seeds = parse_seeds(args.seeds)
+    if args.parallel < 1:
+        raise SystemExit(f"--parallel {args.parallel}: give at least 1 (trainings at a time)")
+    check_overrides(extra)
+    from training.train import parse
+
+    script, config, model_args = parse([args.recipe, *extra])  # the recipe and overrides, checked before anything runs
+    commands = {seed: seed_command(args.recipe, args.out, seed, extra) for seed in seeds}
+    if args.parallel > 1 and not args.dry_run:  # parallel runs would race to build the trainable checkpoint
+        from training.model_prep import resolve_model_path
+
+        resolve_model_path(model_args.model_name_or_path)
+    failed = train_all(commands, args.out, args.parallel, args.dry_run)
+    options = conductor_options(script, config, args.eval_temperature)
+    singles = single_workers(script.pool)
+    print(f"{'would evaluate' if args.dry_run else 'evaluating'} on MATH-500 and MMLU test (first {args.limit} each,"
+          f" seed {args.eval_seed}): {', '.join(m['label'] for m in singles)} ({BASELINE}), then each seed's"
+          " final model:", flush=True)  # fmt: skip
+    for seed in seeds:
+        run = seed_dir(args.out, seed)
+        print(f"  {seed_label(seed)}: {eval_command(script, options, run, args.limit, args.eval_seed)}", flush=True)
+    if args.dry_run:
+        return None
+    import pandas as pd
+
+    from reports.csv_safe import write_csv
+
+    logs, rows = args.out / "logs", []
+    for method in singles:
+        rows += evaluate(method, eval_tasks(script), logs, args.limit, args.eval_seed)
+    for seed in [s for s in seeds if s not in failed]:
+        try:
+            method = conductor_method(seed_label(seed), seed_dir(args.out, seed), options)
+            rows += evaluate(method, eval_tasks(script), logs, args.limit, args.eval_seed)
+        except SystemExit as error:  # this seed's eval failed; the other seeds go on
+            failed[seed] = f"evaluation failed ({error})"
+            print(f"seed {seed}: {failed[seed]}", flush=True)
+    frame = pd.DataFrame(rows)
+    best = best_singles(frame, [m["label"] for m in singles])
+    facts = {s: run_facts(seed_dir(args.out, s)) for s in seeds if s not in failed}
+    table = seed_table(frame, seeds, failed, facts, best)
+    text = markdown_report(table, summary_lines(summary(table, args.target), best))
+    write_csv(table, args.out / "seeds.csv")
+    (args.out / "seeds.md").write_text(text)
+    print(text + f"wrote {args.out / 'seeds.csv'}, {args.out / 'seeds.md'}")
+    if failed:
+        raise SystemExit("failed: " + "; ".join(f"seed {s}: {why}" for s, why in failed.items()))
+    return table
+
+
+if __name__ == "__main__":
+    main()
