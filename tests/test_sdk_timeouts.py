@@ -69,6 +69,19 @@ def test_pool_model_args_win(standins):  # noqa: F811
     assert (read_timeout(client), client.max_retries) == (100, 1)
 
 
+def test_attempt_limit_is_capped_by_the_call_timeout(standins):  # noqa: F811
+    """An attempt never runs past the whole call's `timeout`, so the SDK needs no more than that."""
+    assert read_timeout(worker_model(GPT5, {"attempt_timeout": 5000, "timeout": 1000}).api.client) == 1000
+    assert read_timeout(worker_model(GPT5, {"timeout": 1000}).api.client) == 1000
+
+
+def test_openai_flex_keeps_its_longer_default(standins):  # noqa: F811
+    """Inspect reads 900 s for service_tier flex; a 700 s attempt needs no change, a 1000 s one does."""
+    assert read_timeout(worker_model(GPT5, {"attempt_timeout": 700}, {"service_tier": "flex"}).api.client) == 900
+    assert read_timeout(worker_model(GPT5, {"attempt_timeout": 1000}, {"service_tier": "flex"}).api.client) == 1000
+    assert sdk_settings(GPT5, {"attempt_timeout": 700}, {"service_tier": "flex"})["sdk_read_timeout"] == 900
+
+
 def test_google_timeout_unset_and_attempt_past_the_sdk_default_is_refused():
     """Inspect sends GenerateConfig.timeout (else 3600 s) as the Google SDK's timeout."""
     refused = r"workers\[0\] \(google/gemini-2.5-pro\).config: attempt_timeout 5000 s .* 3600 s.*fix: set `timeout`"
