@@ -205,3 +205,27 @@ def test_train_records_its_device(monkeypatch):
     assert device_name(torch.device("cpu")) == "cpu"
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: "NVIDIA H100 80GB HBM3")
     assert device_name(SimpleNamespace(type="cuda", index=0)) == "cuda: NVIDIA H100 80GB HBM3"
+
+
+def test_a_failed_seed_is_marked_written_and_named_at_exit(tmp_path, monkeypatch):
+    import training.seed_sweep as sweep
+
+    log = tmp_path / "seed-1" / "train.log"
+    monkeypatch.setattr(sweep, "train_all", lambda *a: {1: f"training failed (exit 1, log {log})"})
+    evaluated = []
+
+    def evaluate(method, tasks, logs, limit, seed):  # the hand-made rows instead of Inspect evals
+        evaluated.append(method["label"])
+        label = method["label"].replace("seed 2", "seed 3")  # seed 2 answers as seed 3 above
+        return [{**row, "label": method["label"]} for row in HAND_MADE[HAND_MADE["label"] == label].to_dict("records")]
+
+    monkeypatch.setattr(sweep, "evaluate", evaluate)
+    monkeypatch.setattr(sweep, "single_workers", lambda pool: [{"label": label} for label in SINGLES])
+    monkeypatch.setattr(sweep, "run_facts", lambda run: {"wall_s": 60.0, "device": "cpu"})
+    out = tmp_path / "seeds"
+    with pytest.raises(SystemExit, match=rf"failed: seed 1: training failed \(exit 1, log {log}\)"):
+        main([SMOKE, "--seeds", "0-2", "--out", str(out)])
+    assert evaluated == [*SINGLES, "seed 0", "seed 2"]  # the failed seed is not evaluated
+    table = pd.read_csv(out / "seeds.csv").set_index("seed")
+    assert table.loc[1, "status"].startswith("training failed") and table.loc[2, "both"] == 0.875
+    assert "mean ± sample sd over 2 evaluated seed(s): 0.938 ± 0.088." in (out / "seeds.md").read_text()

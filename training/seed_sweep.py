@@ -106,15 +106,17 @@ def train_seed(command: list[str], out: Path, seed: int) -> int:
     """Run one seed's training, its output appended to its log; returns the exit status."""
     log = train_log(out, seed, running=True)
     log.parent.mkdir(parents=True, exist_ok=True)
+    print(f"seed {seed}: started, output in {log}", flush=True)
     with log.open("a") as f:
         f.write(f"$ {shlex.join(command)}\n")
         f.flush()
         code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, check=False).returncode
     done = train_log(out, seed, running=False)
     done.parent.mkdir(parents=True, exist_ok=True)
-    with done.open("a") as f:
-        f.write(log.read_text())
+    with done.open("ab") as f:
+        f.write(log.read_bytes())
     log.unlink()
+    print(f"seed {seed}: exit {code}, output in {done}", flush=True)
     return code
 
 
@@ -123,7 +125,7 @@ def train_all(commands: Mapping[int, list[str]], out: Path, parallel: int, dry_r
     todo = {}
     for seed, command in commands.items():
         done = finished(seed_dir(out, seed))
-        verb = "would run: " if dry_run and not done else "running: " if not done else "finished, skipped: "
+        verb = "finished, skipped: " if done else "would run: " if dry_run else "to run: "
         print(verb + shlex.join(command), flush=True)
         if not done and not dry_run:
             todo[seed] = command
@@ -307,6 +309,7 @@ def main(argv: list[str] | None = None) -> Any:
     facts = {s: run_facts(seed_dir(args.out, s)) for s in seeds if s not in failed}
     table = seed_table(frame, seeds, failed, facts, best)
     text = markdown_report(table, summary_lines(summary(table, args.target), best))
+    args.out.mkdir(parents=True, exist_ok=True)
     write_csv(table, args.out / "seeds.csv")
     (args.out / "seeds.md").write_text(text)
     print(text + f"wrote {args.out / 'seeds.csv'}, {args.out / 'seeds.md'}")
