@@ -95,7 +95,8 @@ HAND_MADE = pd.DataFrame(
     + single("sim/choice-strong", [1, 0, 0, 0], [1, 1, 1, 1])  # MATH 0.25, MMLU 1.00
     + single("sim/premium", [1, 1, 1, 0], [1, 1, 1, 0])  # 0.75, 0.75
     # seed 0 routes both: math-strong on MATH, choice-strong on MMLU, all right -> 1.000
-    + rows("seed 0", "math500", [(["math-strong"], 1)] * 4) + rows("seed 0", "mmlu", [(["choice-strong"], 1)] * 4)
+    + rows("seed 0", "math500", [(["math-strong"], 1)] * 4)
+    + rows("seed 0", "mmlu", [(["choice-strong"], 1)] * 4)
     # seed 1: premium everywhere; one MMLU sample wrote no workflow (no score) -> 0.75, 0.50: 0.625
     + rows("seed 1", "math500", [(["premium"], 1)] * 3 + [(["premium"], 0)])
     + rows("seed 1", "mmlu", [(["premium"], 1)] * 2 + [(["premium"], 0), ([], None)])
