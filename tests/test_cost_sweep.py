@@ -10,7 +10,7 @@ from training_fixtures import data_files, tiny_model
 
 pytest.importorskip("trl")
 
-from training.cost_sweep import main, points_table, sweep_figure  # noqa: E402
+from training.cost_sweep import main, points_table, sweep_figure, sweep_title  # noqa: E402
 
 RECIPE = "training/recipes/sim-routing.yaml"
 
@@ -89,3 +89,8 @@ def test_tiny_sweep_end_to_end(tmp_path):
     assert (out / "cost-w0.25" / "run_info.json").is_file() and (out / "accuracy-cost.png").is_file()
     assert (out / "points.csv").read_text().count("\n") == len(points) + 1
     assert not list(out.glob("warmup-run/checkpoint-*"))  # the warm-up run saves only its warm-up
+
+
+def test_the_plot_of_a_simulated_pool_says_simulation():
+    assert sweep_title("sim", "always", "sim-routing", 40).startswith("SIMULATION - cost-weight sweep, pool sim")
+    assert "SIMULATION" not in sweep_title("local", "always", "cpu-smoke", 40)

@@ -111,6 +111,15 @@ def points_table(rows: list[dict], found: Sequence[dict]) -> Any:
     return points.reset_index(names="label")
 
 
+def sweep_title(pool: str, charge: str, recipe_name: str, limit: int) -> str:
+    """The plot's title; it starts with SIMULATION when any pool worker is simulated (`sim/`)."""
+    from workers.pools import load_pool
+
+    simulated = any(w.model.startswith("sim/") for w in load_pool(pool).workers)
+    return (f"{'SIMULATION - ' if simulated else ''}cost-weight sweep, pool {pool} ({charge}), {recipe_name}: "
+            f"held-out MATH-500 + MMLU, {limit} each")  # fmt: skip
+
+
 def sweep_figure(points: Any, title: str) -> Any:
     """Accuracy against worker cost: single workers (grey), their Pareto front (line), conductors by weight."""
     from matplotlib.figure import Figure
@@ -178,8 +187,7 @@ def main(argv: list[str] | None = None) -> Any:
     rows = [row for m in found for row in evaluate(m, eval_tasks(script), logs, args.limit, args.eval_seed)]
     points = points_table(rows, found)
     write_csv(points, args.out / "points.csv")
-    title = (f"cost-weight sweep, pool {script.pool} ({args.charge}), {script.recipe_name}: "
-             f"held-out MATH-500 + MMLU, {args.limit} each")  # fmt: skip
+    title = sweep_title(script.pool, args.charge, script.recipe_name, args.limit)
     png, svg = save_figure(sweep_figure(points, title), args.out, "accuracy-cost")
     print(points.to_string(index=False))
     print(f"wrote {args.out / 'points.csv'}, {png}, {svg}")
