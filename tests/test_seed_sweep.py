@@ -27,7 +27,9 @@ from training.seed_sweep import (  # noqa: E402
     seed_table,
     summary,
     summary_lines,
+    thread_env,
     train_all,
+    warmup_facts,
 )
 
 SMOKE = "training/recipes/cpu-smoke.yaml"
@@ -55,6 +57,65 @@ def test_dry_run_prints_one_command_per_seed_and_the_evals(tmp_path, capsys):
     given = dict(math[i + 1].split("=", 1) for i, a in enumerate(math) if a == "-S")
     assert given == {k: str(v) for k, v in conductor_options(script, config, 0.1).items()}  # the in-process eval's
     assert math[math.index("--limit") + 1] == "40" and math[math.index("--seed") + 1] == "0"
+
+
+def test_a_shared_warmup_runs_once_and_every_seed_starts_from_it(tmp_path, capsys):
+    out = tmp_path / "seeds"
+    assert main(["training/recipes/sim-routing.yaml", "--seeds", "3-4", "--out", str(out), "--shared_warmup",
+                 "--dry_run"]) is None  # fmt: skip
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("would run: ")]
+    warmup, *seeds = (shlex.split(line.removeprefix("would run: ")) for line in lines)
+    assert warmup[warmup.index("--seed") + 1] == "3" and warmup[warmup.index("--warmup_only") + 1] == "true"
+    assert warmup[warmup.index("--output_dir") + 1] == str(out / "warmup-run")
+    assert [c[c.index("--seed") + 1] for c in seeds] == ["3", "4"]
+    for command in seeds:
+        assert command[command.index("--model_name_or_path") + 1] == str(out / "warmup-run" / "warmup")
+        assert command[command.index("--format_warmup_steps") + 1] == "0"
+    model = out / "warmup-run" / "warmup"  # a saved warm-up is not run again
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}")
+    main(["training/recipes/sim-routing.yaml", "--seeds", "3", "--out", str(out), "--shared_warmup", "--dry_run"])
+    assert capsys.readouterr().out.startswith("finished, skipped: ")
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (["--shared_warmup", "--format_warmup_steps", "0"], "sets --model_name_or_path and --format_warmup_steps"),
+    (["--shared_warmup", "--model_name_or_path=x"], "drop --shared_warmup / --warmup"),
+    (["--warmup", "nowhere"], "--warmup nowhere: no model there"),
+    (["--shared_warmup", "--warmup", "x"], "not allowed with argument"),
+])  # fmt: skip
+def test_shared_warmup_refusals(args, match, tmp_path, capsys):
+    with pytest.raises(SystemExit, match=match if "allowed" not in match else None):
+        main(["training/recipes/sim-routing.yaml", "--out", str(tmp_path), "--dry_run", *args])
+    if "allowed" in match:  # argparse's own refusal of both flags
+        assert match in capsys.readouterr().err
+
+
+def test_a_recipe_without_warmup_cannot_share_one(tmp_path):
+    recipe = tmp_path / "no-warmup.yaml"
+    text = open(SMOKE).read()
+    recipe.write_text(text.replace("format_warmup_steps: 6", "format_warmup_steps: 0"))
+    with pytest.raises(SystemExit, match="has no format warm-up"):
+        main([str(recipe), "--out", str(tmp_path / "seeds"), "--dry_run", "--shared_warmup"])
+
+
+def test_parallel_trainings_share_the_cores(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert thread_env(1, cores=2) is None  # one at a time: torch's own default
+    assert thread_env(2, cores=2)["OMP_NUM_THREADS"] == "1" and thread_env(3, cores=16)["OMP_NUM_THREADS"] == "5"
+    assert thread_env(4, cores=2)["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    assert thread_env(2, cores=2) is None  # the user's setting stands
+
+
+def test_warmup_facts_name_the_model_seed_and_time(tmp_path):
+    model = tmp_path / "warmup-run" / "warmup"
+    model.mkdir(parents=True)
+    assert "(seed 3, on a device not recorded)" in warmup_facts(model, 3)  # no run_info.json
+    info = {"device": "cpu", "seed": 0, "warmup": {"wall_s": 1620.0}}
+    (model.parent / "run_info.json").write_text(json.dumps(info))
+    line = warmup_facts(model, 5)
+    assert f"{model} (seed 0, 27.0 min, on cpu)" in line and "vary GRPO only" in line
 
 
 @pytest.mark.parametrize(("text", "seeds"), [("0-7", list(range(8))), ("0,2,5", [0, 2, 5]), ("0-2, 6", [0, 1, 2, 6]),

@@ -3,7 +3,7 @@ the held-out protocol, and the per-seed table with mean, spread and how many see
 
     python training/seed_sweep.py training/recipes/sim-routing.yaml --seeds 0-7 --out runs/seeds \
         [--parallel K] [--limit 40] [--eval_seed 0] [--eval_temperature 0.1] [--target 0.93] \
-        [--dry_run] [train.py overrides, e.g. --use_cpu false --max_steps 30]
+        [--shared_warmup | --warmup DIR] [--dry_run] [train.py overrides, e.g. --use_cpu false]
 
 1. per seed S: `train.py <recipe> <overrides> --seed S --output_dir <out>/seed-S` (printed as an
    exact command), up to `--parallel` at a time (1: one after another, for a small CPU; on a
@@ -11,6 +11,13 @@ the held-out protocol, and the per-seed table with mean, spread and how many see
    (`cost_sweep.finished`) is skipped, so a stopped sweep resumes; an unfinished earlier run of a
    seed is moved aside by train.py (`--overwrite_output_dir true` is added). A failing seed is
    reported and the others go on; the exit status is then 1, naming the failed seeds and their logs.
+   Several CPU trainings at a time get `OMP_NUM_THREADS` = cores / `--parallel` each (unless set),
+   so they share the cores instead of oversubscribing them.
+   `--shared_warmup` (a CPU budget): the recipe's format warm-up runs once, with the first seed
+   (`train.py <recipe> --seed S0 --warmup_only true --output_dir <out>/warmup-run`, skipped once
+   its model is saved), and every seed's GRPO starts from that model (`--model_name_or_path
+   <out>/warmup-run/warmup --format_warmup_steps 0`): the seeds then vary GRPO only, and the table
+   says so. `--warmup DIR` starts every seed from an existing warm-up model instead.
 2. held-out evals (`training/heldout.py`, as `training/cost_sweep.py`): every pool member alone,
    then every trained seed's final model (the conductor options from the recipe); logs in
    `<out>/logs`. Each seed's evaluation is also printed as `inspect eval` lines.
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -54,6 +62,7 @@ DOMAINS = {"math500": "MATH-500", "mmlu": "MMLU"}  # Inspect task name -> column
 COLUMNS = ["seed", "status", *DOMAINS.values(), "both", "n", *(f"worker {c}" for c in DOMAINS.values()), "routes both",
            "wall (min)", "device"]  # fmt: skip
 SET_BY_SWEEP = ("--seed", "--output_dir")
+SET_BY_SHARED_WARMUP = ("--model_name_or_path", "--format_warmup_steps")
 _SEEDS = re.compile(r"(\d{1,6})(?:-(\d{1,6}))?")  # one item of --seeds: 3 or 0-7 (bounded, no nesting)
 MAX_SEEDS = 1000
 
@@ -74,11 +83,64 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def check_overrides(extra: Sequence[str]) -> None:
-    """Refuse train.py overrides the sweep sets itself (the seed and output directory of each run)."""
+def check_overrides(extra: Sequence[str], shared_warmup: bool = False) -> None:
+    """Refuse train.py overrides the sweep sets itself (the seed and output directory of each run;
+    with a shared warm-up, the model every seed starts from)."""
     for arg in extra:
-        if arg.split("=", 1)[0] in SET_BY_SWEEP:
+        name = arg.split("=", 1)[0]
+        if name in SET_BY_SWEEP:
             raise SystemExit(f"{arg}: the sweep sets {' and '.join(SET_BY_SWEEP)} per seed; use --seeds and --out")
+        if shared_warmup and name in SET_BY_SHARED_WARMUP:
+            raise SystemExit(f"{arg}: with a shared warm-up the sweep sets {' and '.join(SET_BY_SHARED_WARMUP)};"
+                             " drop it, or drop --shared_warmup / --warmup")  # fmt: skip
+
+
+def warmup_dir(out: Path) -> Path:
+    """The shared warm-up run of a sweep; its model is `<run>/warmup` (train.py)."""
+    return out / "warmup-run"
+
+
+def warmup_command(recipe: str, out: Path, seed: int, extra: Sequence[str]) -> list[str]:
+    """train.py running the recipe's format warm-up alone, with `seed`, into the sweep's warm-up run."""
+    run = warmup_dir(out)
+    replace = ["--overwrite_output_dir", "true"] if run.is_dir() and any(run.iterdir()) else []
+    return [sys.executable, TRAIN, recipe, *extra, "--seed", str(seed), "--warmup_only", "true",
+            "--output_dir", str(run), *replace]  # fmt: skip
+
+
+def saved_model(path: Path) -> bool:
+    return (path / "config.json").is_file()
+
+
+def shared_warmup(recipe: str, out: Path, seed: int, extra: Sequence[str], dry_run: bool) -> Path:
+    """Run the sweep's format warm-up once (skipped when its model is saved); its model's path."""
+    model = warmup_dir(out) / "warmup"
+    command = warmup_command(recipe, out, seed, extra)
+    done = saved_model(model)
+    print(("finished, skipped: " if done else "would run: " if dry_run else "running: ") + shlex.join(command),
+          flush=True)  # fmt: skip
+    if not done and not dry_run:
+        log = out / "warmup-run.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a") as f:
+            code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, check=False).returncode
+        if code != 0 or not saved_model(model):
+            raise SystemExit(f"the shared format warm-up failed (exit {code}); its output is in {log}")
+    return model
+
+
+def warmup_facts(model: Path, seed: int | None = None) -> str:
+    """The summary line of a shared warm-up: where, which seed (its run_info.json's, else `seed`),
+    how long."""
+    info_file = model.parent / "run_info.json"
+    info = json.loads(info_file.read_text()) if info_file.is_file() else {}
+    warmup = info.get("warmup") or {}
+    seed = info.get("seed", seed)
+    wall = f", {warmup['wall_s'] / 60:.1f} min" if warmup.get("wall_s") is not None else ""
+    seed_text = f" (seed {seed}" if seed is not None else " ("
+    device = info.get("device", "a device not recorded")
+    return (f"Every seed's GRPO started from one format warm-up model, {model}{seed_text}{wall}, on {device}): "
+            "the seeds vary GRPO only, and each row's wall time is its GRPO part.")  # fmt: skip
 
 
 def seed_dir(out: Path, seed: int) -> Path:
@@ -89,11 +151,21 @@ def seed_label(seed: int) -> str:
     return f"seed {seed}"
 
 
-def seed_command(recipe: str, out: Path, seed: int, extra: Sequence[str]) -> list[str]:
-    """train.py for one seed; an earlier unfinished run there is moved aside (`--overwrite_output_dir`)."""
+def seed_command(recipe: str, out: Path, seed: int, extra: Sequence[str], warmup: Path | None = None) -> list[str]:
+    """train.py for one seed (from the `warmup` model, when given, with no warm-up of its own); an
+    earlier unfinished run there is moved aside (`--overwrite_output_dir`)."""
     run = seed_dir(out, seed)
     replace = ["--overwrite_output_dir", "true"] if run.is_dir() and any(run.iterdir()) and not finished(run) else []
-    return [sys.executable, TRAIN, recipe, *extra, "--seed", str(seed), "--output_dir", str(run), *replace]
+    start = ["--model_name_or_path", str(warmup), "--format_warmup_steps", "0"] if warmup else []
+    return [sys.executable, TRAIN, recipe, *extra, *start, "--seed", str(seed), "--output_dir", str(run), *replace]
+
+
+def thread_env(parallel: int, cores: int | None = None) -> dict[str, str] | None:
+    """The environment of each training: with several at a time, `OMP_NUM_THREADS` = cores /
+    `parallel` (at least 1) unless already set; None (inherit) otherwise."""
+    if parallel < 2 or "OMP_NUM_THREADS" in os.environ:
+        return None
+    return {**os.environ, "OMP_NUM_THREADS": str(max(1, (cores or os.cpu_count() or 1) // parallel))}
 
 
 def train_log(out: Path, seed: int, running: bool) -> Path:
@@ -102,7 +174,7 @@ def train_log(out: Path, seed: int, running: bool) -> Path:
     return out / f"seed-{seed}.train.log" if running else seed_dir(out, seed) / "train.log"
 
 
-def train_seed(command: list[str], out: Path, seed: int) -> int:
+def train_seed(command: list[str], out: Path, seed: int, env: Mapping[str, str] | None = None) -> int:
     """Run one seed's training, its output appended to its log; returns the exit status."""
     log = train_log(out, seed, running=True)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -110,7 +182,7 @@ def train_seed(command: list[str], out: Path, seed: int) -> int:
     with log.open("a") as f:
         f.write(f"$ {shlex.join(command)}\n")
         f.flush()
-        code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, check=False).returncode
+        code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, check=False, env=env).returncode
     done = train_log(out, seed, running=False)
     done.parent.mkdir(parents=True, exist_ok=True)
     with done.open("ab") as f:
@@ -129,8 +201,10 @@ def train_all(commands: Mapping[int, list[str]], out: Path, parallel: int, dry_r
         print(verb + shlex.join(command), flush=True)
         if not done and not dry_run:
             todo[seed] = command
+    env = thread_env(parallel)
     with ThreadPoolExecutor(parallel) as pool:
-        codes = dict(zip(todo, pool.map(train_seed, todo.values(), [out] * len(todo), todo), strict=True))
+        runs = pool.map(train_seed, todo.values(), [out] * len(todo), todo, [env] * len(todo))
+        codes = dict(zip(todo, runs, strict=True))
     failed = {}
     for seed, code in codes.items():
         if code != 0 or not finished(seed_dir(out, seed)):
@@ -266,19 +340,33 @@ def main(argv: list[str] | None = None) -> Any:
     ap.add_argument("--eval_temperature", type=float, default=0.1, help="conductor temperature of the evals")
     ap.add_argument("--target", type=float, default=0.93, help="held-out accuracy a seed should reach (issue 27)")
     ap.add_argument("--dry_run", action="store_true", help="print the commands and the eval plan, run nothing")
+    shared = ap.add_mutually_exclusive_group()
+    shared.add_argument(
+        "--shared_warmup",
+        action="store_true",
+        help="run the format warm-up once (first seed) and start every seed's GRPO from it",
+    )
+    shared.add_argument("--warmup", type=Path, help="an existing warm-up model every seed's GRPO starts from")
     args, extra = ap.parse_known_args(argv)
     seeds = parse_seeds(args.seeds)
     if args.parallel < 1:
         raise SystemExit(f"--parallel {args.parallel}: give at least 1 (trainings at a time)")
-    check_overrides(extra)
+    check_overrides(extra, args.shared_warmup or args.warmup is not None)
+    if args.warmup is not None and not saved_model(args.warmup):
+        raise SystemExit(f"--warmup {args.warmup}: no model there (config.json); give a saved warm-up model directory")
     from training.train import parse
 
     script, config, model_args = parse([args.recipe, *extra])  # the recipe and overrides, checked before anything runs
-    commands = {seed: seed_command(args.recipe, args.out, seed, extra) for seed in seeds}
-    if args.parallel > 1 and not args.dry_run:  # parallel runs would race to build the trainable checkpoint
+    if args.shared_warmup and script.format_warmup_steps < 1:
+        raise SystemExit(f"--shared_warmup: {args.recipe} has no format warm-up (format_warmup_steps 0); drop the flag")
+    if (args.parallel > 1 or args.shared_warmup) and not args.dry_run:  # runs would race to build the checkpoint
         from training.model_prep import resolve_model_path
 
         resolve_model_path(model_args.model_name_or_path)
+    warmup = args.warmup
+    if args.shared_warmup:
+        warmup = shared_warmup(args.recipe, args.out, seeds[0], extra, args.dry_run)
+    commands = {seed: seed_command(args.recipe, args.out, seed, extra, warmup) for seed in seeds}
     failed = train_all(commands, args.out, args.parallel, args.dry_run)
     options = conductor_options(script, config, args.eval_temperature)
     singles = single_workers(script.pool)
@@ -308,7 +396,10 @@ def main(argv: list[str] | None = None) -> Any:
     best = best_singles(frame, [m["label"] for m in singles])
     facts = {s: run_facts(seed_dir(args.out, s)) for s in seeds if s not in failed}
     table = seed_table(frame, seeds, failed, facts, best)
-    text = markdown_report(table, summary_lines(summary(table, args.target), best))
+    lines = summary_lines(summary(table, args.target), best)
+    if warmup:
+        lines.append(warmup_facts(warmup, seeds[0] if args.shared_warmup else None))
+    text = markdown_report(table, lines)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(table, args.out / "seeds.csv")
     (args.out / "seeds.md").write_text(text)

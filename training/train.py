@@ -435,6 +435,7 @@ def main(argv: list[str] | None = None) -> dict:
         "device": device_name(config.device),
         "num_generations": config.num_generations,
         "max_steps": config.max_steps,
+        "seed": config.seed,
         "simulated": provenance["simulated"],
     }
     if replaced:
