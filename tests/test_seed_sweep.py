@@ -75,7 +75,11 @@ def test_a_shared_warmup_runs_once_and_every_seed_starts_from_it(tmp_path, capsy
     model.mkdir(parents=True)
     (model / "config.json").write_text("{}")
     main(["training/recipes/sim-routing.yaml", "--seeds", "3", "--out", str(out), "--shared_warmup", "--dry_run"])
-    assert capsys.readouterr().out.startswith("finished, skipped: ")
+    printed = capsys.readouterr().out
+    assert printed.startswith("finished, skipped: ") and "--overwrite_output_dir" not in printed.splitlines()[0]
+    (model / "config.json").unlink()  # an unfinished warm-up run is moved aside by train.py
+    main(["training/recipes/sim-routing.yaml", "--seeds", "3", "--out", str(out), "--shared_warmup", "--dry_run"])
+    assert capsys.readouterr().out.splitlines()[0].endswith("--overwrite_output_dir true")
 
 
 @pytest.mark.parametrize(("args", "match"), [

@@ -103,7 +103,8 @@ def warmup_dir(out: Path) -> Path:
 def warmup_command(recipe: str, out: Path, seed: int, extra: Sequence[str]) -> list[str]:
     """train.py running the recipe's format warm-up alone, with `seed`, into the sweep's warm-up run."""
     run = warmup_dir(out)
-    replace = ["--overwrite_output_dir", "true"] if run.is_dir() and any(run.iterdir()) else []
+    unfinished = run.is_dir() and any(run.iterdir()) and not saved_model(run / "warmup")
+    replace = ["--overwrite_output_dir", "true"] if unfinished else []  # train.py moves an unfinished one aside
     return [sys.executable, TRAIN, recipe, *extra, "--seed", str(seed), "--warmup_only", "true",
             "--output_dir", str(run), *replace]  # fmt: skip
 
