@@ -74,6 +74,17 @@ def weight_command(recipe: str, out: Path, warmup: Path, weight: float, charge: 
             "--output_dir", str(run_dir(out, weight))]  # fmt: skip
 
 
+def saved_model(path: Path) -> bool:
+    """Whether `path` holds a saved model (a warm-up's, a run's final one)."""
+    return (path / "config.json").is_file()
+
+
+def check_warmup(path: Path | None) -> None:
+    """Refuse a `--warmup` directory that holds no saved model."""
+    if path is not None and not saved_model(path):
+        raise SystemExit(f"--warmup {path}: no model there (config.json); give a saved warm-up model directory")
+
+
 def finished(run: Path) -> bool:
     """Whether `run` holds a finished training run (its run_info.json records the steps done)."""
     info = run / "run_info.json"
@@ -168,8 +179,7 @@ def main(argv: list[str] | None = None) -> Any:
     warmup = args.warmup or args.out / "warmup-run" / "warmup"
     if args.warmup is None and script.format_warmup_steps < 1:
         raise SystemExit(f"{args.recipe}: the sweep shares one format warm-up; set format_warmup_steps > 0 or --warmup")
-    if args.warmup is not None and not (args.warmup / "config.json").is_file():
-        raise SystemExit(f"--warmup {args.warmup}: no model there (config.json); give a saved warm-up model directory")
+    check_warmup(args.warmup)
     if args.warmup is None:
         train(warmup_command(args.recipe, args.out, extra), args.out / "warmup-run", args.dry_run)
     for w in weights:

@@ -47,7 +47,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from training.cost_sweep import TRAIN, finished  # noqa: E402
+from training.cost_sweep import TRAIN, check_warmup, finished, saved_model  # noqa: E402
 from training.heldout import (  # noqa: E402
     BASELINE,
     conductor_method,
@@ -107,10 +107,6 @@ def warmup_command(recipe: str, out: Path, seed: int, extra: Sequence[str]) -> l
     replace = ["--overwrite_output_dir", "true"] if unfinished else []  # train.py moves an unfinished one aside
     return [sys.executable, TRAIN, recipe, *extra, "--seed", str(seed), "--warmup_only", "true",
             "--output_dir", str(run), *replace]  # fmt: skip
-
-
-def saved_model(path: Path) -> bool:
-    return (path / "config.json").is_file()
 
 
 def shared_warmup(recipe: str, out: Path, seed: int, extra: Sequence[str], dry_run: bool) -> Path:
@@ -353,8 +349,7 @@ def main(argv: list[str] | None = None) -> Any:
     if args.parallel < 1:
         raise SystemExit(f"--parallel {args.parallel}: give at least 1 (trainings at a time)")
     check_overrides(extra, args.shared_warmup or args.warmup is not None)
-    if args.warmup is not None and not saved_model(args.warmup):
-        raise SystemExit(f"--warmup {args.warmup}: no model there (config.json); give a saved warm-up model directory")
+    check_warmup(args.warmup)
     from training.train import parse
 
     script, config, model_args = parse([args.recipe, *extra])  # the recipe and overrides, checked before anything runs
