@@ -23,7 +23,7 @@ lists repeat it. The worker choice then sits right after the form words instead 
 later, after "model_id = [". Measured by training/coupling.py on the SmolLM2-135M warm-up models
 (top 8 layers): the gradients of a worker choice on MATH and on MMLU prompts have cosine 0.97 in
 the plain layout and 0.78 in this one, so GRPO can move the choice per form instead of moving both
-forms at once (docs/training.md, evidence ii: with this line the policy learned to route).
+forms at once (experiments/sim-routing: with this line the policy learned to route).
 """
 
 from __future__ import annotations

@@ -1,0 +1,60 @@
+"""The docs site shows its plots and reads as a guide: docs/hooks/site_files.py's checks, on hand-made
+markdown and on every page of docs/ and experiments/ (the build itself runs in CI: `nox -s docs`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = importlib.util.spec_from_file_location("site_files", ROOT / "docs" / "hooks" / "site_files.py")
+site_files = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(site_files)
+PAGES = sorted([*(ROOT / "docs").rglob("*.md"), *(ROOT / "experiments").rglob("*.md")])
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+EXPERIMENTS = ["cpu-smoke", "sim-routing", "seeds", "cost-sweep"]
+
+
+def test_a_plot_named_as_a_path_is_found_and_a_shown_one_is_not():
+    page = (
+        "Plot (curves): `training/results/cpu-smoke/curves.png`\nsee results/a.svg here\n"
+        "![shown](results/b.png) and [linked](results/c.png)\n```bash\npython plot.py --out d.png\n```\n"
+    )
+    assert site_files.bare_plots(page) == ["training/results/cpu-smoke/curves.png", "results/a.svg"]
+    assert site_files.bare_plots('![a](x.png "title")') == []
+
+
+def test_links_out_of_docs_are_pointed_at_the_served_copies():
+    assert site_files.outside_links("![p](../experiments/a/b.png)", 0) == "![p](experiments/a/b.png)"
+    assert site_files.outside_links("[p](../../experiments/a/)", 1) == "[p](../experiments/a/)"
+    assert site_files.docs_links("[t](../../docs/training.md#reward)", 2) == "[t](../../training.md#reward)"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_names_a_plot_as_a_bare_path_and_every_image_exists(page):
+    text = page.read_text()
+    assert site_files.bare_plots(text) == []
+    for target in IMAGE.findall(text):
+        if not target.startswith("http"):
+            assert (page.parent / target).resolve().is_file(), f"{page.name}: {target} does not exist"
+
+
+def test_the_training_page_has_a_heading_per_section():
+    headings = re.findall(r"^##+ (.+)$", (ROOT / "docs" / "training.md").read_text(), re.M)
+    for section in ("Recipes", "Reward", "Cost-aware reward", "Data", "Options", "Format warm-up",
+                    "Divergence guard", "Multi-process", "GPU check", "Evidence"):  # fmt: skip
+        assert section in headings
+    assert not re.search(r"^\*\*[A-Z][^*]+\*\*[ (:]", (ROOT / "docs" / "training.md").read_text(), re.M), (
+        "a bold run-in label where a heading belongs"
+    )
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_each_experiment_page_shows_a_plot_and_is_on_the_site(name):
+    readme = (ROOT / "experiments" / name / "README.md").read_text()
+    assert IMAGE.search(readme), "an experiment page embeds its plot"
+    assert f"experiments/{name}/README.md" in (ROOT / "mkdocs.yml").read_text()
+    assert f"../experiments/{name}/README.md" in (ROOT / "docs" / "training.md").read_text()
