@@ -7,7 +7,9 @@ Each `generate()` is one conductor round on the pool `<pool>` (a bundled name or
 path), run by the same `conduct` / `run_completion` as the `conductor` solver: the conductor
 writes a workflow for the chat input, the workers run it, the last step's response is the
 output. `-M conductor=<model>` picks the conductor (else `--model-role conductor`, else the
-pool's); every solver option is a model arg (`-M max_steps=3 -M few_shot=none ...`).
+pool's); every solver option is a model arg (`-M max_steps=3 -M few_shot=none ...`). A bad
+option, model, pool file or cycle of pools fails when Inspect builds the model, as one
+`StartError` that names it and the fix (printed by `inspect eval` without a traceback).
 
 The output carries the round tree in `metadata["conductor"]` (as a sample's metadata under the
 solver: tokens and cost summed over every call, conductor and workers, and each call's own).

@@ -89,7 +89,8 @@ def bundled_pools() -> list[str]:
 def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
     """Load a bundled pool by name (`local`, `paper`, ...) or a pool YAML file by path
     (read once per process; the solver asks for it on every sample); its prices are
-    registered with Inspect (workers/costs.py)."""
+    registered with Inspect (workers/costs.py); the pools its `conductor/<pool>` entries run
+    are loaded too, and a cycle of them is refused."""
     path = Path(name_or_path)
     if not path.suffix:
         path = POOLS_DIR / f"{name_or_path}.yaml"
