@@ -85,6 +85,13 @@ def test_a_pool_path_works_and_a_missing_one_is_refused(tmp_path):
         get_model(f"conductor/{tmp_path / 'missing.yaml'}", memoize=False)
 
 
+def test_a_pool_worker_whose_provider_does_not_exist_is_refused_at_start(tmp_path):
+    pool = tmp_path / "typo.yaml"
+    pool.write_text("workers: [mockllm/a, mockllm-typo/b]\n")
+    with pytest.raises(StartError, match="a worker of the pool: Model API mockllm-typo .*; fix: name a model whose"):
+        get_model(f"conductor/{pool}", conductor=scripted("unused"), memoize=False)
+
+
 def inspect_eval(tmp_path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "logs"), "XDG_DATA_HOME": str(tmp_path / "xdg")}
     data = ROOT / "tests" / "fixtures" / "math500.jsonl"

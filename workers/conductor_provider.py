@@ -62,6 +62,7 @@ GENERATION = ("temperature", "max_tokens", "worker_temperature", "worker_max_tok
 MODELS = ("conductor", "workers")
 ARGS = (*MODELS, *SETTINGS, *GENERATION)
 MODEL_FIX = "give an Inspect model name whose provider is installed, e.g. openai/gpt-5 or local/smollm2-135m"
+POOL_WORKER_FIX = "name a model whose provider is installed in the pool file, or give -M workers=<models>"
 
 
 class ConductorInputError(ValueError):
@@ -88,12 +89,16 @@ def options(args: dict[str, Any], pool: str = "<pool>") -> tuple[Settings, dict[
         need_option(grammar is None or isinstance(grammar, bool), "grammar", grammar, "true | false (or unset: auto)")
         models = _check_models({k: args.get(k) for k in MODELS})
     except OptionError as error:
-        shown = repr(error.value)[:80]
         raise StartError(
-            f"conductor/{pool}: invalid -M {error.option}={shown}; fix: expected {error.expected}"
+            f"conductor/{pool}: invalid {_given(error.option, error.value)}; fix: expected {error.expected}"
         ) from None
     generation["seed"] = generation["seed"] or 0
     return settings, generation, models
+
+
+def _given(option: str, value: Any) -> str:
+    """`-M option=value` as the user gave it, bounded."""
+    return f"-M {option}={repr(value)[:80]}"
 
 
 def _check_models(models: dict[str, Any]) -> dict[str, Any]:
@@ -172,11 +177,11 @@ class ConductorAPI(ModelAPI):
         with _start_check(f"--model conductor/{self.pool}"):
             load_pool(self.pool)
         self.chosen = {name: self._chosen_models(name) for name in MODELS}
-        with _start_check(f"conductor/{self.pool}: the workers", MODEL_FIX):
+        with _start_check(f"conductor/{self.pool}: a worker of the pool", POOL_WORKER_FIX):
             own = self._own_workers()
         if self.settings.replace_workers:
             with _start_check(
-                f"conductor/{self.pool}: -M replace_workers={self.settings.replace_workers!r}", MODEL_FIX
+                f"conductor/{self.pool}: {_given('replace_workers', self.settings.replace_workers)}", MODEL_FIX
             ):
                 self._replaced(own)
 
@@ -185,7 +190,7 @@ class ConductorAPI(ModelAPI):
         value = self.models[name]
         if value is None:
             return None
-        with _start_check(f"conductor/{self.pool}: -M {name}={value!r}"[:120], MODEL_FIX):
+        with _start_check(f"conductor/{self.pool}: {_given(name, value)}", MODEL_FIX):
             return [m if isinstance(m, Model) else get_model(m) for m in _model_names(value) or []]
 
     def lead(self) -> Any:
