@@ -260,10 +260,19 @@ def check_generation(**options: float | int | None) -> None:
             need_option(is_int(value) and value >= 1, name, value, "an integer >= 1")
 
 
+class OptionError(ValueError):
+    """A solver option that is not what it must be; `option`, `value` and `expected` let
+    another front end (the `conductor/<pool>` provider's `-M`) word it for its own flag."""
+
+    def __init__(self, option: str, value: object, expected: str) -> None:
+        super().__init__(f"invalid solver option -S {option}={value!r}: expected {expected}")
+        self.option, self.value, self.expected = option, value, expected
+
+
 def need_option(ok: bool, option: str, value: object, expected: str) -> None:
     """Raise the start-up error for a solver option that is not `expected`."""
     if not ok:
-        raise ValueError(f"invalid solver option -S {option}={value!r}: expected {expected}")
+        raise OptionError(option, value, expected)
 
 
 def is_int(value: object) -> bool:

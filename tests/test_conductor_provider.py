@@ -98,10 +98,24 @@ def test_refusal_reaches_inspect_as_a_clear_error(tmp_path):
 def test_options_are_checked_like_the_solvers():
     settings, generation, models = options({"max_steps": 3, "access": "INDICES", "seed": 2, "conductor": "x/y"})
     assert (settings.max_steps, settings.access, generation["seed"], models["conductor"]) == (3, "indices", 2, "x/y")
-    with pytest.raises(ValueError, match="unknown -M max_step; known: conductor"):
+    with pytest.raises(ValueError, match="unknown option -M max_step; fix: did you mean -M max_steps"):
         options({"max_step": 3})
-    with pytest.raises(ValueError, match="max_steps"):
+    with pytest.raises(ValueError, match="invalid -M max_steps=0; fix: expected an integer >= 1"):
         options({"max_steps": 0})
+
+
+def test_replace_workers_runs_the_replacement_in_every_slot_and_records_it(tmp_path):
+    """-M replace_workers: the replacement answers in every slot the conductor picked (Inspect
+    counts its calls, none of the pool's own), the slots keep their descriptions in the prompt."""
+    lead = scripted(WORKFLOW)
+    model = get_model("conductor/sim", conductor=lead, few_shot="none", replace_workers="sim/mediocre", memoize=False)
+    log = eval(mc_task(), model=model, log_dir=str(tmp_path), display="none", limit=1)[0]
+    assert log.status == "success", log.error
+    record = log.samples[0].output.metadata["conductor"]
+    assert record["workers"] == ["sim/mediocre"] * 4
+    assert [s["model"] for s in record["round"]["steps"]] == ["sim/mediocre", "sim/mediocre"]
+    assert set(log.stats.model_usage) == {"mockllm/model", "sim/mediocre"}
+    assert "strong at multiple choice" in lead.calls[0][0].text  # the slot's description, as the solver keeps it
 
 
 def test_a_bad_pool_fails_at_start():

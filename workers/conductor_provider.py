@@ -7,7 +7,9 @@ Each `generate()` is one conductor round on the pool `<pool>` (a bundled name or
 path), run by the same `conduct` / `run_completion` as the `conductor` solver: the conductor
 writes a workflow for the chat input, the workers run it, the last step's response is the
 output. `-M conductor=<model>` picks the conductor (else `--model-role conductor`, else the
-pool's); every solver option is a model arg (`-M max_steps=3 -M few_shot=none ...`).
+pool's); every solver option is a model arg (`-M max_steps=3 -M few_shot=none ...`). A bad
+option, model, pool file or cycle of pools fails when Inspect builds the model, as one
+`StartError` that names it and the fix (printed by `inspect eval` without a traceback).
 
 The output carries the round tree in `metadata["conductor"]` (as a sample's metadata under the
 solver: tokens and cost summed over every call, conductor and workers, and each call's own).
@@ -21,7 +23,9 @@ sampling come from the pool and the `-M` options.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from inspect_ai.model import (
@@ -37,35 +41,87 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from solvers.conductor import Settings, answer_constraint_for, check_generation, check_settings, conduct, summary
+from solvers.conductor import (
+    OptionError,
+    Settings,
+    answer_constraint_for,
+    check_generation,
+    check_settings,
+    conduct,
+    is_int,
+    need_option,
+    summary,
+)
 from solvers.executor import Worker
-from solvers.team import model_conductor, pool_conductor, pool_workers, sample_subset
-from workers.pools import known_prices
+from solvers.team import model_conductor, pool_conductor, pool_workers, replaced_workers, sample_subset
+from workers.pools import known_prices, load_pool
+from workers.start_error import StartError, printed_cleanly
 
 SETTINGS = tuple(Settings.__dataclass_fields__)
 GENERATION = ("temperature", "max_tokens", "worker_temperature", "worker_max_tokens", "pool_size", "seed", "grammar")
 MODELS = ("conductor", "workers")
 ARGS = (*MODELS, *SETTINGS, *GENERATION)
+MODEL_FIX = "give an Inspect model name whose provider is installed, e.g. openai/gpt-5 or local/smollm2-135m"
+POOL_WORKER_FIX = "name a model whose provider is installed in the pool file, or give -M workers=<models>"
 
 
 class ConductorInputError(ValueError):
     """Input a conductor round cannot take (tools, images, audio, tool results)."""
 
 
-def options(args: dict[str, Any]) -> tuple[Settings, dict[str, Any], dict[str, Any]]:
+def options(args: dict[str, Any], pool: str = "<pool>") -> tuple[Settings, dict[str, Any], dict[str, Any]]:
     """(conductor settings, generation options, model choices) from `-M` args, checked as the
-    solver checks its `-S` options; an unknown arg is named with the list of known ones."""
-    unknown = sorted(set(args) - set(ARGS))
-    if unknown:
-        raise ValueError(f"conductor provider: unknown -M {', '.join(unknown)}; known: {', '.join(ARGS)}")
+    solver checks its `-S` options; a bad one is a `StartError` naming `-M` option and fix."""
+    for name in args:
+        if name not in ARGS:
+            close = difflib.get_close_matches(name, ARGS, n=1)
+            fix = f"did you mean -M {close[0]}?" if close else f"use one of {', '.join(ARGS)}"
+            raise StartError(f"conductor/{pool}: unknown option -M {name}; fix: {fix}")
     fields = {k: (v.lower() if isinstance(v, str) and k in ("access", "question", "subtasks") else v)
               for k, v in args.items() if k in SETTINGS}  # fmt: skip
-    settings = check_settings(Settings(**fields))
     generation = {k: args.get(k) for k in GENERATION}
-    check_generation(**{k: generation[k] for k in ("pool_size", "max_tokens", "worker_max_tokens", "temperature",
-                                                   "worker_temperature")})  # fmt: skip
+    try:
+        settings = check_settings(Settings(**fields))
+        check_generation(**{k: generation[k] for k in ("pool_size", "max_tokens", "worker_max_tokens", "temperature",
+                                                       "worker_temperature")})  # fmt: skip
+        need_option(generation["seed"] is None or is_int(generation["seed"]), "seed", generation["seed"], "an integer")
+        grammar = generation["grammar"]
+        need_option(grammar is None or isinstance(grammar, bool), "grammar", grammar, "true | false (or unset: auto)")
+        models = _check_models({k: args.get(k) for k in MODELS})
+    except OptionError as error:
+        raise StartError(
+            f"conductor/{pool}: invalid {_given(error.option, error.value)}; fix: expected {error.expected}"
+        ) from None
     generation["seed"] = generation["seed"] or 0
-    return settings, generation, {k: args.get(k) for k in MODELS}
+    return settings, generation, models
+
+
+def _given(option: str, value: Any) -> str:
+    """`-M option=value` as the user gave it, bounded."""
+    return f"-M {option}={repr(value)[:80]}"
+
+
+def _check_models(models: dict[str, Any]) -> dict[str, Any]:
+    """`-M conductor` names one model, `-M workers` one or more (or they are unset)."""
+    conductor, workers = models["conductor"], models["workers"]
+    names = _model_names(conductor)
+    need_option(conductor is None or (names is not None and len(names) == 1), "conductor", conductor,
+                "one Inspect model name such as openai/gpt-5")  # fmt: skip
+    need_option(workers is None or _model_names(workers) is not None, "workers", workers,
+                "Inspect model names joined by commas, e.g. openai/gpt-5,local/qwen3-0.6b")  # fmt: skip
+    return models
+
+
+def _model_names(value: Any) -> list[Model | str] | None:
+    """The models a `-M conductor` / `-M workers` value names (a model, names joined by commas
+    or a list of names and models); None when it is not that."""
+    entries = value.split(",") if isinstance(value, str) else value
+    entries = [entries] if isinstance(entries, Model) else entries
+    if not isinstance(entries, list | tuple) or not entries:
+        return None
+    entries = [m.strip() if isinstance(m, str) else m for m in entries]
+    named = all(isinstance(m, Model) or (isinstance(m, str) and "/" in m.strip("/")) for m in entries)
+    return list(entries) if named else None
 
 
 def question_from(messages: Sequence[ChatMessage], tools: Sequence[ToolInfo]) -> str:
@@ -90,8 +146,17 @@ def question_from(messages: Sequence[ChatMessage], tools: Sequence[ToolInfo]) ->
     return f"{system}\n\n{body}" if system else body
 
 
-def _as_model(value: Model | str) -> Model:
-    return value if isinstance(value, Model) else get_model(str(value))
+@contextmanager
+def _start_check(problem: str, fix: str | None = None) -> Iterator[None]:
+    """An error raised inside becomes one start-up message, `<problem>: <error>; fix: <fix>`
+    (errors Inspect already prints cleanly, such as a missing API key, pass unchanged)."""
+    try:
+        yield
+    except Exception as error:
+        if printed_cleanly(error):
+            raise
+        detail = " ".join(str(error).split())[:500].rstrip(".")
+        raise StartError(f"{problem}: {detail}" + (f"; fix: {fix}" if fix else "")) from None
 
 
 class ConductorAPI(ModelAPI):
@@ -107,25 +172,50 @@ class ConductorAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.pool = model_name
-        self.settings, self.generation, self.models = options(model_args)
-        pool_workers(self.pool)  # a bad pool name or file fails here, at start, not per sample
+        self.settings, self.generation, self.models = options(model_args, model_name)
+        # everything a round uses is built now: a bad pool, model or replacement fails at start, named
+        with _start_check(f"--model conductor/{self.pool}"):
+            load_pool(self.pool)
+        self.chosen = {name: self._chosen_models(name) for name in MODELS}
+        with _start_check(f"conductor/{self.pool}: a worker of the pool", POOL_WORKER_FIX):
+            own = self._own_workers()
+        if self.settings.replace_workers:
+            with _start_check(
+                f"conductor/{self.pool}: {_given('replace_workers', self.settings.replace_workers)}", MODEL_FIX
+            ):
+                self._replaced(own)
+
+    def _chosen_models(self, name: str) -> list[Model] | None:
+        """The models `-M <name>` names (None when unset)."""
+        value = self.models[name]
+        if value is None:
+            return None
+        with _start_check(f"conductor/{self.pool}: {_given(name, value)}", MODEL_FIX):
+            return [m if isinstance(m, Model) else get_model(m) for m in _model_names(value) or []]
 
     def lead(self) -> Any:
         """The round's conductor: `-M conductor`, else `--model-role conductor`, else the pool's."""
-        g, chosen = self.generation, self.models["conductor"] or _role("conductor")
+        g, chosen = self.generation, (self.chosen["conductor"] or [_role("conductor")])[0]
         if chosen is not None:
-            return model_conductor(_as_model(chosen), g["temperature"], g["max_tokens"], g["grammar"])
+            return model_conductor(chosen, g["temperature"], g["max_tokens"], g["grammar"])
         return pool_conductor(self.pool, g["temperature"], g["max_tokens"], g["grammar"])
 
     def workers(self) -> list[Worker]:
-        """The round's workers: `-M workers=a,b` (models or names), else the pool's."""
-        g = self.generation
-        if self.models["workers"]:
-            given = self.models["workers"]
-            names = given.split(",") if isinstance(given, str) else list(given)
-            models = [_as_model(m.strip() if isinstance(m, str) else m) for m in names]
-            return [Worker(m, str(m), price=known_prices().get(str(m))) for m in models]
+        """The round's workers: `-M workers=a,b` (models or names), else the pool's; every slot
+        run by one model with `-M replace_workers` (as the solver's option)."""
+        own = self._own_workers()
+        return self._replaced(own) if self.settings.replace_workers else own
+
+    def _own_workers(self) -> list[Worker]:
+        g, given = self.generation, self.chosen["workers"]
+        if given:
+            return [Worker(m, str(m), price=known_prices().get(str(m))) for m in given]
         return pool_workers(self.pool, g["worker_temperature"], g["worker_max_tokens"], answer_constraint_for(None))
+
+    def _replaced(self, workers: list[Worker]) -> list[Worker]:
+        g = self.generation
+        return replaced_workers(workers, self.settings.replace_workers or "", self.pool, g["worker_temperature"],
+                                g["worker_max_tokens"], answer_constraint_for(None))  # fmt: skip
 
     async def generate(
         self,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -88,7 +89,8 @@ def bundled_pools() -> list[str]:
 def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
     """Load a bundled pool by name (`local`, `paper`, ...) or a pool YAML file by path
     (read once per process; the solver asks for it on every sample); its prices are
-    registered with Inspect (workers/costs.py)."""
+    registered with Inspect (workers/costs.py); the pools its `conductor/<pool>` entries run
+    are loaded too, and a cycle of them is refused."""
     path = Path(name_or_path)
     if not path.suffix:
         path = POOLS_DIR / f"{name_or_path}.yaml"
@@ -108,10 +110,34 @@ def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
         pool = parse_pool(data, default_name=path.stem)
     except _Invalid as error:
         raise PoolError(f"pool file {path}: {error}") from None
+    _load_nested_pools(pool, path, name_or_path)
     from workers.costs import register_pool_costs  # Inspect's cost data (--cost-limit, usage)
 
     register_pool_costs(pool)
     return pool
+
+
+# pools being loaded in this context, outermost first: (file, name as written), to name a cycle
+_LOADING: ContextVar[tuple[tuple[Path, str], ...]] = ContextVar("pools_loading", default=())
+NESTED_POOL = "conductor/"  # an entry `conductor/<pool>` runs a conductor round on another pool
+
+
+def _load_nested_pools(pool: PoolSpec, path: Path, name: str) -> None:
+    """Load every pool that `pool`'s entries run (`conductor/<pool>`); a chain that leads back
+    to a pool being loaded is refused with the cycle named (it would recurse without end)."""
+    chain = _LOADING.get()
+    files = [file for file, _ in chain]
+    if path.resolve() in files:
+        cycle = " -> ".join([shown for _, shown in chain[files.index(path.resolve()) :]] + [name])
+        raise PoolError(f"pools run each other in a cycle: {cycle} (each `{NESTED_POOL}<pool>` entry runs that "
+                        f"pool); fix: remove or replace the entry of the cycle that leads back to {name}")  # fmt: skip
+    token = _LOADING.set((*chain, (path.resolve(), name)))
+    try:
+        for spec in (pool.conductor, *pool.workers):
+            if spec is not None and spec.model.startswith(NESTED_POOL):
+                load_pool(spec.model.removeprefix(NESTED_POOL))
+    finally:
+        _LOADING.reset(token)
 
 
 class _Invalid(ValueError):
