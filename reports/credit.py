@@ -398,6 +398,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_pool(name: str) -> None:
+    """Refuse a --pool that does not load, with the pool loader's message (it names the fix)."""
+    from workers.pools import PoolError, load_pool
+
+    try:
+        load_pool(name)
+    except PoolError as error:
+        raise SystemExit(f"--pool {name}: {error}") from None
+
+
 def endpoints(pools: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, list[Endpoint]]:
     """Per pool, what each of its workers would contact (`workers.endpoints.endpoint`)."""
     return {name: [endpoint(w, env) for w in pool.workers] for name, pool in pools.items()}
@@ -439,6 +449,7 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
         raise SystemExit(f"no log directory {args.logs!r}: pass --logs DIR with the conductor's Inspect logs")
     found, skipped = collect(args.logs, args.limit)
     if args.pool is not None:
+        check_pool(args.pool)
         found = [replace(s, pool=args.pool) for s in found]
     found, pools, unusable = with_pools(found)
     for why, n in sorted((skipped + unusable).items()):

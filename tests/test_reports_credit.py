@@ -128,6 +128,9 @@ def test_api_pool_asks_before_spending(tmp_path, monkeypatch):
 def test_missing_log_dir_names_the_fix(tmp_path):
     with pytest.raises(SystemExit, match="pass --logs DIR"):
         credit.main(["--logs", str(tmp_path / "nowhere")])
+    (tmp_path / "logs").mkdir()
+    with pytest.raises(SystemExit, match="--pool nope: no pool file .*use a bundled pool"):
+        credit.main(["--logs", str(tmp_path / "logs"), "--pool", "nope"])
 
 
 def test_a_pool_the_log_names_that_does_not_fit_is_skipped_named(tmp_path, monkeypatch):
