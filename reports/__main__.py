@@ -1,7 +1,8 @@
 """`python -m reports build --logs DIR --out DIR [--training-runs RUN ...]`: the report from logs.
 `python -m reports reproduce [--logs DIR | --pool local --limit 2 ...] --out DIR`: run the evals
 the tables need through the matrix runner (unless --logs is given), then build.
-`python -m reports credit --logs DIR [--yes]`: counterfactual credit of the conductor's steps (reports.credit).
+`python -m reports credit --logs DIR [--pool P] [--yes]`: counterfactual credit of the conductor's steps
+(reports.credit).
 `python -m reports reproduce` alone builds from the logs in `logs/baselines` (the matrix runner's
 default) when it holds any; otherwise it runs every method on the SIMULATION pool `sim-scripted`
 (`QUICK`: minutes on 2 cores), builds, and prints the commands that fill the tables with real

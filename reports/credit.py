@@ -1,6 +1,6 @@
 """Counterfactual credit of a conductor's workflow steps, from logged samples.
 
-`python -m reports credit --logs DIR [--out DIR] [--no-swap] [--limit N] [--yes]`
+`python -m reports credit --logs DIR [--pool NAME_OR_PATH] [--out DIR] [--no-swap] [--limit N] [--yes]`
 
 For every logged `conductor` sample whose root workflow ran without recursion, the recorded
 workflow (the steps as executed: worker, subtask, access) is re-run as is ("replay") and with one
@@ -18,10 +18,17 @@ same samples (`reports.paired.compare`: bootstrap CI, exact McNemar): per step p
 step's index in the recorded workflow) and per worker (the recorded worker of the changed step).
 Replacements count one pair per (sample, replacement worker).
 
+Whose pool runs: `--pool NAME_OR_PATH` (the user's) re-runs every sample on that pool (it must list
+the workers the log recorded). Without it, each log's own pool (any path a log names: data from
+whoever wrote the log) runs only when every worker is simulated and offline
+(`workers.endpoints.offline`); otherwise every endpoint it would call (provider, model, host, the
+credential sent) is printed and the user must type `y` in a terminal; a run without a terminal is
+refused, naming `--pool` (docs/security.md, "Commands that re-run from logs").
+
 Before running, the number of model calls (distinct conversations over all runs: at most, the
 cache may hold some already) and their estimated cost (each call priced at its worker's price with
-the recorded tokens of the step at that position) are printed; a pool of API models runs only after
-the user confirms (or with `--yes`); simulated and local pools run without asking.
+the recorded tokens of the step at that position) are printed; a pool that can spend (a worker that is
+neither simulated nor local) runs only after the user confirms, or with `--yes` on the user's `--pool`.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +55,7 @@ from reports.tables import markdown, md_text, pool_heading
 from solvers.conductor import check_generation
 from solvers.prompts import QUESTION_MODES
 from solvers.workflow import DEFAULT_MAX_STEPS, Workflow, WorkflowError, validate
+from workers.endpoints import Endpoint, endpoint, free, offline, shown
 
 DEFAULT_OUT = "reports/out/credit"
 CONCURRENT_SAMPLES = 8
@@ -257,7 +266,7 @@ def with_pools(found: Sequence[Logged]) -> tuple[list[Logged], dict[str, Any], C
         names = [w.model for w in pools[s.pool].workers]
         chosen = tuple(names[i] for i in (s.pool_indices or range(len(names))) if 0 <= i < len(names))
         if chosen != s.workers:
-            skipped[f"its workers are not pool {s.pool!r}'s: rerun with the pool the log was made with"] += 1
+            skipped[f"its workers are not pool {s.pool!r}'s: pass --pool with the pool the log was made with"] += 1
             continue
         kept.append(s)
     return kept, pools, skipped
@@ -380,21 +389,54 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m reports credit", description=__doc__.split("\n")[0])
     p.add_argument("--logs", required=True, help="directory of Inspect logs (searched recursively)")
+    p.add_argument("--pool", default=None, help="re-run on this pool (bundled name or YAML path) instead of the "
+                   "pool each log names, which runs only when offline or after you confirm its endpoints")
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})")
     p.add_argument("--no-swap", action="store_true", help="only remove steps (no worker replacements)")
     p.add_argument("--limit", type=int, default=None, help="re-run at most this many samples")
-    p.add_argument("--yes", action="store_true", help="run on an API pool without asking")
+    p.add_argument("--yes", action="store_true", help="run your --pool's API models without asking about the cost")
     return p
 
 
-def confirm(kinds: set[str], yes: bool, ask: Callable[[str], str] | None) -> bool:
-    """Whether to run: simulated and local pools always; an API pool with --yes or a typed 'y'."""
-    if yes or kinds <= {"simulated", "local"}:
+def check_pool(name: str) -> None:
+    """Refuse a --pool that does not load, with the pool loader's message (it names the fix)."""
+    from workers.pools import PoolError, load_pool
+
+    try:
+        load_pool(name)
+    except PoolError as error:
+        raise SystemExit(f"--pool {name}: {error}") from None
+
+
+def endpoints(pools: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, list[Endpoint]]:
+    """Per pool, what each of its workers would contact (`workers.endpoints.endpoint`)."""
+    return {name: [endpoint(w, env) for w in pool.workers] for name, pool in pools.items()}
+
+
+def confirm(found: Mapping[str, list[Endpoint]], user_pool: bool, yes: bool, ask: Callable[[str], str] | None,
+            say: Callable[[str], None]) -> bool:
+    """Whether to run. The user's --pool: when it cannot spend (`free`), with --yes, or a typed 'y'. The logs'
+    pools: when offline, else after every endpoint is printed and a typed 'y' (refused without a terminal)."""
+    if user_pool:
+        if yes or all(free(e) for e in found.values()):
+            return True
+        if ask is None:
+            raise SystemExit("this would call API models and spend money: run it in a terminal to confirm, "
+                             "or pass --yes")
+        return ask("run them? [y/N] ").strip().lower() in ("y", "yes")
+    online = {name: e for name, e in found.items() if not offline(e)}
+    if not online:
         return True
+    for name, workers in online.items():
+        say(f"pool {shown(name)} (named by the logs, not by you) would call, with your credentials:")
+        for e in workers:
+            say(f"  {e.describe()}")
     if ask is None:
-        raise SystemExit("this would call API models and spend money: run it in a terminal to confirm, "
-                         "or pass --yes")
-    return ask("run them? [y/N] ").strip().lower() in ("y", "yes")
+        names = " ".join(sorted(shown(n) for n in online))
+        raise SystemExit(f"the logs name pool(s) {names} whose workers call the endpoints above with your "
+                         "credentials; pass the pool yourself (--pool NAME_OR_PATH) or run in a terminal to "
+                         "review and confirm")
+    return ask("run these workers, at the cost above, with your credentials? [y/N] ").strip().lower() in ("y", "yes")
 
 
 def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None = None,
@@ -406,6 +448,9 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
     if not Path(args.logs).is_dir():
         raise SystemExit(f"no log directory {args.logs!r}: pass --logs DIR with the conductor's Inspect logs")
     found, skipped = collect(args.logs, args.limit)
+    if args.pool is not None:
+        check_pool(args.pool)
+        found = [replace(s, pool=args.pool) for s in found]
     found, pools, unusable = with_pools(found)
     for why, n in sorted((skipped + unusable).items()):
         say(f"skipped {n} sample(s): {md_text(why)}")
@@ -422,7 +467,7 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
     cost = "unknown (a worker has no price)" if est.usd is None else f"{est.usd:.4f} USD"
     say(f"{est.samples} sample(s), {est.runs} workflow runs: at most {est.calls} model calls "
         f"(the rest are cache hits), estimated cost {cost}; pool kind: {', '.join(sorted(kinds))}")
-    if not confirm(kinds, args.yes, ask):
+    if not confirm(endpoints(pools, os.environ), args.pool is not None, args.yes, ask, say):
         say("nothing run")
         return 1
     results = asyncio.run(run_all(items, say))

@@ -94,3 +94,20 @@ def test_tiny_sweep_end_to_end(tmp_path):
 def test_the_plot_of_a_simulated_pool_says_simulation():
     assert sweep_title("sim", "always", "sim-routing", 40).startswith("SIMULATION - cost-weight sweep, pool sim")
     assert "SIMULATION" not in sweep_title("local", "always", "cpu-smoke", 40)
+
+
+def test_a_bad_run_file_stops_the_sweep_before_anything_trains(tmp_path, monkeypatch):
+    """A weight's run_info.json that is not JSON: named when first read, before any training ran."""
+    import training.cost_sweep as sweep
+
+    ran = []
+    monkeypatch.setattr(sweep.subprocess, "run", lambda *a, **k: ran.append(a))
+    warm = tmp_path / "warm"
+    warm.mkdir()
+    (warm / "config.json").write_text("{}")
+    out = tmp_path / "sweep"
+    (out / "cost-w0.1").mkdir(parents=True)
+    (out / "cost-w0.1" / "run_info.json").write_text('{"global_step": 6')
+    with pytest.raises(SystemExit, match=r"cost-w0.1/run_info.json: not JSON \(.*\); fix it or move the run folder"):
+        main([RECIPE, "--weights", "0,0.1", "--warmup", str(warm), "--out", str(out)])
+    assert ran == []

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from standins import standins  # noqa: F401 (fixture)
 
 from reports import credit
 from reports import synthetic as syn
@@ -21,11 +22,13 @@ def profile(p: float) -> dict:
             "reasoning_tokens": 0}
 
 
-def write_pool(d: Path, models: list[str]) -> Path:
+def write_pool(d: Path, models: list[str], model_args: dict | None = None) -> Path:
+    """A pool file of `models` (sim/ ones with the oracle and dunce profiles; `model_args` by model)."""
     profiles = d / "profiles.yaml"
     profiles.write_text(yaml.safe_dump({"profiles": {"oracle": profile(1.0), "dunce": profile(0.0)}}))
-    workers = [{"model": m, "description": m, "model_args": {"profiles": str(profiles)} if m.startswith("sim/") else {},
-                "price": {"input": 1.0, "output": 2.0}} for m in models]
+    args = {m: {"profiles": str(profiles)} for m in models if m.startswith("sim/")} | (model_args or {})
+    workers = [{"model": m, "description": m, "model_args": args.get(m, {}), "price": {"input": 1.0, "output": 2.0}}
+               for m in models]
     pool = d / "pool.yaml"
     pool.write_text(yaml.safe_dump({"name": "credit-test", "workers": workers}))
     return pool
@@ -111,7 +114,8 @@ def test_api_pool_asks_before_spending(tmp_path, monkeypatch):
     pool = write_pool(tmp_path, models)
     syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
                   [syn.sample("q0", 1, "C", conducted(models, [(0, []), (1, ["all"])]))])
-    args, lines, asked = ["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--no-swap"], [], []
+    args, lines, asked = ["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--no-swap",
+                          "--pool", str(pool)], [], []  # the user's own pool: only the cost is asked
     # replay (2 calls) and the removal of step 1 (its call is the replay's first): 2 + 1 distinct calls,
     # each 100 input and 50 output tokens at 1 and 2 USD per million
     assert credit.main(args, say=lines.append, ask=lambda q: asked.append(q) or "n") == 1
@@ -124,6 +128,9 @@ def test_api_pool_asks_before_spending(tmp_path, monkeypatch):
 def test_missing_log_dir_names_the_fix(tmp_path):
     with pytest.raises(SystemExit, match="pass --logs DIR"):
         credit.main(["--logs", str(tmp_path / "nowhere")])
+    (tmp_path / "logs").mkdir()
+    with pytest.raises(SystemExit, match="--pool nope: no pool file .*use a bundled pool"):
+        credit.main(["--logs", str(tmp_path / "logs"), "--pool", "nope"])
 
 
 def test_a_pool_the_log_names_that_does_not_fit_is_skipped_named(tmp_path, monkeypatch):
@@ -158,3 +165,61 @@ def test_a_recorded_workflow_that_breaks_the_rules_is_not_run(tmp_path, monkeypa
     assert sum("the recorded workflow does not validate" in line for line in lines) == 4
     assert any("-S worker_temperature='hot'" in line for line in lines)
     assert cache_files(tmp_path) == 0
+
+
+ATTACKER = ["sim/oracle", "openai/gpt-4o-mini"]  # one simulated worker, one aimed at the log writer's host
+
+
+@pytest.fixture()
+def attacker_logs(tmp_path, monkeypatch, standins):  # noqa: F811
+    """A log whose pool file mixes a simulated worker and an `openai` worker whose base_url is the
+    attacker's (a loopback stand-in); the victim's OPENAI_API_KEY is in the environment."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_BASE_URL")  # the pool's base_url is the only way to the stand-in
+    host = f"{standins.url}/openai/v1"
+    pool = write_pool(tmp_path, ATTACKER, {"openai/gpt-4o-mini": {"base_url": host}})
+    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
+                  [syn.sample("q0", 1, "C", conducted(ATTACKER, [(0, []), (1, ["all"])]))])
+    return tmp_path, pool, host
+
+
+def test_a_logs_mixed_pool_is_refused_without_a_terminal_and_sends_nothing(attacker_logs, standins):  # noqa: F811
+    root, pool, host = attacker_logs
+    lines = []
+    with pytest.raises(SystemExit, match=r"pass the pool yourself \(--pool NAME_OR_PATH\)") as refused:
+        credit.main(["--logs", str(root / "logs"), "--out", str(root / "out"), "--yes"], say=lines.append, ask=None)
+    assert str(pool) in str(refused.value) and "\n" not in str(refused.value)  # one line, naming the pool
+    assert any(host in line and "$OPENAI_API_KEY" in line for line in lines)  # every endpoint printed
+    assert standins.requests == [] and not (root / "out").exists()
+
+
+def test_a_logs_mixed_pool_shows_its_base_url_and_waits_for_a_yes(attacker_logs, standins):  # noqa: F811
+    root, _, host = attacker_logs
+    lines, asked = [], []
+    assert credit.main(["--logs", str(root / "logs"), "--out", str(root / "out")], say=lines.append,
+                       ask=lambda q: asked.append(q) or "n") == 1
+    shown = "\n".join(lines)
+    assert f"openai/gpt-4o-mini (openai): calls {host} (base_url in the pool file), sends $OPENAI_API_KEY" in shown
+    assert "sim/oracle (sim): answered in this process" in shown
+    assert asked and "with your credentials" in asked[0] and lines[-1] == "nothing run"
+    assert standins.requests == []
+
+
+def test_the_same_pool_passed_by_the_user_runs(attacker_logs, standins):  # noqa: F811
+    """The control of the two tests above: the stand-in does receive the calls (with the key) once the
+    user names that pool themselves."""
+    root, pool, _ = attacker_logs
+    args = ["--logs", str(root / "logs"), "--out", str(root / "out"), "--no-swap", "--pool", str(pool), "--yes"]
+    assert credit.main(args, say=lambda _: None, ask=None) == 0
+    sent = standins.generations("openai")
+    assert sent and all({k.lower(): v for k, v in r.headers.items()}["authorization"] == "Bearer sk-standin"
+                        for r in sent)
+
+
+def test_the_users_mixed_pool_still_asks_about_the_cost(attacker_logs, standins):  # noqa: F811
+    """A pool that can spend is one with any worker that can, not a pool whose workers are mostly simulated."""
+    root, pool, _ = attacker_logs
+    with pytest.raises(SystemExit, match="pass --yes"):
+        credit.main(["--logs", str(root / "logs"), "--out", str(root / "out"), "--pool", str(pool)],
+                    say=lambda _: None, ask=None)
+    assert standins.requests == []

@@ -295,3 +295,66 @@ def test_a_failed_seed_is_marked_written_and_named_at_exit(tmp_path, monkeypatch
     table = pd.read_csv(out / "seeds.csv").set_index("seed")
     assert table.loc[1, "status"].startswith("training failed") and table.loc[2, "both"] == 0.875
     assert "mean ± sample sd over 2 evaluated seed(s): 0.938 ± 0.088." in (out / "seeds.md").read_text()
+
+
+BAD_RUN_INFO = [
+    ("{not json", "not JSON"),
+    ("[1, 2]", "a JSON list, not an object"),
+    ('{"global_step": "60"}', "field global_step is '60', not a whole number"),
+    ('{"global_step": true}', "field global_step is True, not a whole number"),
+    ('{"global_step": 60, "wall_s": "3 min"}', "field wall_s is '3 min', not seconds"),
+    ('{"global_step": 60, "wall_s": NaN}', "field wall_s is nan, not seconds"),
+    ('{"global_step": 60, "device": 5}', "field device is 5, not text"),
+    ('{"seed": 1.5}', "field seed is 1.5, not a whole number"),
+    ('{"warmup": {"wall_s": [1]}}', r"field warmup.wall_s is \[1\], not seconds"),
+    ('{"warmup": "yes"}', "field warmup is 'yes', not an object"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "match"), BAD_RUN_INFO)
+def test_a_bad_run_info_is_named_with_its_field(text, match, tmp_path):
+    from training.cost_sweep import read_run_info
+
+    (tmp_path / "run_info.json").write_text(text)
+    with pytest.raises(SystemExit, match=match) as refused:
+        read_run_info(tmp_path)
+    assert str(refused.value).startswith(f"{tmp_path / 'run_info.json'}: ") and "\n" not in str(refused.value)
+
+
+def test_a_bad_run_file_stops_the_sweep_before_anything_runs(tmp_path, monkeypatch):
+    """A finished seed whose wall_s is text: refused when first read, not after every training and eval."""
+    import training.seed_sweep as sweep
+
+    ran = []
+
+    def evaluate(method, tasks, logs, limit, seed):  # the hand-made rows instead of Inspect evals
+        ran.append(method["label"])
+        return HAND_MADE[HAND_MADE["label"] == method["label"]].to_dict("records")
+
+    monkeypatch.setattr(sweep, "train_all", lambda *a: ran.append("train") or {})
+    monkeypatch.setattr(sweep, "evaluate", evaluate)
+    monkeypatch.setattr(sweep, "single_workers", lambda pool: [{"label": label} for label in SINGLES])
+    out = tmp_path / "seeds"
+    for seed, wall in ((0, 210.0), (1, "95 min")):
+        (out / f"seed-{seed}").mkdir(parents=True)
+        (out / f"seed-{seed}" / "run_info.json").write_text(json.dumps({"global_step": 60, "wall_s": wall}))
+    with pytest.raises(SystemExit, match=r"seed-1/run_info.json: field wall_s is '95 min'"):
+        main([SMOKE, "--seeds", "0-1", "--out", str(out)])
+    assert ran == []
+    warm = tmp_path / "warm" / "warmup"  # a --warmup model whose run folder holds a bad file
+    warm.mkdir(parents=True)
+    (warm / "config.json").write_text("{}")
+    (warm.parent / "run_info.json").write_text('{"seed": "0"}')
+    with pytest.raises(SystemExit, match=r"warm/run_info.json: field seed is '0'"):
+        main([SMOKE, "--seeds", "0", "--out", str(tmp_path / "other"), "--warmup", str(warm)])
+    assert ran == []
+
+
+def test_run_file_text_in_seeds_md_is_escaped(tmp_path):
+    model = tmp_path / "warm|up" / "warmup"
+    model.mkdir(parents=True)
+    device = "cpu | injected |\n# heading <img src=x>"
+    (model.parent / "run_info.json").write_text(json.dumps({"device": device, "seed": 2}))
+    line = warmup_facts(model)
+    assert "\n" not in line and " <img" not in line and " | injected" not in line and "warm|up" not in line
+    assert "on cpu \\| injected \\| \\# heading \\<img src=x\\>)" in line and "warm\\|up" in line and "(seed 2" in line

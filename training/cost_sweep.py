@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import subprocess
 import sys
@@ -85,10 +86,56 @@ def check_warmup(path: Path | None) -> None:
         raise SystemExit(f"--warmup {path}: no model there (config.json); give a saved warm-up model directory")
 
 
+# run_info.json fields the sweeps read (train.py writes them), each absent or null when unknown:
+# name -> (what it must be, its check); `warmup` holds the format warm-up's own fields
+RUN_FIELDS = {
+    "global_step": ("a whole number >= 0", lambda v: type(v) is int and v >= 0),
+    "wall_s": ("seconds (a finite number >= 0)", lambda v: type(v) in (int, float) and 0 <= v < math.inf),
+    "device": ("text", lambda v: isinstance(v, str)),
+    "seed": ("a whole number", lambda v: type(v) is int),
+    "warmup": ("an object", lambda v: isinstance(v, dict)),
+}
+WARMUP_FIELDS = {"wall_s": RUN_FIELDS["wall_s"]}
+MAX_RUN_INFO = 16 * 2**20  # bytes: a run_info.json train.py writes is a few kB
+RUN_INFO_FIX = "fix it or move the run folder aside (train.py writes this file)"
+
+
+def read_run_info(run: Path) -> dict:
+    """`run`'s run_info.json ({} when there is none), the fields the sweeps read checked (`RUN_FIELDS`). A run
+    folder may be anyone's: a file that is not such a JSON object ends the command with one line naming the
+    file and the field."""
+    path = run / "run_info.json"
+    if not path.is_file():
+        return {}
+    if path.stat().st_size > MAX_RUN_INFO:
+        raise SystemExit(f"{path}: larger than {MAX_RUN_INFO // 2**20} MiB, not a run_info.json; {RUN_INFO_FIX}")
+    try:
+        info = json.loads(path.read_bytes())
+    except (ValueError, RecursionError) as error:  # JSONDecodeError, bad UTF-8, nesting too deep
+        raise SystemExit(f"{path}: not JSON ({' '.join(str(error).split())[:120]}); {RUN_INFO_FIX}") from None
+    if not isinstance(info, dict):
+        raise SystemExit(f"{path}: a JSON {type(info).__name__}, not an object; {RUN_INFO_FIX}")
+    _check_fields(info, RUN_FIELDS, path, "")
+    _check_fields(info.get("warmup") or {}, WARMUP_FIELDS, path, "warmup.")
+    return info
+
+
+def _check_fields(info: dict, fields: dict, path: Path, prefix: str) -> None:
+    for name, (what, ok) in fields.items():
+        value = info.get(name)
+        if value is not None and not ok(value):
+            raise SystemExit(f"{path}: field {prefix}{name} is {ascii(value)[:80]}, not {what}; {RUN_INFO_FIX}")
+
+
+def check_run_files(runs: Sequence[Path]) -> None:
+    """Read (`read_run_info`) every run folder's run_info.json a sweep will read, before anything runs."""
+    for run in runs:
+        read_run_info(run)
+
+
 def finished(run: Path) -> bool:
     """Whether `run` holds a finished training run (its run_info.json records the steps done)."""
-    info = run / "run_info.json"
-    return info.is_file() and "global_step" in json.loads(info.read_text())
+    return read_run_info(run).get("global_step") is not None
 
 
 def train(command: list[str], run: Path, dry_run: bool) -> None:
@@ -180,6 +227,7 @@ def main(argv: list[str] | None = None) -> Any:
     if args.warmup is None and script.format_warmup_steps < 1:
         raise SystemExit(f"{args.recipe}: the sweep shares one format warm-up; set format_warmup_steps > 0 or --warmup")
     check_warmup(args.warmup)
+    check_run_files([args.out / "warmup-run", *(run_dir(args.out, w) for w in weights)])
     if args.warmup is None:
         train(warmup_command(args.recipe, args.out, extra), args.out / "warmup-run", args.dry_run)
     for w in weights:

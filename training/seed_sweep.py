@@ -34,7 +34,6 @@ same questions; ties count for each tied worker).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shlex
@@ -47,7 +46,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from training.cost_sweep import TRAIN, check_warmup, finished, saved_model  # noqa: E402
+from training.cost_sweep import (  # noqa: E402
+    TRAIN,
+    check_run_files,
+    check_warmup,
+    finished,
+    read_run_info,
+    saved_model,
+)
 from training.heldout import (  # noqa: E402
     BASELINE,
     conductor_method,
@@ -128,16 +134,17 @@ def shared_warmup(recipe: str, out: Path, seed: int, extra: Sequence[str], dry_r
 
 def warmup_facts(model: Path, seed: int | None = None) -> str:
     """The summary line of a shared warm-up: where, which seed (its run_info.json's, else `seed`),
-    how long."""
-    info_file = model.parent / "run_info.json"
-    info = json.loads(info_file.read_text()) if info_file.is_file() else {}
+    how long; as markdown text (`reports.tables.md_text`: the run folder may be anyone's)."""
+    from reports.tables import md_text
+
+    info = read_run_info(model.parent)
     warmup = info.get("warmup") or {}
-    seed = info.get("seed", seed)
+    seed = info["seed"] if info.get("seed") is not None else seed
     wall = f", {warmup['wall_s'] / 60:.1f} min" if warmup.get("wall_s") is not None else ""
     seed_text = f" (seed {seed}" if seed is not None else " ("
-    device = info.get("device", "a device not recorded")
-    return (f"Every seed's GRPO started from one format warm-up model, {model}{seed_text}{wall}, on {device}): "
-            "the seeds vary GRPO only, and each row's wall time is its GRPO part.")  # fmt: skip
+    device = md_text(info.get("device") or "a device not recorded")
+    return (f"Every seed's GRPO started from one format warm-up model, {md_text(model)}{seed_text}{wall}, on "
+            f"{device}): the seeds vary GRPO only, and each row's wall time is its GRPO part.")  # fmt: skip
 
 
 def seed_dir(out: Path, seed: int) -> Path:
@@ -211,8 +218,8 @@ def train_all(commands: Mapping[int, list[str]], out: Path, parallel: int, dry_r
 
 
 def run_facts(run: Path) -> dict:
-    """Training wall time (s) and device of a finished run, from its run_info.json."""
-    info = json.loads((run / "run_info.json").read_text())
+    """Training wall time (s) and device of a finished run, from its run_info.json (`read_run_info`)."""
+    info = read_run_info(run)
     return {"wall_s": info.get("wall_s"), "device": info.get("device") or "not recorded"}
 
 
@@ -350,6 +357,8 @@ def main(argv: list[str] | None = None) -> Any:
         raise SystemExit(f"--parallel {args.parallel}: give at least 1 (trainings at a time)")
     check_overrides(extra, args.shared_warmup or args.warmup is not None)
     check_warmup(args.warmup)
+    shared_run = [warmup_dir(args.out)] if args.shared_warmup else [args.warmup.parent] if args.warmup else []
+    check_run_files([*(seed_dir(args.out, s) for s in seeds), *shared_run])  # others' run folders: checked first
     from training.train import parse
 
     script, config, model_args = parse([args.recipe, *extra])  # the recipe and overrides, checked before anything runs
