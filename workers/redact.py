@@ -9,9 +9,8 @@ The rule, by kind of value, not by a list of secret names:
   `top_k: 20` or `enable_thinking: false` cannot;
 - error text (a provider's message, a dead conductor's exception) loses every string the
   workers were given that may be a credential (API keys, model args, strings of those
-  mappings), URL user info and every
-  token-shaped word (a run of 16+ letters and digits mixing both: `sk-...`, bearer tokens,
-  JWTs), whatever it is called;
+  mappings), URL user info, and every token-shaped word (a run of 16+ letters and digits
+  mixing both: `sk-...`, bearer tokens, JWTs), whatever it is called;
 - a pool is named by its bundled name or its file's stem, never by a host path.
 """
 
@@ -19,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import PurePath
+from pathlib import PureWindowsPath
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -97,5 +96,5 @@ def _strings(value: Any) -> list[str]:
 
 def pool_label(pool: str) -> str:
     """A pool as a record or a client may see it: a bundled name as is, a file by its stem."""
-    path = PurePath(pool)
-    return path.stem if pool.endswith((".yaml", ".yml")) or len(path.parts) > 1 else pool
+    path = PureWindowsPath(pool)  # splits at both kinds of separator
+    return path.stem if path.suffix in (".yaml", ".yml") else path.name
