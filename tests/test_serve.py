@@ -281,6 +281,13 @@ def test_help_shows_defaults_and_an_example():
     assert "python -m workers.serve --pool sim" in shown and "(default: 30.0)" in shown
 
 
+@pytest.mark.parametrize("args, fragment", [(["--pool", "nope"], "no pool file"), (["-M", "max_step=3"], "unknown -M")])
+def test_a_bad_pool_or_option_is_one_line_and_exit_2(args, fragment):
+    ran = subprocess.run([sys.executable, "-m", "workers.serve", "--pool", "sim", *args], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert ran.returncode == 2 and fragment in ran.stderr and "Traceback" not in ran.stderr
+
+
 def test_the_server_prints_its_address_and_pool_when_ready():
     server = subprocess.Popen([sys.executable, "-m", "workers.serve", "--pool", "sim", "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -293,3 +300,17 @@ def test_the_server_prints_its_address_and_pool_when_ready():
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_docs_client_example_runs_as_written():
+    """docs/conductor-model.md's client code against the sim pool (its conductor scripted here:
+    the pool's own SmolLM2 takes minutes on a shared CPU); only the address differs."""
+    page = (Path(__file__).parents[1] / "docs/conductor-model.md").read_text()
+    endpoint = page[page.index("## `python -m workers.serve`") :]
+    code = endpoint[endpoint.index("```python\n") + 10 :].split("```", 1)[0]
+    assert code.count("http://127.0.0.1:8000/v1") == 1
+    with serving() as (url, _):
+        ran = subprocess.run([sys.executable, "-c", code.replace("http://127.0.0.1:8000/v1", url)],
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "ANSWER:" in ran.stdout and "'model_id': [1, 3]" in ran.stdout

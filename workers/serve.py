@@ -384,7 +384,8 @@ def main(argv: list[str] | None = None) -> None:
         epilog=EXAMPLE,
     )
     parser.add_argument("--pool", default="local", help="bundled pool name or pool YAML path")
-    parser.add_argument("-M", dest="model_args", action="append", default=[], help="conductor option key=value")
+    parser.add_argument("-M", dest="model_args", action="append", default=[], metavar="KEY=VALUE",
+                        help="conductor option, as `-M` of the conductor/<pool> model (repeatable)")  # fmt: skip
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free port)")
     parser.add_argument("--api-key-env", default="CONDUCTOR_API_KEY", help="variable holding the required key")
