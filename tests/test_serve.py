@@ -1,5 +1,8 @@
 """`python -m workers.serve`: the openai client on loopback gets the round's answer, usage and
-(on request) its trace; keys, sizes, concurrency and bad requests give OpenAI-style errors."""
+(on request) its trace; keys (every route but /health), sizes, concurrency, bad requests, a
+failed round and an internal error give OpenAI-style errors; no route names a pool file's path;
+the command's help, ready line and the docs' client example. Slow clients:
+test_serve_slow_clients.py; redaction: test_serve_redact.py."""
 
 import asyncio
 import json
