@@ -62,6 +62,7 @@ from solvers.workflow import (
 )
 from workers.costs import register_eval_costs
 from workers.provider_settings import sdk_settings
+from workers.redact import redact_config, redact_round, worker_secrets
 
 SubtaskMode = Literal["written", "fixed"]
 SUBTASK_MODES = ("written", "fixed")
@@ -588,7 +589,8 @@ def finish_sample(
 def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *, method: str = "conductor") -> dict:
     """Sample metadata: headline numbers for reports (worker and conductor cost and calls
     apart, as the paper counts them; a cost is None when a price is unknown), then the
-    full round tree."""
+    full round tree. Worker configs and error texts are redacted (`workers.redact`): a record
+    never holds a header value, a body string or a credential the workers were given."""
     workers_used, conducting = record.worker_usage(), record.conductor_usage()
     total = record.total_usage()
     rounds = list(record.rounds())
@@ -611,10 +613,10 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *
         "cost_usd": total.cost,
         "conductor": record.conductor,
         "workers": [w.name for w in workers],
-        "worker_configs": [worker_config(w) for w in workers],  # as each provider receives it
+        "worker_configs": [redact_config(worker_config(w)) for w in workers],  # as each provider receives it
         "worker_sdk": [sdk_settings(w.name, w.model.config.model_dump(), w.model.model_args) for w in workers],
         "pool_indices": chosen,
-        "round": record.to_dict(),
+        "round": redact_round(record.to_dict(), worker_secrets([w.model for w in workers])),
     }
 
 

@@ -1,19 +1,27 @@
 """`python -m workers.serve`: the openai client on loopback gets the round's answer, usage and
-(on request) its trace; keys, sizes, concurrency and bad requests give OpenAI-style errors."""
+(on request) its trace; keys (every route but /health), sizes, concurrency, bad requests, a
+failed round and an internal error give OpenAI-style errors; no route names a pool file's path;
+the command's help, ready line and the docs' client example. Slow clients:
+test_serve_slow_clients.py; redaction: test_serve_redact.py."""
 
 import asyncio
-import socket
+import json
+import re
+import select
+import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
+import httpx
 import openai
 import pytest
-import uvicorn
 from inspect_ai.model import get_model
 from scripted import scripted
 
-from workers.serve import Limits, RequestError, make_app, parse_request
+from workers.serve import Limits, RequestError, make_server, parse_request
 
 WORKFLOW = (
     'model_id = [1, 3]\nsubtasks = ["Answer it.", "Check and give the final letter."]\naccess_list = [[], ["all"]]'
@@ -23,24 +31,29 @@ SIMULATION = {"target": "C", "domain": "mmlu", "choices": ["4", "6", "7", "9"], 
 
 
 @contextmanager
-def serving(limits: Limits = Limits(), delay: float = 0.0):
-    """The endpoint on a free loopback port, in a thread; yields (base_url, conductor model)."""
-    lead = scripted(WORKFLOW, delay=delay)
-    app = make_app(get_model("conductor/sim", conductor=lead, few_shot="none", memoize=False), limits)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+def running(model, limits: Limits = Limits()):
+    """The endpoint's own server (`make_server`) on a free loopback port, in a thread; yields
+    (base_url, server)."""
+    server = make_server(model, limits, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1", lead
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/v1", server
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-        sock.close()
+
+
+@contextmanager
+def serving(limits: Limits = Limits(), delay: float = 0.0, pool: str = "sim", **model_args):
+    """The endpoint on the `sim` pool with a scripted conductor; yields (base_url, conductor model)."""
+    lead = scripted(WORKFLOW, delay=delay)
+    model = get_model(f"conductor/{pool}", conductor=lead, few_shot="none", memoize=False, **model_args)
+    with running(model, limits) as (url, _):
+        yield url, lead
 
 
 def client(base_url: str, key: str = "none") -> openai.OpenAI:
@@ -77,8 +90,9 @@ def test_no_trace_unless_asked():
 def test_api_key_is_required_when_set():
     with serving(Limits(api_key="s3cret")) as (url, _):
         with pytest.raises(openai.AuthenticationError, match="API key"):
-            client(url, "wrong").chat.completions.create(model="conductor/sim", messages=[{"role": "user",
-                                                                                           "content": "q"}])
+            client(url, "wrong").chat.completions.create(
+                model="conductor/sim", messages=[{"role": "user", "content": "q"}]
+            )
         reply = client(url, "s3cret").chat.completions.create(
             model="conductor/sim", messages=[{"role": "user", "content": QUESTION}],
             extra_body={"simulation": SIMULATION},
@@ -138,3 +152,168 @@ def test_parse_request_takes_text_parts_and_the_pool_name():
     )  # fmt: skip
     assert [m.role for m in messages] == ["system", "user"] and messages[1].text == "q"
     assert (trace, simulation) == (False, None)
+
+
+def test_every_route_but_health_needs_the_key():
+    """No docs, schema, model list or unknown route answers without the key; /health does."""
+    with serving(Limits(api_key="s3cret")) as (url, _):
+        root = url.removesuffix("/v1")
+        for path in ("/openapi.json", "/docs", "/redoc", "/v1/models", "/v1/nothing"):
+            refused = httpx.get(root + path, timeout=10)
+            assert refused.status_code == 401, path
+            assert refused.json()["error"]["type"] == "authentication_error"
+        assert httpx.get(f"{root}/health", timeout=10).json() == {"status": "ok"}
+        keyed = {"Authorization": "Bearer s3cret"}
+        assert (
+            httpx.get(f"{root}/openapi.json", headers=keyed, timeout=10)
+            .json()["error"]["message"]
+            .startswith("Not Found")
+        )
+
+
+def test_a_pool_file_is_served_by_its_name_never_its_path(tmp_path):
+    pool = tmp_path / "my_pool.yaml"
+    pool.write_text((Path(__file__).parents[1] / "workers/pools/sim.yaml").read_text())
+    with serving(pool=str(pool)) as (url, _):
+        api = client(url)
+        assert [m.id for m in api.models.list().data] == ["conductor/my_pool"]
+        with pytest.raises(openai.NotFoundError) as wrong:
+            api.chat.completions.create(model="gpt-5", messages=[{"role": "user", "content": "q"}])
+        reply = api.chat.completions.create(
+            model="conductor/my_pool", messages=[{"role": "user", "content": QUESTION}],
+            extra_body={"trace": True, "simulation": SIMULATION},
+        )  # fmt: skip
+    assert "conductor/my_pool" in str(wrong.value) and str(tmp_path) not in str(wrong.value)
+    assert reply.model == "conductor/my_pool" and str(tmp_path) not in reply.model_dump_json()
+
+
+def _post(url: str, body: bytes) -> httpx.Response:
+    return httpx.post(f"{url}/chat/completions", content=body, headers={"Content-Type": "application/json"}, timeout=30)
+
+
+MESSAGE = [{"role": "user", "content": QUESTION}]
+
+
+@pytest.mark.parametrize(
+    "messages, simulation, fragment",
+    [
+        ([{"role": ["user"], "content": "q"}], SIMULATION, "role must be one of"),
+        ([{"role": {"user": 1}, "content": "q"}], SIMULATION, "role must be one of"),
+        (MESSAGE, {"target": "C"}, "needs a domain or a check"),
+        (MESSAGE, {"target": "C", "domain": "chess"}, "domain 'chess' is unknown"),
+        (MESSAGE, {"target": "C", "domain": "mmlu", "choices": 5}, "choices must be a list of strings"),
+        (MESSAGE, {"target": "C", "domain": "mmlu", "item_id": [1]}, "item_id must be"),
+    ],
+)  # fmt: skip
+def test_bad_input_reaches_the_openai_client_as_a_named_400(messages, simulation, fragment):
+    with serving() as (url, lead):
+        with pytest.raises(openai.BadRequestError, match=fragment):
+            client(url).chat.completions.create(model="conductor/sim", messages=messages,
+                                                extra_body={"simulation": simulation})  # fmt: skip
+    assert lead.calls == []
+
+
+@pytest.mark.parametrize(
+    "body, fragment",
+    [
+        (b'{"model": "conductor/sim", "n": 1' + b"0" * 5000 + b"}", "number that is too long"),
+        (b'{"model": "conductor/sim", "n": NaN}', "not finite"),
+        (b'{"model": "conductor/sim", "messages": [', "not valid JSON: Expecting value"),
+        (b'{"model": "conductor/sim", "messages": "\xff"}', "not UTF-8"),
+    ],
+)
+def test_bodies_json_cannot_read_get_a_named_400(body, fragment):
+    with serving() as (url, _):
+        answer = _post(url, body)
+    assert answer.status_code == 400
+    assert fragment in answer.json()["error"]["message"] and answer.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_a_lone_surrogate_is_refused_before_the_round_spends_a_call():
+    body = {"model": "conductor/sim", "messages": [{"role": "user", "content": "Is \ud800 prime?"}], "trace": True,
+            "simulation": SIMULATION}  # fmt: skip
+    with serving() as (url, lead):
+        answer = _post(url, json.dumps(body).encode())
+    assert answer.status_code == 400 and answer.json()["error"]["param"] == "messages[0].content"
+    assert "lone surrogate" in answer.json()["error"]["message"]
+    assert lead.calls == []
+
+
+def test_an_unexpected_error_is_one_openai_shaped_500_not_retried():
+    model = get_model("conductor/sim", conductor=scripted(WORKFLOW), few_shot="none", memoize=False)
+    attempts = []
+
+    async def broken(messages):
+        attempts.append(messages)
+        raise RuntimeError("detail for the server log only")
+
+    model.generate = broken
+    with running(model) as (url, _):
+        api = openai.OpenAI(base_url=url, api_key="none", timeout=30)  # the client's own retries left on
+        with pytest.raises(openai.InternalServerError, match="internal error of the conductor endpoint") as failed:
+            api.chat.completions.create(model="conductor/sim", messages=MESSAGE, extra_body={"simulation": SIMULATION})
+    assert failed.value.status_code == 500 and "server log only" not in str(failed.value)
+    assert len(attempts) == 1
+
+
+@pytest.mark.parametrize(
+    "failing, fragment, code",
+    [
+        ("conductor", "the conductor failed: RuntimeError: conductor down", "conductor_failed"),
+        ("last worker", "its last step (step 1, mockllm/model) failed: ", "worker_failed"),
+    ],
+)
+def test_a_round_without_an_answer_is_a_502_naming_what_failed(failing, fragment, code):
+    """Not a 200 with finish_reason "stop" and empty content; the client does not re-run it."""
+    lead = scripted(WORKFLOW, fail=RuntimeError("conductor down") if failing == "conductor" else None)
+    workers = [scripted("ANSWER: C") for _ in range(3)] + [scripted("", fail=RuntimeError("worker down"))]
+    model = get_model("conductor/sim", conductor=lead, workers=workers, few_shot="none", memoize=False)
+    with running(model) as (url, _):
+        api = openai.OpenAI(base_url=url, api_key="none", timeout=30)
+        with pytest.raises(openai.InternalServerError, match=re.escape(fragment)) as failed:
+            api.chat.completions.create(model="conductor/sim", messages=MESSAGE, extra_body={"trace": True})
+    assert failed.value.status_code == 502 and failed.value.code == code
+    assert failed.value.body["code"] == code and len(lead.calls) == 1
+    assert failed.value.response.json()["conductor"]["round"]["answer"] is None
+
+
+def test_help_shows_defaults_and_an_example():
+    shown = subprocess.run([sys.executable, "-m", "workers.serve", "--help"], capture_output=True, text=True,
+                           check=True).stdout  # fmt: skip
+    assert "(default: 127.0.0.1)" in shown and "(default: 8000)" in shown
+    assert "python -m workers.serve --pool sim" in shown and "(default: 30.0)" in shown
+
+
+@pytest.mark.parametrize("args, fragment", [(["--pool", "nope"], "no pool file"), (["-M", "max_step=3"], "unknown -M")])
+def test_a_bad_pool_or_option_is_one_line_and_exit_2(args, fragment):
+    ran = subprocess.run([sys.executable, "-m", "workers.serve", "--pool", "sim", *args], capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert ran.returncode == 2 and fragment in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_the_server_prints_its_address_and_pool_when_ready():
+    server = subprocess.Popen([sys.executable, "-m", "workers.serve", "--pool", "sim", "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        ready = select.select([server.stdout], [], [], 120)[0]
+        line = server.stdout.readline() if ready else ""
+        assert re.fullmatch(r"serving conductor/sim on http://127\.0\.0\.1:\d+/v1 \(Ctrl\+C stops\)\n", line), line
+        base = line.split()[3]
+        assert httpx.get(base.removesuffix("/v1") + "/health", timeout=10).status_code == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_the_docs_client_example_runs_as_written():
+    """docs/conductor-model.md's client code against the sim pool (its conductor scripted here:
+    the pool's own SmolLM2 takes minutes on a shared CPU); only the address differs."""
+    page = (Path(__file__).parents[1] / "docs/conductor-model.md").read_text()
+    endpoint = page[page.index("## `python -m workers.serve`") :]
+    code = endpoint[endpoint.index("```python\n") + 10 :].split("```", 1)[0]
+    assert code.count("http://127.0.0.1:8000/v1") == 1
+    with serving() as (url, _):
+        ran = subprocess.run([sys.executable, "-c", code.replace("http://127.0.0.1:8000/v1", url)],
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "ANSWER:" in ran.stdout and "'model_id': [1, 3]" in ran.stdout

@@ -3,19 +3,25 @@
     python -m workers.serve --pool local                       # 127.0.0.1:8000, no key
     CONDUCTOR_API_KEY=secret python -m workers.serve --pool paper -M conductor=vllm/ckpt --port 9000
 
-Any OpenAI client then calls `POST /v1/chat/completions` (model `conductor/<pool>`); each request
-is one conductor round (workers/conductor_provider.py). The answer is the message content; with
-`extra_body={"trace": true}` the response also has a `conductor` field: the workflow, every step's
-worker, subtask, tokens, cost and latency (the round tree Inspect logs keep per sample).
-`usage` sums every call of the round, conductor and workers; `conductor.cost_usd` prices it.
-Simulated pools (`sim/` workers) must be told the correct answer, since that is what they
-simulate: `extra_body={"simulation": {"target": "C", "domain": "mmlu", "choices": [...]}}`.
+When it listens it prints one line: the model it serves and its address. Any OpenAI client then
+calls `POST /v1/chat/completions` (model `conductor/<pool>`, a pool file named by its stem); each
+request is one conductor round (workers/conductor_provider.py). The answer is the message
+content; with `extra_body={"trace": true}` the response also has a `conductor` field: the
+workflow, every step's worker, subtask, tokens, cost and latency (the round tree Inspect logs keep
+per sample, redacted as those are: workers/redact.py). `usage` sums every call of the round,
+conductor and workers; `conductor.cost_usd` prices it. Simulated pools (`sim/` workers) must be
+told the correct answer, since that is what they simulate:
+`extra_body={"simulation": {"target": "C", "domain": "mmlu", "choices": [...]}}`.
 
-Limits: an optional API key (`--api-key-env`, default CONDUCTOR_API_KEY: Bearer auth when that
-variable is set), a request size cap (`--max-request-bytes`), at most `--max-concurrency` rounds
-at once (more get 429 with Retry-After), a time limit per round (`--request-timeout`, 504). Not
-supported (400): streaming, n > 1, tools, images and other non-text content. Errors use OpenAI's
-shape (`{"error": {"message", "type", "param", "code"}}`) and never echo internals.
+Limits: an optional API key (`--api-key-env`, default CONDUCTOR_API_KEY: Bearer auth on every
+route but `GET /health` when that variable is set), a request size cap (`--max-request-bytes`),
+at most `--max-concurrency` rounds at once (more get 429 with Retry-After), a time limit per round
+(`--request-timeout`, 504), a time limit to receive a request (`--read-timeout`), to keep an idle
+connection (`--keep-alive-timeout`) and a cap on open connections (`--max-connections`;
+workers/slow_clients.py). A round that gives no answer (its conductor failed, its workflow was
+rejected, its last step failed) is a 502 naming what failed. Not supported (400): streaming,
+n > 1, tools, images and other non-text content. Errors use OpenAI's shape
+(`{"error": {"message", "type", "param", "code"}}`) and never echo internals.
 """
 
 from __future__ import annotations
@@ -34,12 +40,20 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, Model, get_model
+from starlette.exceptions import HTTPException
 
+from solvers.conductor import CONDUCTOR_ERROR
 from workers.conductor_provider import ConductorInputError
+from workers.redact import pool_label
+from workers.simulation import SimError, make_key
 
 ROLES = {"system": ChatMessageSystem, "developer": ChatMessageSystem, "user": ChatMessageUser,
          "assistant": ChatMessageAssistant}  # fmt: skip
 UNSUPPORTED = ("tools", "functions", "tool_choice", "response_format", "audio", "logprobs")
+SIMULATION_KEYS = ("target", "domain", "check", "choices", "item_id")
+HEALTH = "/health"
+ROUTES = "POST /v1/chat/completions, GET /v1/models, GET /health"
+NO_RETRY = {"x-should-retry": "false"}  # openai clients would otherwise re-run (and pay for) the round
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,9 @@ class Limits:
     max_request_bytes: int = 1_000_000
     max_concurrency: int = 4
     request_timeout: float = 1800.0
+    read_timeout: float = 30.0  # to receive a whole request (headers and body), from its first byte
+    keep_alive_timeout: int = 5  # uvicorn's own: an idle kept-alive connection is closed after it
+    max_connections: int = 256  # open at once, well under the usual 1,024 open files
 
 
 class RequestError(Exception):
@@ -62,10 +79,20 @@ class RequestError(Exception):
         return {"error": {"message": str(self), "type": self.kind, "param": self.param, "code": self.code}}
 
 
+class OpenAIJSON(JSONResponse):
+    """JSON with non-ASCII characters escaped: a reply always encodes, whatever text a round made."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, separators=(",", ":")).encode("ascii")
+
+
 def parse_request(body: Any, served: str) -> tuple[list[ChatMessage], bool, dict | None]:
-    """(messages, trace wanted, simulation key) of a chat completion request, or `RequestError`."""
+    """(messages, trace wanted, answer key arguments) of a chat completion request, or
+    `RequestError`. Everything is checked here, before a round spends a call."""
     if not isinstance(body, dict):
         raise RequestError(400, "the request body must be a JSON object")
+    if (where := _unencodable(body)) is not None:
+        raise RequestError(400, f"{where}: not valid Unicode (a lone surrogate); send UTF-8 text", param=where)
     if body.get("stream"):
         raise RequestError(400, "streaming is not supported: send stream=false", param="stream")
     if body.get("n", 1) != 1:
@@ -75,21 +102,37 @@ def parse_request(body: Any, served: str) -> tuple[list[ChatMessage], bool, dict
             raise RequestError(400, f"{key} is not supported by the conductor endpoint", param=key)
     model = body.get("model")
     if model not in (served, served.removeprefix("conductor/")):
-        raise RequestError(404, f"model {model!r} is not served here; this server serves {served!r}",
+        raise RequestError(404, f"that model is not served here; this server serves {served!r}",
                            param="model", code="model_not_found")  # fmt: skip
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise RequestError(400, "messages must be a non-empty list", param="messages")
     messages = [_message(m, i) for i, m in enumerate(raw)]
-    simulation = body.get("simulation")
-    if simulation is not None and not (isinstance(simulation, dict) and isinstance(simulation.get("target"), str)):
-        raise RequestError(400, "simulation must be an object with a string target", param="simulation")
-    return messages, bool(body.get("trace")), simulation
+    return messages, bool(body.get("trace")), _simulation(body.get("simulation"))
+
+
+def _unencodable(body: Any) -> str | None:
+    """Where in `body` a string (key or value) cannot be encoded as UTF-8, else None."""
+    todo: list[tuple[str, Any]] = [("body", body)]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                todo += [(f"{where} key", key), (f"{where}.{key}" if where != "body" else str(key), item)]
+        elif isinstance(value, list):
+            todo += [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return where.encode("ascii", "backslashreplace").decode()
+    return None
 
 
 def _message(raw: Any, index: int) -> ChatMessage:
     where = f"messages[{index}]"
-    if not isinstance(raw, dict) or raw.get("role") not in ROLES:
+    role = raw.get("role") if isinstance(raw, dict) else None
+    if not isinstance(role, str) or role not in ROLES:
         raise RequestError(400, f"{where}: role must be one of {', '.join(ROLES)}", param=where)
     content = raw.get("content")
     if isinstance(content, list):
@@ -101,7 +144,39 @@ def _message(raw: Any, index: int) -> ChatMessage:
         raise RequestError(400, f"{where}: content must be a string or a list of text parts", param=where)
     if raw.get("tool_calls") or raw.get("tool_call_id"):
         raise RequestError(400, f"{where}: tool calls are not supported", param=where)
-    return ROLES[raw["role"]](content=content)
+    return ROLES[role](content=content)
+
+
+def _simulation(raw: Any) -> dict | None:
+    """The answer key arguments of a `simulation` block, checked as the simulator checks them."""
+    if raw is None:
+        return None
+    if not (isinstance(raw, dict) and isinstance(raw.get("target"), str)):
+        raise RequestError(400, "simulation must be an object with a string target", param="simulation")
+    unknown = sorted(set(raw) - set(SIMULATION_KEYS))
+    if unknown:
+        raise RequestError(400, f"simulation: unknown {', '.join(unknown)}; known: {', '.join(SIMULATION_KEYS)}",
+                           param="simulation")  # fmt: skip
+    problem = _simulation_type_problem(raw)
+    try:
+        if problem is None:
+            make_key(**raw)
+    except SimError as error:
+        problem = str(error)
+    if problem:
+        raise RequestError(400, f"simulation: {problem}", param="simulation")
+    return dict(raw)
+
+
+def _simulation_type_problem(raw: dict) -> str | None:
+    if any(not isinstance(raw.get(k), str | None) for k in ("domain", "check")):
+        return "domain and check must be strings"
+    choices, item_id = raw.get("choices"), raw.get("item_id")
+    if choices is not None and not (isinstance(choices, list) and all(isinstance(c, str) for c in choices)):
+        return "choices must be a list of strings"
+    if item_id is not None and (isinstance(item_id, bool) or not isinstance(item_id, str | int)):
+        return "item_id must be a string or an integer"
+    return None
 
 
 def completion_body(served: str, answer: str, summary: dict | None, trace: bool) -> dict:
@@ -122,6 +197,23 @@ def completion_body(served: str, answer: str, summary: dict | None, trace: bool)
     return body
 
 
+def round_failure(round_tree: dict | None) -> RequestError | None:
+    """The 502 of a round that gave no answer, naming what failed; None when it answered."""
+    if not round_tree or round_tree.get("answer") is not None:
+        return None
+    rejection, why, steps = round_tree.get("rejection"), round_tree.get("rejection_message"), round_tree.get("steps")
+    if rejection == CONDUCTOR_ERROR:
+        what, code = f"the conductor failed: {why}", "conductor_failed"
+    elif rejection:
+        what, code = f"the conductor's workflow was rejected ({rejection}): {why}", "workflow_rejected"
+    elif steps:
+        last = steps[-1]
+        what, code = f"its last step (step {last['index']}, {last['model']}) failed: {last['error']}", "worker_failed"
+    else:
+        what, code = "its workflow kept the previous answer and there is none", "no_answer"
+    return RequestError(502, f"the round gave no answer: {what}", "server_error", code=code)
+
+
 def authorized(header: str | None, key: str | None) -> bool:
     if key is None:
         return True
@@ -129,41 +221,64 @@ def authorized(header: str | None, key: str | None) -> bool:
     return hmac.compare_digest(given.encode(), key.encode())
 
 
+def error(problem: RequestError, extra: dict | None = None) -> JSONResponse:
+    """The OpenAI-shaped response of `problem` (`extra`: more top-level fields)."""
+    headers = {"Retry-After": "1"} if problem.status == 429 else NO_RETRY if problem.status in (500, 502) else None
+    return OpenAIJSON({**problem.body(), **(extra or {})}, status_code=problem.status, headers=headers)
+
+
 def make_app(model: Model, limits: Limits = Limits()) -> Any:
-    """The FastAPI app serving `model` (a `conductor/<pool>` Inspect model)."""
+    """The FastAPI app serving `model` (a `conductor/<pool>` Inspect model): every route but
+    `GET /health` needs the key when one is set; no docs or OpenAPI schema are served."""
     from workers.sim_provider import answer_key
 
-    served = str(model)
+    served = served_name(model)
     simulated = any(str(w.model).startswith("sim/") for w in model.api.workers())  # type: ignore[attr-defined]
-    app = FastAPI(title=f"conductor-bench: {served}", docs_url=None, redoc_url=None)
+    app = FastAPI(title="conductor-bench endpoint", docs_url=None, redoc_url=None, openapi_url=None,
+                  default_response_class=OpenAIJSON)  # fmt: skip
     busy = {"rounds": 0}
 
-    def error(problem: RequestError) -> JSONResponse:
-        headers = {"Retry-After": "1"} if problem.status == 429 else None
-        return JSONResponse(problem.body(), status_code=problem.status, headers=headers)
+    @app.middleware("http")
+    async def require_key(request: Request, call_next: Any) -> Any:
+        if request.url.path == HEALTH or authorized(request.headers.get("authorization"), limits.api_key):
+            return await call_next(request)
+        return error(RequestError(401, "invalid or missing API key", "authentication_error"))
+
+    @app.exception_handler(HTTPException)
+    async def no_route(request: Request, problem: HTTPException) -> Any:
+        return error(RequestError(problem.status_code, f"{problem.detail}; routes: {ROUTES}"))
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, problem: Exception) -> Any:  # uvicorn logs the traceback
+        return error(RequestError(500, "internal error of the conductor endpoint; its log has the details",
+                                  "server_error"))  # fmt: skip
+
+    @app.get(HEALTH)
+    async def health() -> Any:
+        return {"status": "ok"}
 
     @app.get("/v1/models")
-    async def models(request: Request) -> Any:
-        if not authorized(request.headers.get("authorization"), limits.api_key):
-            return error(RequestError(401, "invalid or missing API key", "authentication_error"))
+    async def models() -> Any:
         return {"object": "list", "data": [{"id": served, "object": "model", "owned_by": "conductor-bench"}]}
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
         try:
-            if not authorized(request.headers.get("authorization"), limits.api_key):
-                raise RequestError(401, "invalid or missing API key", "authentication_error")
             body = await _read_json(request, limits.max_request_bytes)
             messages, trace, simulation = parse_request(body, served)
             if simulated and simulation is None:
-                raise RequestError(400, "this pool's workers are simulated and need the correct answer: pass "
-                                   "extra_body={'simulation': {'target': ..., 'domain': ...}}", param="simulation")
+                raise RequestError(
+                    400,
+                    "this pool's workers are simulated and need the correct answer: pass "
+                    "extra_body={'simulation': {'target': ..., 'domain': ...}}",
+                    param="simulation",
+                )
             if busy["rounds"] >= limits.max_concurrency:
                 raise RequestError(429, f"{limits.max_concurrency} rounds are running; retry shortly",
                                    "rate_limit_error")  # fmt: skip
             busy["rounds"] += 1
             try:
-                key = answer_key(**_key_args(simulation)) if simulation else contextlib.nullcontext()
+                key = answer_key(**simulation) if simulation else contextlib.nullcontext()
                 with key:
                     output = await asyncio.wait_for(model.generate(messages), limits.request_timeout)
             finally:
@@ -175,18 +290,16 @@ def make_app(model: Model, limits: Limits = Limits()) -> Any:
         except TimeoutError:
             return error(RequestError(504, f"the round took over {limits.request_timeout:g} s", "timeout_error"))
         summary = (output.metadata or {}).get("conductor")
+        if failure := round_failure((summary or {}).get("round")):
+            return error(failure, {"conductor": summary} if trace else None)
         return completion_body(served, output.completion, summary, trace)
 
     return app
 
 
-def _key_args(simulation: dict) -> dict:
-    allowed = ("target", "domain", "check", "choices", "item_id")
-    unknown = sorted(set(simulation) - set(allowed))
-    if unknown:
-        raise RequestError(400, f"simulation: unknown {', '.join(unknown)}; known: {', '.join(allowed)}",
-                           param="simulation")  # fmt: skip
-    return {k: simulation[k] for k in allowed if k in simulation}
+def served_name(model: Model) -> str:
+    """The model name clients use: `conductor/<pool name or pool file stem>`, never a path."""
+    return f"conductor/{pool_label(model.api.pool)}"  # type: ignore[attr-defined]
 
 
 async def _read_json(request: Any, limit: int) -> Any:
@@ -199,9 +312,20 @@ async def _read_json(request: Any, limit: int) -> Any:
         if len(data) > limit:
             raise RequestError(413, f"the request is over {limit} bytes", code="request_too_large")
     try:
-        return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise RequestError(400, "the request body is not valid JSON") from None
+        return json.loads(data, parse_constant=_not_a_number)
+    except json.JSONDecodeError as problem:
+        raise RequestError(400, f"the request body is not valid JSON: {problem.msg} (line {problem.lineno}, "
+                           f"column {problem.colno})") from None  # fmt: skip
+    except UnicodeDecodeError:
+        raise RequestError(400, "the request body is not UTF-8 JSON") from None
+    except RecursionError:
+        raise RequestError(400, "the request body nests too deeply") from None
+    except ValueError:  # an integer past Python's 4,300-digit limit, NaN or Infinity
+        raise RequestError(400, "the request body has a number that is too long or not finite") from None
+
+
+def _not_a_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
 
 
 def model_args(pairs: list[str]) -> dict[str, Any]:
@@ -217,25 +341,75 @@ def model_args(pairs: list[str]) -> dict[str, Any]:
     return args
 
 
-def main(argv: list[str] | None = None) -> None:
+def make_server(model: Model, limits: Limits, host: str, port: int) -> Any:
+    """The uvicorn server of the endpoint, with its read, idle and connection limits."""
     import uvicorn
 
-    parser = argparse.ArgumentParser(description="OpenAI-compatible endpoint for a conductor round on a pool")
+    from workers.slow_clients import guarded_protocol
+
+    class Announcing(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                host, port = self.servers[0].sockets[0].getsockname()[:2]
+                address = f"[{host}]" if ":" in host else host
+                print(f"serving {served_name(model)} on http://{address}:{port}/v1 (Ctrl+C stops)", flush=True)
+
+    config = uvicorn.Config(
+        make_app(model, limits), host=host, port=port, log_level="warning", ws="none",
+        http=guarded_protocol(limits.read_timeout, limits.max_connections),
+        timeout_keep_alive=limits.keep_alive_timeout,
+    )  # fmt: skip
+    return Announcing(config)
+
+
+EXAMPLE = """example:
+  python -m workers.serve --pool sim
+  then, from Python (a simulated pool is told the correct answer):
+    OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="none").chat.completions.create(
+        model="conductor/sim", messages=[{"role": "user", "content": "Which is prime? A) 4 B) 6 C) 7 D) 9"}],
+        extra_body={"simulation": {"target": "C", "domain": "mmlu"}})
+"""
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m workers.serve",
+        description="OpenAI-compatible endpoint for a conductor round on a pool",
+        formatter_class=_HelpFormatter,
+        epilog=EXAMPLE,
+    )
     parser.add_argument("--pool", default="local", help="bundled pool name or pool YAML path")
-    parser.add_argument("-M", dest="model_args", action="append", default=[], help="conductor option key=value")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("-M", dest="model_args", action="append", default=[], metavar="KEY=VALUE",
+                        help="conductor option, as `-M` of the conductor/<pool> model (repeatable)")  # fmt: skip
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free port)")
     parser.add_argument("--api-key-env", default="CONDUCTOR_API_KEY", help="variable holding the required key")
-    parser.add_argument("--max-request-bytes", type=int, default=Limits.max_request_bytes)
-    parser.add_argument("--max-concurrency", type=int, default=Limits.max_concurrency)
-    parser.add_argument("--request-timeout", type=float, default=Limits.request_timeout)
+    parser.add_argument("--max-request-bytes", type=int, default=Limits.max_request_bytes, help="413 past it")
+    parser.add_argument("--max-concurrency", type=int, default=Limits.max_concurrency,
+                        help="rounds at once (429 past it)")  # fmt: skip
+    parser.add_argument("--request-timeout", type=float, default=Limits.request_timeout, help="s per round (504)")
+    parser.add_argument("--read-timeout", type=float, default=Limits.read_timeout,
+                        help="s to receive a whole request; a slower connection is closed")  # fmt: skip
+    parser.add_argument("--keep-alive-timeout", type=int, default=Limits.keep_alive_timeout,
+                        help="s an idle connection is kept open")  # fmt: skip
+    parser.add_argument("--max-connections", type=int, default=Limits.max_connections,
+                        help="open connections; past it the longest-waiting idle one is closed")  # fmt: skip
     args = parser.parse_args(argv)
-    if args.max_concurrency < 1 or args.max_request_bytes < 1 or args.request_timeout <= 0:
-        raise SystemExit("--max-concurrency, --max-request-bytes and --request-timeout must be positive")
-    limits = Limits(os.environ.get(args.api_key_env) or None, args.max_request_bytes, args.max_concurrency,
-                    args.request_timeout)  # fmt: skip
-    model = get_model(f"conductor/{args.pool}", **model_args(args.model_args))
-    uvicorn.run(make_app(model, limits), host=args.host, port=args.port, log_level="warning")
+    numbers = ("max_request_bytes", "max_concurrency", "request_timeout", "read_timeout", "keep_alive_timeout",
+               "max_connections")  # fmt: skip
+    if bad := [f"--{n.replace('_', '-')}" for n in numbers if getattr(args, n) <= 0]:
+        parser.error(f"{', '.join(bad)} must be positive")
+    limits = Limits(os.environ.get(args.api_key_env) or None, **{n: getattr(args, n) for n in numbers})
+    try:
+        model = get_model(f"conductor/{args.pool}", **model_args(args.model_args))
+    except ValueError as problem:  # a bad pool or -M option, named with its fix
+        parser.exit(2, f"{parser.prog}: {problem}\n")
+    make_server(model, limits, args.host, args.port).run()
 
 
 if __name__ == "__main__":
