@@ -1,0 +1,35 @@
+"""How a user's mistake found when an eval starts ends `inspect eval`: one line on stderr and
+exit status 1, no traceback, whatever `--display` says.
+
+Inspect's exception hook prints a `PrerequisiteError` through its console, which `--display
+none` silences (the command exits 1 with no word); it exits 1 and prints nothing for a
+`SilentException`. So `refuse` prints the message itself and raises a `SilentException`, as
+Inspect does for `--json`. `SilentException` is private to Inspect: this module is the one
+place that names it; tests/test_start_checks.py fails if Inspect changes it.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+
+from inspect_ai._util.error import SilentException
+
+
+class StartError(SilentException):
+    """A bad option, pool or data file, refused before any sample runs."""
+
+
+def refuse(error: Exception) -> StartError:
+    """Print `error`'s message to stderr once; the exception to raise instead of it (Inspect's
+    CLI exits 1 on it silently). It keeps `error`'s type for Python callers: an `except
+    SourceError` or `except ValueError` that caught `error` catches it too."""
+    message = str(error)
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    kind = _refused_class(type(error))
+    return kind.__new__(kind, message)  # not kind(message): `error`'s __init__ may want other arguments
+
+
+@cache
+def _refused_class(kind: type[Exception]) -> type[StartError]:
+    return type(kind.__name__, (StartError, kind), {"__module__": kind.__module__, "__str__": Exception.__str__})
