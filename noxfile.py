@@ -6,6 +6,7 @@ nothing is downloaded from a model or dataset hub.
 
 import os
 import shutil
+import time
 import tomllib
 
 import nox
@@ -57,9 +58,22 @@ def ensure_chromium(session: nox.Session) -> None:
 
 @nox.session
 def main(session: nox.Session) -> None:
-    """The main job, offline on the embedded local pool: a conductor on 5 GPQA questions."""
+    """The main job, offline on the embedded local pool: a conductor on 5 GPQA questions. Fails when
+    the eval failed or scored no sample (`inspect eval` exits 0 on both)."""
     install(session)
+    started = time.time()
     session.run(*MAIN_JOB, *session.posargs)
+    session.run("python", "-m", "solvers.eval_status", "--since", str(started), *log_dir_option(session.posargs))
+
+
+def log_dir_option(args: list[str]) -> list[str]:
+    """The `--log-dir DIR` among an `inspect eval` command's arguments (none: Inspect's default)."""
+    for i, arg in enumerate(args):
+        if arg == "--log-dir" and i + 1 < len(args):
+            return ["--log-dir", args[i + 1]]
+        if arg.startswith("--log-dir="):
+            return ["--log-dir", arg.split("=", 1)[1]]
+    return []
 
 
 @nox.session

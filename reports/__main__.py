@@ -20,6 +20,7 @@ DEFAULT_OUT = "reports/out"
 DEFAULT_TASKS = "gpqa,math500,mmlu,aime2025"  # the offline benchmarks of the paper's tables
 PRESENT_LOGS = "logs/baselines"  # where `nox -s baselines` and the matrix runner write by default
 QUICK = {"pool": "sim-scripted", "limit": 6, "epochs": 3}  # every method with a standard error, in minutes
+REPORTS_EXTRA = 'pip install -e ".[reports]"'  # pandas, pyarrow, matplotlib, scipy (pyproject.toml)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -27,8 +28,9 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="tables, plots and the HTML page from existing logs")
     b.add_argument("--logs", required=True, help="directory of Inspect logs (searched recursively)")
-    sub.add_parser("credit", help="counterfactual credit of the conductor's steps (python -m reports credit -h)",
-                   add_help=False)
+    sub.add_parser(
+        "credit", help="counterfactual credit of the conductor's steps (python -m reports credit -h)", add_help=False
+    )
     r = sub.add_parser("reproduce", help="run the needed evals (matrix runner), then build")
     r.add_argument("--logs", default=None, help="build from these logs and run nothing")
     r.add_argument("--pool", default=None, help=f"pool to run on (default: build from {PRESENT_LOGS} when it "
@@ -68,8 +70,23 @@ def plan(args: argparse.Namespace, found: Callable[[str], bool] = has_logs) -> t
     )
 
 
+def missing_extra() -> str | None:
+    """One line naming the extra to install when the `reports` extra's packages are missing."""
+    try:
+        import matplotlib  # noqa: F401
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+        import scipy  # noqa: F401
+    except ModuleNotFoundError as error:
+        return f"python -m reports needs the `reports` extra ({error.name} is not installed): {REPORTS_EXTRA}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
+    if missing := missing_extra():
+        print(f"error: {missing}", file=sys.stderr)
+        return 1
     if given[:1] == ["credit"]:  # its own options: python -m reports credit -h
         from reports.credit import main as credit_main
 
@@ -78,12 +95,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     if decided:
         print(decided, flush=True)
-    logs = args.logs
+    logs, code = args.logs, 0
     if args.command == "reproduce" and not logs:
         args.pool, args.limit = args.pool or "local", args.limit or 2
         logs = args.log_dir or f"logs/reproduce-{args.pool}"
-        run = ["--tasks", args.tasks, "--pool", args.pool, "--limit", str(args.limit), "--log-dir", logs,
-               "--display", "plain"] + (["--methods", args.methods] if args.methods else [])
+        run = [
+            "--tasks",
+            args.tasks,
+            "--pool",
+            args.pool,
+            "--limit",
+            str(args.limit),
+            "--log-dir",
+            logs,
+            "--display",
+            "plain",
+        ] + (["--methods", args.methods] if args.methods else [])
         run += ["--epochs", str(args.epochs)] if args.epochs else []
         print(f"running the matrix: python -m solvers.matrix {' '.join(shlex.quote(x) for x in run)}", flush=True)
         from solvers.matrix import main as matrix_main
@@ -93,8 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"the matrix runner exited with {code}; building what the logs hold", flush=True)
     from reports.build import build
 
-    report = build(logs, args.out, training=args.training_runs, embed=args.embed,
-                   command=f"python -m reports {argv_text}")
+    report = build(
+        logs, args.out, training=args.training_runs, embed=args.embed, command=f"python -m reports {argv_text}"
+    )
     print(f"report: {report.page}")
     print(f"tables: {report.out / 'tables.md'}  missing cells: {report.out / 'missing.md'}")
     for name, seconds in report.timings.items():
@@ -104,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from reports.frame import load_samples
 
         print("\n".join(report_lines(load_samples(logs), [t for t in args.tasks.split(",") if t])))
-    return 0
+    return 1 if code else 0  # an eval of the matrix failed or scored no sample: built, but not a success
 
 
 if __name__ == "__main__":

@@ -35,8 +35,6 @@ from solvers.conductor import (
     check_settings,
     finish_sample,
     fixed_subtasks,
-    is_int,
-    need_option,
     sample_answer_constraint,
 )
 from solvers.executor import (
@@ -49,6 +47,7 @@ from solvers.executor import (
     final_answer,
     run_step,
 )
+from solvers.options import OptionError, checked_options, is_int, need_option
 from solvers.random_workflow import random_workflow as draw_workflow
 from solvers.team import current_task_name, resolve_workers
 from solvers.workflow import DEFAULT_MAX_STEPS
@@ -59,6 +58,7 @@ CHECK_OPTIONS = ("auto", *voting.CHECK_KINDS)
 
 
 @solver
+@checked_options
 def single_worker(
     worker: int = 0,
     pool: str | None = None,
@@ -79,6 +79,7 @@ def single_worker(
 
 
 @solver
+@checked_options
 def self_reflection(
     worker: int = 0,
     rounds: int = 5,
@@ -129,6 +130,7 @@ def self_reflection(
 
 
 @solver
+@checked_options
 def consensus(
     worker: int = 0,
     samples: int = 5,
@@ -173,6 +175,7 @@ def consensus(
 
 
 @solver
+@checked_options
 def mixture_of_agents(
     seed: int = 0,
     aggregator: int | None = None,
@@ -212,6 +215,7 @@ def mixture_of_agents(
 
 
 @solver
+@checked_options
 def smoothie(
     mode: str = "dependent",
     embeddings: str = "local",
@@ -243,7 +247,7 @@ def smoothie(
     try:
         source = embedding_source(embeddings, embeddings_base_url)
     except (ValueError, OSError, RuntimeError) as error:  # RuntimeError: a missing model package
-        raise ValueError(f"invalid solver option -S embeddings={embeddings!r}: {error}") from error
+        raise OptionError(f"invalid solver option -S embeddings={embeddings!r}: {error}") from error
     fitted: dict[str, list[list[list[float]]]] = {}  # task -> questions' output embeddings
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -282,6 +286,7 @@ def smoothie(
 
 
 @solver
+@checked_options
 def random_workflow(
     seed: int = 0,
     max_steps: int = DEFAULT_MAX_STEPS,
@@ -320,8 +325,6 @@ def baseline_options(options: dict) -> dict:
     """Validate the options every baseline shares; return all options for the record."""
     check_settings(Settings(on_error=options["on_error"], step_timeout=options["step_timeout"]))
     check_generation(max_tokens=options["max_tokens"], temperature=options["temperature"])
-    pool = options["pool"]
-    need_option(pool is None or isinstance(pool, str), "pool", pool, "a bundled pool name or a pool YAML path")
     return dict(options)
 
 

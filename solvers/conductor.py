@@ -43,6 +43,7 @@ from solvers.executor import (
 )
 from solvers.few_shot import FEW_SHOT_SETS, set_access
 from solvers.grammar import Constraint, answer_constraint, workflow_constraint
+from solvers.options import checked_options, is_int, need_option
 from solvers.prompts import QUESTION_MODES, QuestionMode
 from solvers.team import (
     CONDUCTOR_MAX_TOKENS,
@@ -93,6 +94,7 @@ class Settings:
 
 
 @solver
+@checked_options
 def conductor(
     pool: str | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
@@ -170,7 +172,6 @@ def conductor(
     )
     need_option(is_int(seed), "seed", seed, "an integer")
     need_option(grammar is None or isinstance(grammar, bool), "grammar", grammar, "true | false (or unset: auto)")
-    need_option(pool is None or isinstance(pool, str), "pool", pool, "a bundled pool name or a pool YAML path")
     register_eval_costs(pool)  # before Inspect checks that a --cost-limit eval's models have prices
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -259,25 +260,6 @@ def check_generation(**options: float | int | None) -> None:
             need_option(_is_number(value) and value >= 0, name, value, "a number >= 0")
         else:
             need_option(is_int(value) and value >= 1, name, value, "an integer >= 1")
-
-
-class OptionError(ValueError):
-    """A solver option that is not what it must be; `option`, `value` and `expected` let
-    another front end (the `conductor/<pool>` provider's `-M`) word it for its own flag."""
-
-    def __init__(self, option: str, value: object, expected: str) -> None:
-        super().__init__(f"invalid solver option -S {option}={value!r}: expected {expected}")
-        self.option, self.value, self.expected = option, value, expected
-
-
-def need_option(ok: bool, option: str, value: object, expected: str) -> None:
-    """Raise the start-up error for a solver option that is not `expected`."""
-    if not ok:
-        raise OptionError(option, value, expected)
-
-
-def is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_number(value: object) -> bool:

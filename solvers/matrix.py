@@ -212,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(line)
     from inspect_ai import eval_set
 
+    from solvers.eval_status import eval_problems
+
     roles = dict(role.split("=", 1) for role in args.model_role)
     success, logs = eval_set(
         eval_tasks(matrix.runs),
@@ -226,7 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"eval-set {'complete' if success else 'INCOMPLETE (rerun the same command to retry)'}: {args.log_dir}")
     for line in [*(f"NOT RUN (missing) {m}" for m in matrix.missing), *(f"NOT RUN (pool) {m}" for m in matrix.skipped)]:
         print(line)
-    return 0 if success and not matrix.missing else 1
+    problems = eval_problems(logs)
+    for line in problems:
+        print(f"FAILED {line}")
+    return 0 if success and not matrix.missing and not problems else 1
 
 
 if __name__ == "__main__":

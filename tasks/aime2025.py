@@ -13,7 +13,7 @@ from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import numeric_match
 from tasks.catalog import AIME2025
-from tasks.common import build_dataset
+from tasks.common import build_dataset, checked_task
 from tasks.prompts import numeric_prompt
 from tasks.sources import text_field
 
@@ -26,6 +26,7 @@ def record_to_sample(record: dict[str, Any]) -> Sample:
 
 
 @task
+@checked_task
 def aime2025(
     data_file: str | None = None,
     source: str | None = None,

@@ -33,7 +33,7 @@ from sandboxes.compose import task_sandbox
 from scorers.code_bcb import DEFAULT_TIMEOUT, RESPONSE_PREFILL, BCBProblem, build_prompt, check_split, check_subset
 from scorers.code_scorers import bigcodebench_scorer
 from tasks.catalog import BIGCODEBENCH, BIGCODEBENCH_HARD, BIGCODEBENCH_VERSION
-from tasks.common import build_dataset
+from tasks.common import build_dataset, checked_task
 from tasks.sources import HubSource, Source
 
 
@@ -70,6 +70,7 @@ def record_to_sample(
 
 
 @task
+@checked_task
 def bigcodebench(
     split: str = "complete",
     subset: str = "hard",

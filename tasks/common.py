@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from tasks.sources import DataRecordError, Downloader, LoadedRecords, Source, load_records
+from solvers.options import checked
+from tasks.sources import DataRecordError, Downloader, LoadedRecords, Source, SourceError, load_records
 
 RecordToSample = Callable[[dict[str, Any]], Sample | None]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def checked_task(factory: F) -> F:
+    """Under `@task`: a bad -T option or data file ends the eval with one line before any
+    sample runs (`solvers.options.checked`); the tasks raise ValueError or SourceError only
+    for those."""
+    return checked(factory, "-T", ValueError, SourceError)
 
 
 def samples_from_records(benchmark: str, loaded: LoadedRecords, record_to_sample: RecordToSample) -> list[Sample]:

@@ -18,7 +18,7 @@ from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import choice_letter
 from tasks.catalog import GPQA_DIAMOND
-from tasks.common import build_dataset
+from tasks.common import build_dataset, checked_task
 from tasks.prompts import LETTERS, multiple_choice_prompt
 from tasks.sources import text_field
 
@@ -55,6 +55,7 @@ def record_to_sample(record: dict[str, Any], seed: int = 0, shuffle: bool = True
 
 
 @task
+@checked_task
 def gpqa_diamond(
     domain: str | None = None,
     data_file: str | None = None,

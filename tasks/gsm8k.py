@@ -15,7 +15,7 @@ from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import numeric_match
 from tasks.catalog import GSM8K
-from tasks.common import build_dataset
+from tasks.common import build_dataset, checked_task
 from tasks.prompts import numeric_prompt
 from tasks.sources import RecordError, is_number, text_field
 
@@ -44,6 +44,7 @@ def record_to_sample(record: dict[str, Any]) -> Sample:
 
 
 @task
+@checked_task
 def gsm8k(
     data_file: str | None = None,
     source: str | None = None,

@@ -22,7 +22,7 @@ from sandboxes.compose import task_sandbox
 from scorers.code_humaneval import DEFAULT_TIMEOUT
 from scorers.code_scorers import humaneval_scorer
 from tasks.catalog import HUMANEVAL_HUB, HUMANEVAL_WHEEL
-from tasks.common import build_dataset
+from tasks.common import build_dataset, checked_task
 
 HUMANEVAL_INSTRUCTION = (
     "Complete the following Python function. Write the complete function (with the "
@@ -54,6 +54,7 @@ def record_to_sample(record: dict[str, Any]) -> Sample:
 
 
 @task
+@checked_task
 def humaneval(
     data_file: str | None = None,
     source: str | None = None,

@@ -43,7 +43,7 @@ from scorers.code_lcb import (
 )
 from scorers.code_scorers import livecodebench_scorer
 from tasks.catalog import LIVECODEBENCH_FILES, LIVECODEBENCH_REPO, LIVECODEBENCH_REVISION
-from tasks.common import norm_name, parse_filter
+from tasks.common import checked_task, norm_name, parse_filter
 from tasks.sources import FileSource, HubFilesSource, LoadedRecords, SourceError, load_records, resolve_user_path
 
 # --------------------------------------------------------------------------- prompts (official)
@@ -187,6 +187,7 @@ def select_problems(
 
 
 @task
+@checked_task
 def livecodebench(
     release: str = "v6",
     start_date: str | None = None,

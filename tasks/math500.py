@@ -28,7 +28,7 @@ from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import math_equivalence
 from tasks.catalog import MATH500
-from tasks.common import build_dataset
+from tasks.common import build_dataset, checked_task
 from tasks.prompts import math_prompt
 from tasks.splits import check_split, hash_split
 
@@ -69,6 +69,7 @@ def split_key(sample: Sample) -> str:
 
 
 @task
+@checked_task
 def math500(
     split: str | None = None,
     level: str | None = None,

@@ -24,7 +24,7 @@ from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import choice_letter
 from tasks.catalog import MMLU
-from tasks.common import build_dataset, norm_name
+from tasks.common import build_dataset, checked_task, norm_name
 from tasks.prompts import LETTERS, multiple_choice_prompt
 from tasks.sources import RecordError, text_field
 from tasks.splits import check_split, hash_split
@@ -67,6 +67,7 @@ def record_to_sample(record: dict[str, Any]) -> Sample | None:
 
 
 @task
+@checked_task
 def mmlu(
     split: str = "all",
     subject: str | None = None,

@@ -27,7 +27,7 @@ from inspect_ai.solver import generate
 
 from scorers.rlpr import check_mode, rlpr_grader
 from tasks.catalog import RLPR
-from tasks.common import build_dataset, check_filter, norm_name, parse_filter
+from tasks.common import build_dataset, check_filter, checked_task, norm_name, parse_filter
 from tasks.splits import check_split, hash_split
 
 SPLIT_SALT = "conductor-bench/rlpr-split/v1:"
@@ -88,6 +88,7 @@ def _answer(record: dict[str, Any]) -> str:
 
 
 @task
+@checked_task
 def rlpr(
     split: str | None = None,
     judge: str = "auto",

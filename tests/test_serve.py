@@ -284,7 +284,7 @@ def test_help_shows_defaults_and_an_example():
     assert "python -m workers.serve --pool sim" in shown and "(default: 30.0)" in shown
 
 
-@pytest.mark.parametrize("args, fragment", [(["--pool", "nope"], "no pool file"), (["-M", "max_step=3"], "unknown -M")])
+@pytest.mark.parametrize("args, fragment", [(["--pool", "nope"], "no pool file"), (["-M", "max_step=3"], "unknown option -M max_step")])
 def test_a_bad_pool_or_option_is_one_line_and_exit_2(args, fragment):
     ran = subprocess.run([sys.executable, "-m", "workers.serve", "--pool", "sim", *args], capture_output=True,
                          text=True, timeout=120)  # fmt: skip

@@ -80,14 +80,14 @@ def evaluate(method: dict, tasks: list, log_dir: Path, limit: int, seed: int) ->
     """One method on the held-out tasks (fresh ones: `eval_tasks`), logs in `log_dir`: `sample_rows`."""
     from inspect_ai import eval as inspect_eval
 
+    from solvers.eval_status import eval_problems
+
     logs = inspect_eval(tasks, solver=method["solver"], model_roles=method["roles"] or None, limit=limit,
                         seed=seed, display="none", log_dir=str(log_dir))  # fmt: skip
-    rows = []
-    for log in logs:
-        if log.status != "success":
-            raise SystemExit(f"{method['label']} on {log.eval.task}: {log.status} ({log.error})")
-        rows += sample_rows(method["label"], log.eval.task, log.samples or [])
-    return rows
+    problems = eval_problems(logs)
+    if problems:
+        raise SystemExit("\n".join(f"error: {method['label']} on {line}" for line in problems))
+    return [row for log in logs for row in sample_rows(method["label"], log.eval.task, log.samples or [])]
 
 
 def cli_value(value: Any) -> str:

@@ -9,7 +9,7 @@ writes a workflow for the chat input, the workers run it, the last step's respon
 output. `-M conductor=<model>` picks the conductor (else `--model-role conductor`, else the
 pool's); every solver option is a model arg (`-M max_steps=3 -M few_shot=none ...`). A bad
 option, model, pool file or cycle of pools fails when Inspect builds the model, as one
-`StartError` that names it and the fix (printed by `inspect eval` without a traceback).
+start error that names it and the fix (`workers.start_error`: one line, no traceback).
 
 The output carries the round tree in `metadata["conductor"]` (as a sample's metadata under the
 solver: tokens and cost summed over every call, conductor and workers, and each call's own).
@@ -41,21 +41,12 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from solvers.conductor import (
-    OptionError,
-    Settings,
-    answer_constraint_for,
-    check_generation,
-    check_settings,
-    conduct,
-    is_int,
-    need_option,
-    summary,
-)
+from solvers.conductor import Settings, answer_constraint_for, check_generation, check_settings, conduct, summary
 from solvers.executor import Worker
+from solvers.options import OptionError, is_int, need_option
 from solvers.team import model_conductor, pool_conductor, pool_workers, replaced_workers, sample_subset
 from workers.pools import known_prices, load_pool
-from workers.start_error import StartError, printed_cleanly
+from workers.start_error import printed_cleanly, start_error
 
 SETTINGS = tuple(Settings.__dataclass_fields__)
 GENERATION = ("temperature", "max_tokens", "worker_temperature", "worker_max_tokens", "pool_size", "seed", "grammar")
@@ -71,12 +62,12 @@ class ConductorInputError(ValueError):
 
 def options(args: dict[str, Any], pool: str = "<pool>") -> tuple[Settings, dict[str, Any], dict[str, Any]]:
     """(conductor settings, generation options, model choices) from `-M` args, checked as the
-    solver checks its `-S` options; a bad one is a `StartError` naming `-M` option and fix."""
+    solver checks its `-S` options; a bad one is a start error naming the `-M` option and fix."""
     for name in args:
         if name not in ARGS:
             close = difflib.get_close_matches(name, ARGS, n=1)
             fix = f"did you mean -M {close[0]}?" if close else f"use one of {', '.join(ARGS)}"
-            raise StartError(f"conductor/{pool}: unknown option -M {name}; fix: {fix}")
+            raise start_error(f"conductor/{pool}: unknown option -M {name}; fix: {fix}")
     fields = {k: (v.lower() if isinstance(v, str) and k in ("access", "question", "subtasks") else v)
               for k, v in args.items() if k in SETTINGS}  # fmt: skip
     generation = {k: args.get(k) for k in GENERATION}
@@ -89,7 +80,7 @@ def options(args: dict[str, Any], pool: str = "<pool>") -> tuple[Settings, dict[
         need_option(grammar is None or isinstance(grammar, bool), "grammar", grammar, "true | false (or unset: auto)")
         models = _check_models({k: args.get(k) for k in MODELS})
     except OptionError as error:
-        raise StartError(
+        raise start_error(
             f"conductor/{pool}: invalid {_given(error.option, error.value)}; fix: expected {error.expected}"
         ) from None
     generation["seed"] = generation["seed"] or 0
@@ -156,7 +147,7 @@ def _start_check(problem: str, fix: str | None = None) -> Iterator[None]:
         if printed_cleanly(error):
             raise
         detail = " ".join(str(error).split())[:500].rstrip(".")
-        raise StartError(f"{problem}: {detail}" + (f"; fix: {fix}" if fix else "")) from None
+        raise start_error(f"{problem}: {detail}" + (f"; fix: {fix}" if fix else "")) from None
 
 
 class ConductorAPI(ModelAPI):

@@ -46,6 +46,7 @@ from solvers.conductor import CONDUCTOR_ERROR
 from workers.conductor_provider import ConductorInputError
 from workers.redact import pool_label
 from workers.simulation import SimError, make_key
+from workers.start_error import StartError
 
 ROLES = {"system": ChatMessageSystem, "developer": ChatMessageSystem, "user": ChatMessageUser,
          "assistant": ChatMessageAssistant}  # fmt: skip
@@ -407,8 +408,8 @@ def main(argv: list[str] | None = None) -> None:
     limits = Limits(os.environ.get(args.api_key_env) or None, **{n: getattr(args, n) for n in numbers})
     try:
         model = get_model(f"conductor/{args.pool}", **model_args(args.model_args))
-    except ValueError as problem:  # a bad pool or -M option, named with its fix
-        parser.exit(2, f"{parser.prog}: {problem}\n")
+    except ValueError as problem:  # a bad pool or -M option, named with its fix (a StartError is printed already)
+        parser.exit(2, "" if isinstance(problem, StartError) else f"{parser.prog}: {problem}\n")
     make_server(model, limits, args.host, args.port).run()
 
 

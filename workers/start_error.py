@@ -1,24 +1,46 @@
-"""`StartError`: a user's mistake found when Inspect constructs a model (bad `-M` option, missing
-pool file), which `inspect eval` prints as one readable message, without a traceback, and exits 1.
+"""How a user's mistake found when an eval starts (a bad `-S`/`-T`/`-M` option, pool or data file)
+ends `inspect eval`: one line on stderr and exit status 1, no traceback, whatever `--display` says.
 
-Inspect's exception hook prints exactly its private `PrerequisiteError` that way (checked in
-Inspect 0.3.285, `inspect_ai._util.error.exception_hook`); this module is the one place that
-imports it, and `tests/test_conductor_provider_start.py` fails if Inspect changes that.
+Inspect's exception hook prints a `PrerequisiteError` through its console, which `--display
+none` silences (the command exits 1 with no word); it exits 1 and prints nothing for a
+`SilentException`. So `refuse` prints the message itself and raises a `SilentException`, as
+Inspect does for `--json`. `SilentException` is private to Inspect: this module is the one
+place that names it (and `PrerequisiteError`, which Inspect prints cleanly itself);
+tests/test_start_checks.py and tests/test_conductor_provider_start.py fail if Inspect changes them.
 """
 
 from __future__ import annotations
 
-from inspect_ai._util.error import PrerequisiteError
-from rich.text import Text
+import sys
+from functools import cache
+
+from inspect_ai._util.error import PrerequisiteError, SilentException
 
 
-class StartError(PrerequisiteError, ValueError):
-    """One readable start-up message; a ValueError to Python callers of `get_model()`."""
+class StartError(SilentException):
+    """A bad option, pool or data file, refused before any sample runs."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(Text(message))  # Text: printed as written, never read as rich markup
+
+def refuse(error: Exception) -> StartError:
+    """Print `error`'s message to stderr once; the exception to raise instead of it (Inspect's
+    CLI exits 1 on it silently). It keeps `error`'s type for Python callers: an `except
+    SourceError` or `except ValueError` that caught `error` catches it too."""
+    message = str(error)
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    kind = _refused_class(type(error))
+    return kind.__new__(kind, message)  # not kind(message): `error`'s __init__ may want other arguments
+
+
+@cache
+def _refused_class(kind: type[Exception]) -> type[StartError]:
+    return type(kind.__name__, (StartError, kind), {"__module__": kind.__module__, "__str__": Exception.__str__})
+
+
+def start_error(message: str) -> StartError:
+    """`refuse` for a message of our own (a `ValueError` to Python callers)."""
+    return refuse(ValueError(message))
 
 
 def printed_cleanly(error: BaseException) -> bool:
-    """Whether Inspect's CLI already prints `error` as a message without a traceback."""
-    return isinstance(error, PrerequisiteError)
+    """Whether `error` already reached the user as a message without a traceback."""
+    return isinstance(error, (StartError, PrerequisiteError))

@@ -19,8 +19,8 @@ from pathlib import Path
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from solvers.baselines import answer_alone, baseline_options, finish_baseline, sample_workers
-from solvers.conductor import need_option
 from solvers.executor import ErrorPolicy, RoundRecord, Worker, execute_workflow, final_answer
+from solvers.options import OptionError, checked_options, need_option
 from solvers.routers.features import featurize
 from solvers.routers.mas_router import MASRouter, plan_workflow
 from solvers.routers.outcomes import router_cache_dir
@@ -42,11 +42,11 @@ def load_router(kind: str, router_file: str | None, pool: str | None) -> RouterD
     path = Path(router_file) if router_file else default_router_file(kind, pool)
     train = f"python -m solvers.routers.train {kind} --pool {pool or DEFAULT_POOL} --task math500 --out {path}"
     if not path.is_file():
-        raise ValueError(f"{kind}: router file {path} not found; train it first: `{train}` (or -S router_file=<file>)")
+        raise OptionError(f"{kind}: router file {path} not found; train it first: `{train}` (or -S router_file=<file>)")
     try:
         data = json.loads(path.read_text())
     except ValueError as error:
-        raise ValueError(f"{kind}: router file {path} is not JSON ({error}); retrain it: `{train}`") from error
+        raise OptionError(f"{kind}: router file {path} is not JSON ({error}); retrain it: `{train}`") from error
     return (RouterDC if kind == "router_dc" else MASRouter).from_dict(data)
 
 
@@ -75,6 +75,7 @@ def sample_domain(state: TaskState) -> str:
 
 
 @solver
+@checked_options
 def router_dc(
     router_file: str | None = None,
     pool: str | None = None,
@@ -107,6 +108,7 @@ def router_dc(
 
 
 @solver
+@checked_options
 def mas_router(
     router_file: str | None = None,
     pool: str | None = None,
