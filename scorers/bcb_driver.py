@@ -1,4 +1,4 @@
-"""BigCodeBench driver: runs INSIDE the sandbox as `python3 bcb_driver.py <limit>`.
+"""BigCodeBench driver: runs INSIDE the sandbox as `python3 -I bcb_driver.py <limit> [<capabilities>]`.
 
 Mirrors the official harness (bigcodebench 0.2.5, `eval/__init__.py:unsafe_execute`
 and `eval/utils.py`): `safe_environment()` (process functions replaced: kill/killpg
@@ -31,18 +31,27 @@ The tests must run in the solution's process, so the verdict is protected in lay
   and requires one report per test, a final report, well-formed messages and a
   normal end; skips and expected failures pass only where the test source declares
   them (`skip...`, `expectedFailure`);
+* the test machinery is imported and pinned before the solution loads (`Pins`): the
+  test source's own imports are imported first, and every module then in `sys.modules`,
+  what the test source's imports bind in the module, and `TestCases` built on the pinned
+  `unittest.TestCase` (its metaclass `type`, no base class with the solution's methods) are
+  checked after the module loads, after every test and at the end;
 * unittest's, numpy's and pandas' assertions and the test's own methods are wrapped
   before the solution runs (`Guard`): a failing one is entered in a ledger that each
   test's report carries, so a failure that unittest's result objects later lose (an
-  `_Outcome` flag, a swapped result) still fails; operands whose comparison the
-  solution's own code decides (`Screen`: an `__eq__`, `__bool__`, `__class__`... of a
-  class the solution made or patched, also inside lists, tuples, dicts, sets and object
-  arrays) fail the assertion and flag the run;
+  `_Outcome` flag, a swapped result) still fails; the operands are checked by what they
+  are (`Screen`: a type allowlist walked through containers, instance state and proxies;
+  an operand compared by the solution's own code, a C-level proxy, a C type outside the
+  allowlist, or a wildcard such as `mock.ANY` the test does not use itself fails the
+  assertion and flags the run);
 * just before the solution loads, an audit hook (which cannot be removed) refuses the
   solution's code frames (`sys._getframe`, `tb_frame`, `gi_frame`..., also through
   `inspect.currentframe`, `inspect.stack`, `logging.currentframe`, `traceback.walk_*`),
-  the object graph (`gc.get_objects/referrers/referents`), trace/profile hooks and audit
-  hooks of its own (`guard_introspection`), so it cannot walk to the reporter;
+  the object graph (`gc.get_objects/referrers/referents`), trace/profile hooks, audit
+  hooks of its own and ctypes (unless the task imports ctypes; its routes into the
+  interpreter, C-API symbols such as `PyEval_GetFrame` and objects or memory at an address,
+  whenever the solution's code is on the stack at all) (`guard_introspection`), so it
+  cannot walk to the reporter;
 * the child snapshots the unittest machinery, builtins, `numpy.testing` /
   `pandas.testing`, its own reporting code and state (the guard and screen) and the
   loaded `TestCases` (objects and code objects) before the solution runs, and re-checks
@@ -50,17 +59,19 @@ The tests must run in the solution's process, so the verdict is protected in lay
   source does not ask for (`SkipTest` raised by the solution) is reported as tampering,
   which fails.
 
-Residual risk: all of the child's checks run in the solution's own interpreter. Code
-written against this driver can still reach objects by routes the audit hook does not
-see (a signal handler's frame argument, `asyncio` task stacks), defeat the operand
-screen by changing what it runs on (the wrapped assertions' closures, this module's
-classes and globals) and restoring it before the per-test check,
-patch objects that are not watched (e.g. a pandas method a test relies on), answer
-comparisons the test makes itself (`assertTrue(a == b)`, `np.array_equal`, `df.equals`)
-with its own objects or a mock set to compare equal, or give its code a library file
-name (`compile(..., "/usr/lib/...")`). Honest solutions lose `inspect.stack()` and
-friends, and one whose own class decides an assertion's comparison (a dataclass it
-returns) fails. The official harness has none of these checks.
+Residual risk: all of the child's checks run in the solution's own interpreter (see
+docs/security.md for the classes that remain). Code written against this driver can still
+reach objects by routes the audit hook does not see (a signal handler's frame argument,
+`asyncio` task stacks), write memory through ctypes functions that raise no audit event in
+Python 3.11 (`ctypes.memmove`) or a native library it writes and loads, defeat the checks by
+changing what they run on (the wrapped assertions' closures, this module's classes and
+globals) and restoring it before the per-test check, patch objects that are not watched (e.g.
+a pandas method a test relies on), answer comparisons the test makes itself
+(`assertTrue(a == b)`, `np.array_equal`, `df.equals`) with its own objects, or give its code a
+library file name (`compile(..., "/usr/lib/...")`). Honest solutions lose `inspect.stack()`
+and friends and ctypes (outside ctypes tasks); one whose own class decides an assertion's
+comparison (a dataclass it returns), or that returns a value of a C type outside the
+allowlist to an assertion, fails. The official harness has none of these checks.
 """
 
 from __future__ import annotations

@@ -24,12 +24,13 @@ WORDS = BCBProblem.from_record(RECORDS["BigCodeBench/9000"])
 
 # WRONG answers: the tests call task_func(text, top_n) and assertEqual a list of (word, count);
 # top_n <= 0 must raise ValueError (the answers below raise it, so only assertEqual is forged).
+# Eq equals any list (and nothing else): a probe with a stranger object does not reveal it.
 ALWAYS_EQUAL = """import collections, weakref
 class Eq:
     def __eq__(self, other):
-        return True
+        return isinstance(other, list)
     def __ne__(self, other):
-        return False
+        return not isinstance(other, list)
     __hash__ = object.__hash__
 KEEP = Eq()
 def task_func(text, top_n=3):
