@@ -501,10 +501,12 @@ SCALARS = frozenset((int, float, str, bytes, bool, complex, type(None)))
 C_METHODS = (types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType,
              types.GetSetDescriptorType, types.MemberDescriptorType)  # fmt: skip
 _MRO, _DICT = type.__dict__["__mro__"], type.__dict__["__dict__"]
-# C types that compare by their own C code over values of their own: the allowlist (by module)
+# C types that compare by their own C code over values of their own: the allowlist (by top-level
+# module: the standard library's value types and the BigCodeBench libraries that define such types)
 C_VALUE_MODULES = ("builtins", "datetime", "_datetime", "decimal", "_decimal", "numpy", "pandas", "array", "re",
                    "zoneinfo", "_zoneinfo", "collections", "_collections", "pathlib", "fractions", "ipaddress",
-                   "uuid", "time", "enum", "PIL", "matplotlib", "scipy")  # fmt: skip
+                   "uuid", "time", "enum", "sqlite3", "PIL", "matplotlib", "scipy", "sklearn", "shapely", "cv2",
+                   "dateutil", "pytz")  # fmt: skip
 PROXIES = (*weakref.ProxyTypes, types.MappingProxyType)  # compare as a value the screen cannot see
 LEAVES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
           types.CodeType, range, bytearray, memoryview)  # fmt: skip

@@ -212,3 +212,71 @@ async def test_round3_a_task_that_imports_ctypes_keeps_it(runner):
     result = await check_bigcodebench(fence(code), problem, runner, 20)
     assert result.correct, result.reason
     assert "ctypes" in capabilities(problem) and "ctypes" not in capabilities(WORDS)
+
+
+# ------------------------------------------------------------------ the operand allowlist (pure, no sandbox)
+
+
+def _list_equal():
+    """An object equal to any list, of a class made now (after the screen: as the answer's would
+    be) by code outside the Python library."""
+
+    class _ListEqual:
+        def __eq__(self, other):
+            return isinstance(other, list)
+
+        __hash__ = object.__hash__
+
+    return _ListEqual()
+
+
+def _screen(wildcards=False):
+    from scorers.bcb_driver import Screen
+
+    return Screen(solution_lines=0, wildcards=wildcards)
+
+
+@pytest.mark.parametrize(
+    ("make", "word"),
+    [
+        (lambda keep: __import__("weakref").proxy(keep), "proxy"),
+        (lambda keep: __import__("types").MappingProxyType({1: keep}), "proxy"),
+        (lambda keep: __import__("collections").UserList([keep]), "_ListEqual.__eq__"),
+        (lambda keep: __import__("collections").deque([keep]), "_ListEqual.__eq__"),
+        (lambda keep: __import__("types").SimpleNamespace(a=keep), "_ListEqual.__eq__"),
+        (lambda keep: {1: (keep,)}.values(), "_ListEqual.__eq__"),
+        (lambda keep: __import__("unittest.mock").mock.ANY, "wildcard"),
+        (lambda keep: [__import__("unittest.mock").mock.ANY], "wildcard"),
+    ],
+)
+def test_screen_refuses_what_an_operand_is_not(make, word):
+    screen = _screen()
+    problem = screen.problem([make(_list_equal()), []])
+    assert problem is not None and word in problem, problem
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [("a", 1)],
+        __import__("collections").deque([1, 2]),
+        __import__("collections").UserList([1]),
+        __import__("collections").OrderedDict(a=1),
+        __import__("types").SimpleNamespace(a=1),
+        __import__("decimal").Decimal("1.5"),
+        __import__("fractions").Fraction(1, 3),
+        __import__("datetime").date(2024, 1, 2),
+        __import__("pathlib").PurePosixPath("/a"),
+        {1: 2}.keys(),
+        slice(1, 2),
+        int,
+    ],
+)
+def test_screen_accepts_plain_values_in_library_types(value):
+    assert _screen().problem([value, value.__class__]) is None
+
+
+def test_a_wildcard_is_accepted_where_the_test_uses_one():
+    from unittest import mock
+
+    assert _screen(wildcards=True).problem([[mock.call(1, mock.ANY)], [mock.call(1, 2)]]) is None
