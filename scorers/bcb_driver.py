@@ -646,6 +646,7 @@ class Screen:
             return None  # one object compared with itself: nothing the solution can bend
         self.cache.clear()
         self.files.clear()
+        wildcards = []  # library objects that compare in Python: probed once all they hold is vouched for
         while stack and budget > 0:
             value, budget = stack.pop(), budget - 1
             cls = type(value)
@@ -659,14 +660,21 @@ class Screen:
             try:
                 items, why = self._inside(value, cls, budget)
             except Exception as exc:  # noqa: BLE001 - what cannot be looked into cannot be vouched for
-                why = f"an operand of type {cls.__qualname__} could not be checked ({type(exc).__name__})"
+                items, why = [], f"an operand of type {cls.__qualname__} could not be checked ({type(exc).__name__})"
             if why:
                 return why
+            if items is None:  # compares in Python library code over its own state
+                items = _state(value)
+                wildcards.append(value)
             stack.extend(items)
+        for value in wildcards if not self.wildcards else ():
+            if _equals_a_stranger(value):
+                return f"an operand of type {type(value).__qualname__} equals an object it has never seen (a wildcard)"
         return None
 
     def _inside(self, value, cls, budget):
-        """(the values `value` compares through, why it cannot be compared or None)."""
+        """(the values `value` compares through, why it cannot be compared or None); None for the
+        values: a library class that compares in Python (its state is walked and it is probed)."""
         numpy, pandas = sys.modules.get("numpy"), sys.modules.get("pandas")
         if issubclass(cls, dict):
             return [v for _, kv in zip(range(budget), dict.items(value), strict=False) for v in kv], None
@@ -693,9 +701,7 @@ class Screen:
             if module in C_VALUE_MODULES:
                 return [], None
             return [], f"an operand of type {cls.__qualname__} compares through C code outside the allowlist"
-        if not self.wildcards and _equals_a_stranger(value):
-            return [], f"an operand of type {cls.__qualname__} equals an object it has never seen (a wildcard)"
-        return _state(value), None
+        return None, None  # a library class comparing in Python: its state is walked, then it is probed
 
 
 def _equals_a_stranger(value):
