@@ -49,8 +49,8 @@ The tests must run in the solution's process, so the verdict is protected in lay
   `inspect.currentframe`, `inspect.stack`, `logging.currentframe`, `traceback.walk_*`),
   the object graph (`gc.get_objects/referrers/referents`), trace/profile hooks, audit
   hooks of its own and ctypes (unless the task imports ctypes; its routes into the
-  interpreter, C-API symbols such as `PyEval_GetFrame` and objects or memory at an address,
-  whenever the solution's code is on the stack at all) (`guard_introspection`), so it
+  interpreter, C-API symbols such as `PyEval_GetFrame`, an object from its id and memory read
+  at an address, whenever the solution's code is on the stack at all) (`guard_introspection`), so it
   cannot walk to the reporter;
 * the child snapshots the unittest machinery, builtins, `numpy.testing` /
   `pandas.testing`, its own reporting code and state (the guard and screen) and the
@@ -732,10 +732,12 @@ INTROSPECTION = frozenset(("sys._getframe", "sys._current_frames", "gc.get_objec
 FRAME_ATTRIBUTES = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
 
 
-# ctypes events that reach into the interpreter itself (its C API, raw memory, objects from
-# addresses): refused whenever the answer's code is anywhere on the stack, library frames between
-INTERPRETER_CTYPES = frozenset(("ctypes.PyObj_FromPtr", "ctypes.cdata", "ctypes.cdata/buffer", "ctypes.string_at",
-                                "ctypes.wstring_at", "ctypes.addressof"))  # fmt: skip
+# ctypes events that reach into the interpreter itself (an object from an id, memory read at an
+# address; C-API symbols below): refused whenever the answer's code is anywhere on the stack,
+# library frames between. "ctypes.cdata" (a ctypes value at an address) is not among them: the
+# libraries' own ctypes code raises it (multiprocessing's shared values), so only the answer's own
+# use is refused.
+INTERPRETER_CTYPES = frozenset(("ctypes.PyObj_FromPtr", "ctypes.string_at", "ctypes.wstring_at"))
 C_API_PREFIXES = ("Py", "_Py")  # symbols of the interpreter's own C API
 
 
@@ -752,8 +754,8 @@ def guard_introspection(roots, solution_lines, flags, allowed=frozenset()):
     neither the Python library's, this driver's nor the task's test source; ctypes (unless the
     task needs it: "ctypes" in `allowed`) when the code asking past ctypes' own frames is the
     solution's, and its routes into the interpreter (`_reaches_interpreter`: a C-API symbol such
-    as `PyEval_GetFrame`, objects or memory at an address) whenever the solution's code is on the
-    stack at all. All it uses is copied in here."""
+    as `PyEval_GetFrame`, an object from its id, memory read at an address) whenever the
+    solution's code is on the stack at all. All it uses is copied in here."""
     import _thread
     import ctypes
     import inspect
