@@ -539,7 +539,8 @@ def _state(value):
     with contextlib.suppress(AttributeError, TypeError):
         found += list(object.__getattribute__(value, "__dict__").values())
     for klass in _MRO.__get__(type(value)):
-        for slot in _DICT.__get__(klass).get("__slots__", ()) if klass is not object else ():
+        slots = _DICT.__get__(klass).get("__slots__", ()) if klass is not object else ()
+        for slot in (slots,) if isinstance(slots, str) else slots:
             member = _DICT.__get__(klass).get(slot) if isinstance(slot, str) else None
             if type(member) is types.MemberDescriptorType:
                 with contextlib.suppress(AttributeError):
