@@ -1,4 +1,4 @@
-"""BigCodeBench driver: runs INSIDE the sandbox as `python3 bcb_driver.py <limit>`.
+"""BigCodeBench driver: runs INSIDE the sandbox as `python3 -I bcb_driver.py <limit> [<capabilities>]`.
 
 Mirrors the official harness (bigcodebench 0.2.5, `eval/__init__.py:unsafe_execute`
 and `eval/utils.py`): `safe_environment()` (process functions replaced: kill/killpg
@@ -31,18 +31,27 @@ The tests must run in the solution's process, so the verdict is protected in lay
   and requires one report per test, a final report, well-formed messages and a
   normal end; skips and expected failures pass only where the test source declares
   them (`skip...`, `expectedFailure`);
+* the test machinery is imported and pinned before the solution loads (`Pins`): the
+  test source's own imports are imported first, and every module then in `sys.modules`,
+  what the test source's imports bind in the module, and `TestCases` built on the pinned
+  `unittest.TestCase` (its metaclass `type`, no base class with the solution's methods) are
+  checked after the module loads, after every test and at the end;
 * unittest's, numpy's and pandas' assertions and the test's own methods are wrapped
   before the solution runs (`Guard`): a failing one is entered in a ledger that each
   test's report carries, so a failure that unittest's result objects later lose (an
-  `_Outcome` flag, a swapped result) still fails; operands whose comparison the
-  solution's own code decides (`Screen`: an `__eq__`, `__bool__`, `__class__`... of a
-  class the solution made or patched, also inside lists, tuples, dicts, sets and object
-  arrays) fail the assertion and flag the run;
+  `_Outcome` flag, a swapped result) still fails; the operands are checked by what they
+  are (`Screen`: a type allowlist walked through containers, instance state and proxies;
+  an operand compared by the solution's own code, a C-level proxy, a C type outside the
+  allowlist, or a wildcard such as `mock.ANY` the test does not use itself fails the
+  assertion and flags the run);
 * just before the solution loads, an audit hook (which cannot be removed) refuses the
   solution's code frames (`sys._getframe`, `tb_frame`, `gi_frame`..., also through
   `inspect.currentframe`, `inspect.stack`, `logging.currentframe`, `traceback.walk_*`),
-  the object graph (`gc.get_objects/referrers/referents`), trace/profile hooks and audit
-  hooks of its own (`guard_introspection`), so it cannot walk to the reporter;
+  the object graph (`gc.get_objects/referrers/referents`), trace/profile hooks, audit
+  hooks of its own and ctypes (unless the task imports ctypes; its routes into the
+  interpreter, C-API symbols such as `PyEval_GetFrame`, an object from its id and memory read
+  at an address, whenever the solution's code is on the stack at all) (`guard_introspection`), so it
+  cannot walk to the reporter;
 * the child snapshots the unittest machinery, builtins, `numpy.testing` /
   `pandas.testing`, its own reporting code and state (the guard and screen) and the
   loaded `TestCases` (objects and code objects) before the solution runs, and re-checks
@@ -50,23 +59,26 @@ The tests must run in the solution's process, so the verdict is protected in lay
   source does not ask for (`SkipTest` raised by the solution) is reported as tampering,
   which fails.
 
-Residual risk: all of the child's checks run in the solution's own interpreter. Code
-written against this driver can still reach objects by routes the audit hook does not
-see (a signal handler's frame argument, `asyncio` task stacks), defeat the operand
-screen by changing what it runs on (the wrapped assertions' closures, this module's
-classes and globals) and restoring it before the per-test check,
-patch objects that are not watched (e.g. a pandas method a test relies on), answer
-comparisons the test makes itself (`assertTrue(a == b)`, `np.array_equal`, `df.equals`)
-with its own objects or a mock set to compare equal, or give its code a library file
-name (`compile(..., "/usr/lib/...")`). Honest solutions lose `inspect.stack()` and
-friends, and one whose own class decides an assertion's comparison (a dataclass it
-returns) fails. The official harness has none of these checks.
+Residual risk: all of the child's checks run in the solution's own interpreter (see
+docs/security.md for the classes that remain). Code written against this driver can still
+reach objects by routes the audit hook does not see (a signal handler's frame argument,
+`asyncio` task stacks), write memory through ctypes functions that raise no audit event in
+Python 3.11 (`ctypes.memmove`) or a native library it writes and loads, defeat the checks by
+changing what they run on (the wrapped assertions' closures, this module's classes and
+globals) and restoring it before the per-test check, patch objects that are not watched (e.g.
+a pandas method a test relies on), answer comparisons the test makes itself
+(`assertTrue(a == b)`, `np.array_equal`, `df.equals`) with its own objects, or give its code a
+library file name (`compile(..., "/usr/lib/...")`). Honest solutions lose `inspect.stack()`
+and friends and ctypes (outside ctypes tasks); one whose own class decides an assertion's
+comparison (a dataclass it returns), or that returns a value of a C type outside the
+allowlist to an assertion, fails. The official harness has none of these checks.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import contextlib
 import functools
 import hmac
@@ -84,6 +96,7 @@ import tempfile
 import time
 import types
 import unittest
+import weakref
 
 DRIVER = os.path.abspath(__file__)
 if __name__ == "__main__":  # in the sandbox, run isolated: verdict_channel.py beside it, read from source
@@ -366,6 +379,82 @@ def expected_tests(test_source):
     return {}
 
 
+# --------------------------------------------------------------------------- pinned test machinery
+
+
+def _test_imports(tests):
+    """(bound name, module, attribute or None) for each top-level import of the test source."""
+    try:
+        body = ast.parse(tests).body
+    except SyntaxError:
+        return []
+    found = []
+    for node in body:
+        if isinstance(node, ast.Import):
+            found += [(a.asname or a.name.split(".")[0], a.name if a.asname else a.name.split(".")[0], None)
+                      for a in node.names]  # fmt: skip
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found += [(a.asname or a.name, node.module, a.name) for a in node.names if a.name != "*"]
+    return found
+
+
+def _uses_name(tests, word):
+    """Whether the test source names `word` itself (a name, an attribute or an import)."""
+    with contextlib.suppress(SyntaxError):
+        for node in ast.walk(ast.parse(tests)):
+            named = {ast.Name: "id", ast.Attribute: "attr", ast.alias: "name"}.get(type(node))
+            if named and word in (getattr(node, named), getattr(node, "asname", None)):
+                return True
+    return False
+
+
+class Pins:
+    """The test machinery, imported and pinned before the solution loads: every module then in
+    `sys.modules` (the test source's own imports are imported first), what those imports bind,
+    and `TestCases` built on the pinned `unittest.TestCase` with no base of the solution's.
+    `changes()` names what moved; it runs after the module loads, after every test and at the end."""
+
+    def __init__(self, tests, screen):
+        for _, module, attribute in _test_imports(tests):
+            for name in (module, f"{module}.{attribute}") if attribute else (module,):
+                with contextlib.suppress(Exception):  # an import that fails fails later, as officially
+                    importlib.import_module(name)
+        self.registry, self.screen, missing = sys.modules, screen, object()
+        self.modules = {name: m for name, m in list(sys.modules.items()) if isinstance(m, types.ModuleType)}
+        self.bindings = {}  # name in the test module -> what the test source's import binds
+        for bound, module, attribute in _test_imports(tests):
+            value = self.modules.get(module, missing) if attribute is None else self.modules.get(
+                f"{module}.{attribute}", vars(self.modules[module]).get(attribute, missing) if module in self.modules
+                else missing)  # fmt: skip
+            if value is not missing:
+                self.bindings[bound] = value
+        self.namespace, self.cases = None, None
+
+    def loaded(self, namespace, cases):
+        self.namespace, self.cases = namespace, cases
+
+    def changes(self):
+        get = dict.get
+        found = [] if sys.modules is self.registry else ["sys.modules replaced"]
+        found += [f"sys.modules[{n!r}] replaced" for n, m in self.modules.items() if get(self.registry, n) is not m]
+        if self.namespace is not None:
+            found += [f"the tests' import {n!r} bound to something else" for n, v in self.bindings.items()
+                      if get(self.namespace, n) is not v]  # fmt: skip
+            found += self._foreign_bases()
+        return found
+
+    def _foreign_bases(self):
+        cases = self.cases
+        if type(cases) is not type:
+            return [f"TestCases made by the metaclass {type(cases).__qualname__}"]
+        mro = _MRO.__get__(cases)
+        if unittest.TestCase not in mro:
+            return ["TestCases is not built on the pinned unittest.TestCase"]
+        return [f"TestCases inherits {klass.__qualname__}.{name} from the solution"
+                for klass in mro[1 : mro.index(unittest.TestCase)]
+                for name, value in _DICT.__get__(klass).items() if self.screen._from_solution(name, value)]  # fmt: skip
+
+
 # --------------------------------------------------------------------------- report channel
 
 
@@ -412,6 +501,51 @@ SCALARS = frozenset((int, float, str, bytes, bool, complex, type(None)))
 C_METHODS = (types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType,
              types.GetSetDescriptorType, types.MemberDescriptorType)  # fmt: skip
 _MRO, _DICT = type.__dict__["__mro__"], type.__dict__["__dict__"]
+# C types that compare by their own C code over values of their own: the allowlist (by top-level
+# module: the standard library's value types and the BigCodeBench libraries that define such types)
+C_VALUE_MODULES = ("builtins", "datetime", "_datetime", "decimal", "_decimal", "numpy", "pandas", "array", "re",
+                   "zoneinfo", "_zoneinfo", "collections", "_collections", "pathlib", "fractions", "ipaddress",
+                   "uuid", "time", "enum", "sqlite3", "PIL", "matplotlib", "scipy", "sklearn", "shapely", "cv2",
+                   "dateutil", "pytz")  # fmt: skip
+PROXIES = (*weakref.ProxyTypes, types.MappingProxyType)  # compare as a value the screen cannot see
+LEAVES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+          types.CodeType, range, bytearray, memoryview)  # fmt: skip
+
+
+def _contents(value):
+    """The values a C type that compares through what it holds compares (None: not such a type)."""
+    kind = type(value)
+    if kind is slice:
+        return [value.start, value.stop, value.step]
+    if kind is weakref.ReferenceType:
+        return [value()]
+    if kind is types.SimpleNamespace:
+        return list(object.__getattribute__(value, "__dict__").values())
+    if kind in (types.GenericAlias, types.UnionType):
+        return list(value.__args__)
+    if isinstance(value, collections.deque):
+        return list(collections.deque.__iter__(value))
+    if kind in _DICT_VIEWS:
+        return list(iter(value))
+    return None
+
+
+_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
+def _state(value):
+    """An instance's own state (its __dict__ and slot values), read past its class's code."""
+    found = []
+    with contextlib.suppress(AttributeError, TypeError):
+        found += list(object.__getattribute__(value, "__dict__").values())
+    for klass in _MRO.__get__(type(value)):
+        slots = _DICT.__get__(klass).get("__slots__", ()) if klass is not object else ()
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            member = _DICT.__get__(klass).get(slot) if isinstance(slot, str) else None
+            if type(member) is types.MemberDescriptorType:
+                with contextlib.suppress(AttributeError):
+                    found.append(member.__get__(value, klass))
+    return found
 
 
 def _all_classes():
@@ -425,20 +559,31 @@ def _all_classes():
 
 
 class Screen:
-    """Finds assertion operands whose comparison the solution's own code decides.
+    """Checks assertion operands by what they are: a type allowlist walked through containers,
+    instance state and proxies; an operand the walk cannot vouch for fails the assertion.
 
-    A class in an operand's MRO decides for the solution when one of its deciding methods
-    (DECIDING; `strict`: any method) is a function whose code is neither the Python
-    library's (a file under its install paths) nor the task's test source (module lines
-    after the solution's): the solution's functions and lambdas, code it compiled itself;
-    or a C method under another name, or another callable under a deciding name (`__eq__ =
-    id`). Classes alive before the solution ran count as they were then (non-strict)."""
+    * exact built-in scalars, classes, modules, functions: plain;
+    * lists, tuples, sets, dicts (and their subclasses, read through the base type), deques,
+      dict views, numpy object arrays and pandas object columns: their items are walked;
+    * C-level proxies (`weakref.proxy`, `mappingproxy`): refused, they compare as a value
+      the walk cannot see; C types that compare through what they hold (slice, weakref.ref,
+      SimpleNamespace, generic aliases) are walked through it; other C types that compare by
+      their own code must come from a module in C_VALUE_MODULES;
+    * any other class: its deciding methods (DECIDING; `strict`: any method) must not be the
+      solution's (a function whose code is neither the Python library's, a file under its
+      install paths, nor the task's test source; a library wrapper holding such a function;
+      a C method under another name; another callable under a deciding name, e.g.
+      `__eq__ = id`); a library class that compares in Python has its instance state walked
+      (a `UserList`'s `.data`) and must not equal an object it has never seen (`mock.ANY`,
+      unless the test source uses `ANY` itself).
+    Classes alive before the solution ran count as they were then (non-strict)."""
 
-    def __init__(self, solution_lines):
+    def __init__(self, solution_lines, wildcards=False):
         import sysconfig
         from unittest import mock
 
-        self.solution_lines, self.proxy = solution_lines, mock.MagicProxy
+        self.solution_lines, self.proxy, self.mock = solution_lines, mock.MagicProxy, mock.NonCallableMock
+        self.wildcards = wildcards  # the test source uses mock.ANY itself
         paths = {sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
         self.roots = tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
         self.known = types.MappingProxyType({id(c): (c, self._entries(c)) for c in _all_classes()})
@@ -460,13 +605,16 @@ class Screen:
 
     def _from_solution(self, name, value, depth=0):
         """Whether the class entry `name` is the solution's: its own function (or one wrapped
-        in a descriptor), a C method put under another name, or any other callable placed
-        under a deciding name (e.g. `__eq__ = id`)."""
+        in a descriptor or held by a library function's closure), a C method put under another
+        name, or any other callable placed under a deciding name (e.g. `__eq__ = id`)."""
         kind = type(value)  # exact types: an operand's own class could lie through __class__
         if kind is types.FunctionType:
-            return not self._trusted_code(value.__code__)
+            if not self._trusted_code(value.__code__):
+                return True
+            cells = [_cell(c) for c in value.__closure__ or ()]
+            return depth < 4 and any(self._from_solution("", c, depth + 1) for c in cells if callable(c))
         if kind in C_METHODS:  # a C class's own method checks the type it is called on
-            return value.__name__ != name
+            return bool(name) and value.__name__ != name
         inner = {staticmethod: "__func__", classmethod: "__func__", property: "fget",
                  functools.partialmethod: "func"}.get(kind)  # fmt: skip
         if inner is not None:
@@ -493,29 +641,90 @@ class Screen:
         return None
 
     def problem(self, values, strict=False):
-        """Why these operands cannot be compared fairly, or None. Containers (lists, tuples,
-        sets, dicts and their subclasses, read through the base type; object arrays) are searched."""
-        stack, budget, numpy = list(values), SCREEN_ITEMS, sys.modules.get("numpy")
+        """Why these operands cannot be compared fairly, or None (see the class docstring)."""
+        stack, budget = list(values), SCREEN_ITEMS
+        if len(stack) == 2 and stack[0] is stack[1]:
+            return None  # one object compared with itself: nothing the solution can bend
         self.cache.clear()
         self.files.clear()
+        wildcards = []  # library objects that compare in Python: probed once all they hold is vouched for
         while stack and budget > 0:
             value, budget = stack.pop(), budget - 1
             cls = type(value)
             if cls in SCALARS:  # built-in, immutable, exact: nothing of the solution's
                 continue
+            if cls in PROXIES:
+                return f"an operand is a {cls.__qualname__} (a proxy: it compares as a value the grader cannot see)"
             found = self.decided_by_solution(cls, strict)
             if found:
                 return f"an operand of type {cls.__qualname__} is compared by the solution's own {found}"
-            if issubclass(cls, dict):
-                items = dict.items(value)
-                stack.extend(v for _, kv in zip(range(budget), items, strict=False) for v in kv)
-            elif numpy is not None and issubclass(cls, numpy.ndarray) and value.dtype.hasobject:
-                stack.extend(numpy.ndarray.ravel(value)[:budget].tolist())
-            else:
-                base = next((b for b in (list, tuple, set, frozenset) if issubclass(cls, b)), None)
-                if base is not None:
-                    stack.extend(v for _, v in zip(range(budget), base.__iter__(value), strict=False))
+            try:
+                items, why = self._inside(value, cls, budget)
+            except Exception as exc:  # noqa: BLE001 - what cannot be looked into cannot be vouched for
+                items, why = [], f"an operand of type {cls.__qualname__} could not be checked ({type(exc).__name__})"
+            if why:
+                return why
+            if items is None:  # compares in Python library code over its own state
+                items = _state(value)
+                wildcards.append(value)
+            stack.extend(items)
+        for value in wildcards if not self.wildcards else ():
+            if _equals_a_stranger(value):
+                return f"an operand of type {type(value).__qualname__} equals an object it has never seen (a wildcard)"
         return None
+
+    def _inside(self, value, cls, budget):
+        """(the values `value` compares through, why it cannot be compared or None); None for the
+        values: a library class that compares in Python (its state is walked and it is probed)."""
+        numpy, pandas = sys.modules.get("numpy"), sys.modules.get("pandas")
+        if issubclass(cls, dict):
+            return [v for _, kv in zip(range(budget), dict.items(value), strict=False) for v in kv], None
+        base = next((b for b in (list, tuple, set, frozenset) if issubclass(cls, b)), None)
+        if base is not None:
+            return [v for _, v in zip(range(budget), base.__iter__(value), strict=False)], None
+        if numpy is not None and issubclass(cls, numpy.ndarray):
+            return (numpy.ndarray.ravel(value)[:budget].tolist() if value.dtype.hasobject else []), None
+        if numpy is not None and issubclass(cls, numpy.generic | numpy.dtype):
+            return [], None
+        if pandas is not None and (cls.__module__ or "").startswith("pandas"):
+            return _pandas_objects(value, pandas, budget), None
+        if issubclass(cls, LEAVES) or isinstance(value, self.mock):  # mocks: see _from_solution
+            return [], None
+        held = _contents(value)
+        if held is not None:
+            return held, None
+        owner = next(k for k in _MRO.__get__(cls) if "__eq__" in _DICT.__get__(k))
+        entry = _DICT.__get__(owner)["__eq__"]
+        if owner is object:
+            return [], None  # compared by identity
+        if type(entry) in C_METHODS:
+            module = (owner.__module__ or "").split(".")[0]
+            if module in C_VALUE_MODULES:
+                return [], None
+            return [], f"an operand of type {cls.__qualname__} compares through C code outside the allowlist"
+        return None, None  # a library class comparing in Python: its state is walked, then it is probed
+
+
+def _equals_a_stranger(value):
+    try:
+        return type(value).__eq__(value, object()) is True
+    except Exception:  # noqa: BLE001 - a library comparison that cannot take a stranger: not a wildcard
+        return False
+
+
+def _pandas_objects(value, pandas, budget):
+    """The Python objects a pandas value compares through: labels and object-dtype values."""
+    if isinstance(value, pandas.DataFrame):
+        return [value.columns, value.index] + [value.iloc[:, k] for k in range(min(value.shape[1], budget))]
+    if isinstance(value, pandas.Series):
+        found = [value.index]
+    elif isinstance(value, pandas.Index):
+        found = []
+    else:
+        return []  # scalars (Timestamp, NA...), dtypes, extension arrays of a fixed dtype
+    if value.dtype == object:
+        found += value.to_numpy()[:budget].tolist()
+    return found
 
 
 # audit events and attributes that hand out frames or arbitrary objects
@@ -524,12 +733,32 @@ INTROSPECTION = frozenset(("sys._getframe", "sys._current_frames", "gc.get_objec
 FRAME_ATTRIBUTES = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
 
 
-def guard_introspection(roots, solution_lines, flags):
-    """An audit hook (it cannot be removed) refusing frames, the object graph, trace hooks and
-    further audit hooks to the solution's code (and flags the run): when the code asking (past library functions
-    that hand frames to their caller, e.g. `inspect.currentframe`) is neither the Python
-    library's, this driver's nor the task's test source. All it uses is copied in here."""
+# ctypes events that reach into the interpreter itself (an object from an id, memory read at an
+# address; C-API symbols below): refused whenever the answer's code is anywhere on the stack,
+# library frames between. "ctypes.cdata" (a ctypes value at an address) is not among them: the
+# libraries' own ctypes code raises it (multiprocessing's shared values), so only the answer's own
+# use is refused.
+INTERPRETER_CTYPES = frozenset(("ctypes.PyObj_FromPtr", "ctypes.string_at", "ctypes.wstring_at"))
+C_API_PREFIXES = ("Py", "_Py")  # symbols of the interpreter's own C API
+
+
+def _reaches_interpreter(event, args):
+    if event in INTERPRETER_CTYPES:
+        return True
+    return event in ("ctypes.dlsym", "ctypes.dlsym/handle") and str(args[1]).startswith(C_API_PREFIXES)
+
+
+def guard_introspection(roots, solution_lines, flags, allowed=frozenset()):
+    """An audit hook (it cannot be removed) refusing to the solution's code, and flagging the run:
+    frames, the object graph, trace hooks and further audit hooks when the code asking (past
+    library functions that hand frames to their caller, e.g. `inspect.currentframe`) is
+    neither the Python library's, this driver's nor the task's test source; ctypes (unless the
+    task needs it: "ctypes" in `allowed`) when the code asking past ctypes' own frames is the
+    solution's, and its routes into the interpreter (`_reaches_interpreter`: a C-API symbol such
+    as `PyEval_GetFrame`, an object from its id, memory read at an address) whenever the
+    solution's code is on the stack at all. All it uses is copied in here."""
     import _thread
+    import ctypes
     import inspect
     import logging
     import traceback
@@ -538,36 +767,56 @@ def guard_introspection(roots, solution_lines, flags):
                                              inspect.getinnerframes, traceback.walk_stack, traceback.walk_tb,
                                              logging.currentframe))  # fmt: skip
     trusted_files = (*roots, DRIVER)
+    ctypes_dir = os.path.join(os.path.dirname(os.path.realpath(ctypes.__file__)), "")
     getframe, ident, realpath, busy, library = sys._getframe, _thread.get_ident, os.path.realpath, set(), {}
+    ctypes_allowed = "ctypes" in allowed
 
-    def asked_by_solution(frame):
-        while frame is not None and frame.f_code in getters:
-            frame = frame.f_back
-        if frame is None:
-            return False
+    def solution_code(frame):
         name = frame.f_code.co_filename
         if name == SOLUTION_FILE_NAME:
             return frame.f_lineno <= solution_lines
         if name not in library:
-            library[name] = os.path.isabs(name) and realpath(name).startswith(trusted_files)
+            library[name] = name.startswith("<frozen ") or (
+                os.path.isabs(name) and realpath(name).startswith(trusted_files)
+            )
         return not library[name]
 
+    def asker(frame, skip):
+        while frame is not None and skip(frame):
+            frame = frame.f_back
+        return frame
+
+    def refused(event, args, frame):
+        if event.startswith("ctypes."):
+            if ctypes_allowed:
+                return False
+            if _reaches_interpreter(event, args):
+                while frame is not None and not solution_code(frame):
+                    frame = frame.f_back
+                return frame is not None
+            frame = asker(frame, lambda f: realpath(f.f_code.co_filename).startswith(ctypes_dir))
+        elif event in INTROSPECTION or (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
+            frame = asker(frame, lambda f: f.f_code in getters)
+        else:
+            return False
+        return frame is not None and solution_code(frame)
+
     def hook(event, args):
-        if event not in INTROSPECTION and not (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
+        if not event.startswith(("ctypes.", "sys.", "gc.", "object.__getattr__")):
             return
         me = ident()
         if me in busy:
             return
         busy.add(me)
         try:
-            refused = asked_by_solution(getframe(1))
+            no = refused(event, args, getframe(1))
         except ValueError:  # no Python caller
-            refused = False
+            no = False
         finally:
             busy.discard(me)
-        if refused:
+        if no:
             flags.append(f"{event} refused to the answer")
-            raise RuntimeError(f"{event}: the answer may not inspect the test driver's frames or objects")
+            raise RuntimeError(f"{event}: the answer may not reach the interpreter or the test driver's frames")
 
     sys.addaudithook(hook)
 
@@ -761,7 +1010,7 @@ def report_hook(send, check, flags):
     sys.addaudithook(hook)
 
 
-def _child(limit, report_fd):
+def _child(limit, report_fd, allowed=frozenset()):
     key = _read_key(0)
     tag = line_tagger(key)
     key[:] = bytes(len(key))
@@ -785,7 +1034,9 @@ def _child(limit, report_fd):
         for name in ("numpy.testing", "pandas.testing"):
             with contextlib.suppress(Exception):
                 __import__(name)
-    guard = Guard(Screen(code.count("\n") + 1))
+    import ctypes  # noqa: F401 - loaded (its own dlopen done) before its use is guarded
+
+    guard = Guard(Screen(code.count("\n") + 1, wildcards=_uses_name(tests, "ANY")))
     guard.install()
     watched = {name: sys.modules[name] for name in WATCHED if sys.modules.get(name) is not None}
     watched["driver"] = sys.modules[__name__]
@@ -799,14 +1050,16 @@ def _child(limit, report_fd):
         before = snapshot(watched)
 
         saved_builtins = builtins.__dict__.copy()
+        pins = Pins(tests, guard.screen)
 
         def check():
             # identity only (no builtin function is called) until builtins are known intact
             current, missing = builtins.__dict__, object()
             changed = [f"builtins.{k}" for k, v in saved_builtins.items() if current.get(k, missing) is not v]
-            return changed or changes(before, watched) + hooks() + guard.flags
+            return changed or pins.changes() + changes(before, watched) + hooks() + guard.flags
 
         watched["driver.closures"] = {"send": send, "check": check}
+        watched["driver.pins"] = vars(pins)
         before.update(snapshot({"driver.closures": watched["driver.closures"]}))
 
         module = types.ModuleType("__test__")
@@ -814,13 +1067,14 @@ def _child(limit, report_fd):
                                 "__doc__": None, "sys": sys, "os": os, "environ": os.environ})  # fmt: skip
         result = Reporter()
         report_hook(send, check, guard.flags)
-        guard_introspection(guard.screen.roots, guard.screen.solution_lines, guard.flags)
+        guard_introspection(guard.screen.roots, guard.screen.solution_lines, guard.flags, allowed)
         start = time.monotonic()
         try:
             with swallow_io():
                 exec(compile(code + "\n" + tests, SOLUTION_FILE_NAME, "exec"), module.__dict__)  # noqa: S102
                 sys.modules["__test__"] = module
                 cases = module.TestCases
+                pins.loaded(module.__dict__, cases)
                 guard.install_tests(cases)
                 watched["TestCases"] = cases
                 before.update(snapshot({"TestCases": cases}))
@@ -969,12 +1223,12 @@ def judge(messages, expected, returncode, timed_out):
 
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "--child":
-        _child(float(sys.argv[2]), int(sys.argv[3]))
+        _child(float(sys.argv[2]), int(sys.argv[3]), frozenset(filter(None, (sys.argv[4:5] or [""])[0].split(","))))
         return
     seal_parent()  # not dumpable, works from /, refuses (no verdict) an import path the solution could change
     out, write = os.dup(1), os.write
     nonce = sys.stdin.readline().strip()
-    limit = float(sys.argv[1])
+    limit, allowed = float(sys.argv[1]), (sys.argv[2:3] or [""])[0]
     here = os.path.dirname(DRIVER)
     with open(os.path.join(here, TESTS), encoding="utf-8") as f:
         expected = expected_tests(f.read())
@@ -982,7 +1236,7 @@ def main():
     read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            [sys.executable, DRIVER, "--child", repr(limit), str(write_end)],
+            [sys.executable, DRIVER, "--child", repr(limit), str(write_end), allowed],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, cwd=here,
             pass_fds=(write_end,), start_new_session=True,
         )  # fmt: skip

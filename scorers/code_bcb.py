@@ -216,10 +216,24 @@ def driver_files(program: str, test: str) -> dict[str, str]:
     return {**DRIVER_FILES, SOLUTION_FILE: program, TEST_FILE: test}
 
 
-def driver_command(timeout: float, python: str = "python3") -> list[str]:
+def driver_command(timeout: float, python: str = "python3", allowed: frozenset[str] = frozenset()) -> list[str]:
     """Suite time limit = timeout + 1 (official); the process gets one second more. The
-    trusted parent runs isolated (`TRUSTED_PYTHON`'s flags)."""
-    return [python, *TRUSTED_PYTHON[1:], DRIVER_FILE, f"{timeout + 1:g}"]
+    trusted parent runs isolated (`TRUSTED_PYTHON`'s flags). `allowed`: the capabilities the
+    task needs that the driver otherwise refuses to the answer (`capabilities`)."""
+    command = [python, *TRUSTED_PYTHON[1:], DRIVER_FILE, f"{timeout + 1:g}"]
+    return command + [",".join(sorted(allowed))] if allowed else command
+
+
+GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)
+
+
+def capabilities(problem: BCBProblem) -> frozenset[str]:
+    """The guarded capabilities this task needs: those its libraries, prompt or tests import
+    (read from the task, never from the answer)."""
+    imported = {_top_module(lib) for lib in problem.libs}
+    for source in (problem.code_prompt, problem.test):
+        imported |= set(re.findall(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", source, re.MULTILINE))
+    return frozenset(c for c in GUARDED_CAPABILITIES if c in imported)
 
 
 def parse_verdict(stdout: str, nonce: str | None = None) -> dict[str, Any] | None:
@@ -344,7 +358,7 @@ async def check_bigcodebench(
     program = build_program(code, problem)
     nonce = secrets.token_hex(16)
     run = await runner.run(
-        driver_command(timeout, python),
+        driver_command(timeout, python, capabilities(problem)),
         files=driver_files(program, problem.test),
         stdin=nonce + "\n",
         timeout=timeout + 2 + SANDBOX_SLACK,
