@@ -3,7 +3,7 @@
 Two groups, each one `inspect_ai.eval` call per solver over the group's tasks:
 - `sim`: the simulated pool (`-S pool=sim`, workers/sim_provider.py: answers decided by a
   hash of seed, item and subtask; no model runs) with the scripted conductor
-  (regression/conductor_script.py), the conductor and the baselines, a few items per task;
+  (workers/scripted_workflows.py), the conductor and the baselines, a few items per task;
 - `local`: one short run of the embedded local models (regression/local-greedy.yaml:
   greedy decoding, fixed seed, 2 threads, one llama.cpp slot, samples one at a time).
 Data: the tasks' pinned offline mirrors (sha256-checked; fetched once into the cache), or

@@ -206,7 +206,7 @@ def _signature_defaults(solver: str) -> tuple | None:
     try:
         from inspect_ai._util.registry import registry_lookup
 
-        import workers._registry  # noqa: F401  (registers the project's solvers)
+        import conductor_model._registry  # noqa: F401  (registers the project's solvers and providers)
 
         obj = registry_lookup("solver", solver)
     except Exception:  # noqa: BLE001  (a report must build without the solver's code)

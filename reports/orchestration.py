@@ -32,7 +32,7 @@ NOTES = {
               "not compared.",
     "diagnostics": "Root workflows only. copy: steps whose subtask only restates the question; one step / one "
                    "worker: workflows of a single step / a single worker model; verify/refine: the strategy rule "
-                   "of reports/strategy.py; changed: the final answer differs from that of the latest step the "
+                   "of solvers/strategy.py; changed: the final answer differs from that of the latest step the "
                    "final step saw (better: wrong -> right, worse: right -> wrong, by the scorer's check); worker "
                    "entropy: of the worker models over all steps, in bits (0 = always one worker).",
 }

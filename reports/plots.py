@@ -7,7 +7,7 @@ puts them beside the paper's numbers. `eval_plots` draws:
 
 - accuracy vs USD per question and vs agent calls per question, one point per method (Fig. 5);
   a method's point averages its per-benchmark means over the benchmarks it ran;
-- worker selection, steps per workflow (Fig. 8), share of strategies (`reports.strategy`) and
+- worker selection, steps per workflow (Fig. 8), share of strategies (`solvers.strategy`) and
   worker selection inside recursive rounds (Fig. 10; only when some sample recursed) per
   benchmark: stacked share bars, one panel per method whose value varies or whose workflows a
   conductor model wrote (a fixed single worker carries no information), `PANELS` a figure;
@@ -39,7 +39,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from reports.records import pool_kind, short
-from reports.strategy import STRATEGIES
+from solvers.strategy import STRATEGIES
 
 LABEL_CHARS = 48  # log-derived text per label in a plot
 LEGEND_CHARS = 72  # per method in the Fig. 5 legend (method options make labels long)
@@ -219,7 +219,7 @@ def steps_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
 
 
 def strategies_by_task(rows: pd.DataFrame) -> pd.DataFrame | None:
-    """Benchmark x strategy (reports.strategy order): share of samples."""
+    """Benchmark x strategy (solvers.strategy order): share of samples."""
     shares = pd.crosstab(rows["task"], rows["strategy"])
     order = [s for s in STRATEGIES if s in shares.columns] + [s for s in shares.columns if s not in STRATEGIES]
     return shares[order].div(shares.sum(axis=1), axis=0)
@@ -236,7 +236,7 @@ DISTRIBUTIONS = (
     ("steps", steps_by_task, lambda c: int(c.split()[0]), "steps per workflow per benchmark (Fig. 8)",
      "share of samples", "Share of each benchmark's samples by the number of steps of the recorded root workflow."),
     ("strategies", strategies_by_task, _strategy_order, "strategy per benchmark", "share of samples",
-     "Share of each benchmark's samples by the strategy of the recorded root workflow (rule: reports/strategy.py)."),
+     "Share of each benchmark's samples by the strategy of the recorded root workflow (rule: solvers/strategy.py)."),
     ("workers-recursive", nested_worker_shares_by_task, str, "worker selection inside recursive rounds (Fig. 10)",
      "share of worker steps in recursive rounds",
      "Share of the worker steps inside recursive rounds (the conductor calling itself) each worker model took."),

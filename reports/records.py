@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from reports.strategy import NO_WORKFLOW, nested_step_models, step_models, strategy
+from solvers.strategy import NO_WORKFLOW, nested_step_models, step_models, strategy
 
 # paper tasks (Inspect task names) -> the paper's column names
 PAPER_COLUMNS = {

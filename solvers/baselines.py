@@ -47,10 +47,11 @@ from solvers.executor import (
     final_answer,
     run_step,
 )
-from solvers.options import OptionError, checked_options, is_int, need_option
+from solvers.options import checked_options
 from solvers.random_workflow import random_workflow as draw_workflow
 from solvers.team import current_task_name, resolve_workers
 from solvers.workflow import DEFAULT_MAX_STEPS
+from startup.options import OptionError, is_int, need_option
 from workers.embeddings import embedding_source
 
 PROMPT_ALONE = "(the benchmark prompt alone)"

@@ -43,14 +43,15 @@ from solvers.executor import (
 )
 from solvers.few_shot import FEW_SHOT_SETS, set_access
 from solvers.grammar import Constraint, answer_constraint, workflow_constraint
-from solvers.options import checked_options, is_int, need_option
+from solvers.options import checked_options
 from solvers.prompts import QUESTION_MODES, QuestionMode
 from solvers.team import (
     CONDUCTOR_MAX_TOKENS,
     Conductor,
-    replaced_workers,
-    resolve_conductor,
-    resolve_workers,
+    Overrides,
+    eval_conductor,
+    resolve_team,
+    role_workers,
     sample_subset,
 )
 from solvers.workflow import (
@@ -61,6 +62,7 @@ from solvers.workflow import (
     Workflow,
     parse_workflow,
 )
+from startup.options import is_int, need_option
 from workers.costs import register_eval_costs
 from workers.provider_settings import sdk_settings
 from workers.redact import redact_config, redact_round, worker_secrets
@@ -174,17 +176,20 @@ def conductor(
     need_option(grammar is None or isinstance(grammar, bool), "grammar", grammar, "true | false (or unset: auto)")
     register_eval_costs(pool)  # before Inspect checks that a --cost-limit eval's models have prices
 
+    overrides = Overrides(temperature, max_tokens, grammar, worker_temperature, worker_max_tokens)
+
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        lead = resolve_conductor(pool, temperature, max_tokens, grammar)
-        constraint = sample_answer_constraint(state)
-        pool_workers = resolve_workers(pool, worker_temperature, worker_max_tokens, constraint)
-        if replace_workers:
-            pool_workers = replaced_workers(
-                pool_workers, replace_workers, pool, worker_temperature, worker_max_tokens, constraint
-            )
-        chosen = sample_subset(len(pool_workers), pool_size, seed, f"{state.sample_id}/{state.epoch}")
-        workers = [pool_workers[i] for i in chosen]
-        record = await conduct(state.input_text, lead, workers, settings)
+        team = resolve_team(
+            pool,
+            overrides,
+            sample_answer_constraint(state),
+            lead=eval_conductor(),
+            workers=role_workers(pool, worker_temperature, worker_max_tokens),
+            replace_workers=replace_workers,
+        )
+        chosen = sample_subset(len(team.workers), pool_size, seed, f"{state.sample_id}/{state.epoch}")
+        workers = [team.workers[i] for i in chosen]
+        record = await conduct(state.input_text, team.conductor, workers, settings)
         return finish_sample(state, record, workers, chosen, settings)
 
     return solve

@@ -13,7 +13,7 @@ Per round, `round_features(round_, question, domain, final_correct=, prior_corre
   words not in the question, e.g. "Solve step by step: <question>");
 - single step (exactly one step), single worker (every step on one model, one-step rounds
   included: single_worker >= single_step);
-- verify/refine: the round's strategy is "solve then verify/refine" (`reports.strategy`);
+- verify/refine: the round's strategy is "solve then verify/refine" (`solvers.strategy`);
 - answer change: the final answer against the answer of the latest earlier step the final
   step was shown (`prior_output`): "same", "changed", or, when both correctness flags are
   given, "better" (wrong -> correct) / "worse" (correct -> wrong); None when the final step saw
@@ -35,8 +35,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from reports.strategy import REFINE, strategy
 from scorers.extract import final_answer
+from solvers.strategy import REFINE, strategy
 
 COPY_MIN_COVERAGE = 0.8  # share of the question's distinct words a restating subtask holds
 COPY_MAX_EXTRA_WORDS = 8  # words of its own a restating subtask may add ("Solve step by step:")

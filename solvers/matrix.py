@@ -108,7 +108,7 @@ def registered_solvers() -> set[str]:
     """Names of the solvers registered with Inspect (the project's included)."""
     from inspect_ai._util.registry import registry_find, registry_info
 
-    import workers._registry  # noqa: F401  (registers the project's solvers)
+    import solvers._registry  # noqa: F401  (registers the project's solvers)
 
     return {registry_info(obj).name for obj in registry_find(lambda info: info.type == "solver")}
 

@@ -6,13 +6,18 @@ pool's conductor. Every resolved model is an Inspect `Model`, so any provider wo
 A pool entry's `task_overrides` apply when the running sample's task has that name (read
 from Inspect's active sample). A conductor whose budget nobody set gets the paper's 1024
 tokens (`CONDUCTOR_MAX_TOKENS`); `-S max_tokens`, `--max-tokens` or the pool override it.
+
+`resolve_team` does all of it for one sample from one read of the pool file and hands the
+executor one `Team` (conductor, workers with their prices and settings).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from copy import copy
 from dataclasses import dataclass, replace
+from functools import cache
 
 from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
 
@@ -34,6 +39,73 @@ class Conductor:
     grammar: bool
 
 
+@dataclass(frozen=True)
+class Overrides:
+    """The solver's generation options: the conductor's and the workers' (None: the pool's)."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    grammar: bool | None = None
+    worker_temperature: float | None = None
+    worker_max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Team:
+    """Who conducts and who works for one sample: every worker slot, before a `pool_size` subset."""
+
+    conductor: Conductor
+    workers: list[Worker]
+
+
+def resolve_team(
+    pool: str | None,
+    overrides: Overrides,
+    answer_constraint: Constraint | None = None,
+    *,
+    lead: Model | None = None,
+    workers: list[Worker] | None = None,
+    replace_workers: str | None = None,
+) -> Team:
+    """The team of one sample, reading the pool file (`pool`, else `local`) at most once: `lead`
+    conducts, else the pool's conductor; `workers` work, else the pool's; `replace_workers` runs
+    every slot (`replaced_workers`)."""
+    spec: Callable[[], PoolSpec] = cache(lambda: load_pool(pool or DEFAULT_POOL))
+    o = overrides
+    if lead is not None:
+        conductor = model_conductor(lead, o.temperature, o.max_tokens, o.grammar)
+    else:
+        conductor = pool_conductor(spec(), o.temperature, o.max_tokens, o.grammar)
+    task = current_task_name()
+    if workers is None:
+        workers = pool_workers(spec(), o.worker_temperature, o.worker_max_tokens, answer_constraint, task)
+    if replace_workers:
+        workers = replaced_workers(workers, replace_workers, spec(), o.worker_temperature, o.worker_max_tokens,
+                                   answer_constraint)  # fmt: skip
+    return Team(conductor, workers)
+
+
+def eval_conductor() -> Model | None:
+    """The `conductor` role, else the eval model (`--model`) as Inspect's "conductor" role (so
+    per-role usage shows its spend); None when neither is set."""
+    role = model_roles().get("conductor")
+    if role is not None:
+        return role[0] if isinstance(role, list) else role
+    active = get_model()
+    return None if str(active).startswith("none/") else get_model(role="conductor", default=active)
+
+
+def role_workers(
+    pool: str | None, temperature: float | None = None, max_tokens: int | None = None
+) -> list[Worker] | None:
+    """The `workers` role's models when no pool is named (None otherwise)."""
+    role = model_roles().get("workers")
+    if role is None or pool is not None:
+        return None
+    overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+    return [_role_worker(m, overrides) for m in (role if isinstance(role, list) else [role])]
+
+
 def resolve_workers(
     pool: str | None,
     temperature: float | None = None,
@@ -41,11 +113,9 @@ def resolve_workers(
     answer_constraint: Constraint | None = None,
 ) -> list[Worker]:
     """The worker pool, with the solver's generation overrides applied."""
-    overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
-    role = model_roles().get("workers")
-    if role is not None and pool is None:
-        models = role if isinstance(role, list) else [role]
-        return [_role_worker(m, overrides) for m in models]
+    given = role_workers(pool, temperature, max_tokens)
+    if given is not None:
+        return given
     return pool_workers(pool or DEFAULT_POOL, temperature, max_tokens, answer_constraint, current_task_name())
 
 
@@ -63,24 +133,6 @@ def pool_workers(
     return [_spec_worker(s, overrides, answer_constraint, task) for s in spec.workers]
 
 
-def resolve_conductor(
-    pool: str | None,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    grammar: bool | None = None,
-) -> Conductor:
-    """The conductor model: role, then eval model, then the pool's conductor."""
-    role = model_roles().get("conductor")
-    model = (role[0] if isinstance(role, list) else role) if role is not None else None
-    if model is None:
-        active = get_model()
-        # a copy in Inspect's "conductor" role, so per-role usage shows its spend
-        model = None if str(active).startswith("none/") else get_model(role="conductor", default=active)
-    if model is not None:
-        return model_conductor(model, temperature, max_tokens, grammar)
-    return pool_conductor(pool or DEFAULT_POOL, temperature, max_tokens, grammar)
-
-
 def model_conductor(
     model: Model, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
 ) -> Conductor:
@@ -95,11 +147,11 @@ def model_conductor(
 
 
 def pool_conductor(
-    pool: str, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
+    pool: str | PoolSpec, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
 ) -> Conductor:
-    """The conductor a pool file names, with the solver's overrides."""
+    """The conductor a pool (name, path or loaded `PoolSpec`) names, with the solver's overrides."""
     overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
-    spec = _pool_conductor(load_pool(pool))
+    spec = _pool_conductor(load_pool(pool) if isinstance(pool, str) else pool)
     if overrides.max_tokens is None and "max_tokens" not in spec.config:
         overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
     return Conductor(
@@ -113,7 +165,7 @@ def pool_conductor(
 def replaced_workers(
     workers: list[Worker],
     model: str,
-    pool: str | None,
+    pool: str | PoolSpec | None,
     temperature: float | None = None,
     max_tokens: int | None = None,
     answer_constraint: Constraint | None = None,
@@ -123,7 +175,8 @@ def replaced_workers(
     own entry's config and price when the pool (`pool`, else `local`) lists it, else with
     Inspect's defaults and the known list price."""
     overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
-    spec = next((s for s in load_pool(pool or DEFAULT_POOL).workers if s.model == model), None)
+    listed = pool if isinstance(pool, PoolSpec) else load_pool(pool or DEFAULT_POOL)
+    spec = next((s for s in listed.workers if s.model == model), None)
     if spec is not None:
         base = _spec_worker(spec, overrides, answer_constraint, current_task_name())
     else:

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from solvers.options import checked
+from startup.options import checked
 from tasks.sources import DataRecordError, Downloader, LoadedRecords, Source, SourceError, load_records
 
 RecordToSample = Callable[[dict[str, Any]], Sample | None]

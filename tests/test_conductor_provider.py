@@ -17,7 +17,7 @@ from inspect_ai.solver import multiple_choice
 from inspect_ai.tool import ToolInfo
 from scripted import scripted
 
-from workers.conductor_provider import ConductorInputError, options, question_from
+from conductor_model.provider import ConductorInputError, options, question_from
 
 # Model 1 = choice-strong, Model 3 = premium (workers/pools/sim.yaml)
 WORKFLOW = (

@@ -11,7 +11,7 @@ import pytest
 from inspect_ai.model import get_model
 from scripted import scripted
 
-from workers.start_error import StartError
+from startup.errors import StartError
 
 ROOT = Path(__file__).resolve().parents[1]
 INSPECT = Path(sys.executable).with_name("inspect")
@@ -41,8 +41,8 @@ def test_a_bad_option_is_refused_by_get_model_with_its_name_and_fix(args, messag
 def test_good_models_given_as_options_are_the_ones_used():
     lead = scripted("unused")
     api = get_model("conductor/sim", conductor=lead, workers="mockllm/a, mockllm/b", memoize=False).api
-    assert api.lead().model.api is lead.api  # a copy carrying the round's token budget
-    assert [w.name for w in api.workers()] == ["mockllm/a", "mockllm/b"]
+    assert api.team().conductor.model.api is lead.api  # a copy carrying the round's token budget
+    assert [w.name for w in api.team().workers] == ["mockllm/a", "mockllm/b"]
 
 
 def write_pools(folder: Path, pools: dict[str, str]) -> None:
@@ -73,14 +73,14 @@ def test_a_pool_may_run_another_pool(tmp_path, monkeypatch):
     write_pools(tmp_path, {"outer.yaml": "workers: [mockllm/model, conductor/inner.yaml]\n",
                            "inner.yaml": "conductor: mockllm/model\nworkers: [mockllm/x]\n"})  # fmt: skip
     api = get_model("conductor/outer.yaml", conductor=scripted("unused"), memoize=False).api
-    assert [w.name for w in api.workers()] == ["mockllm/model", "conductor/inner.yaml"]
+    assert [w.name for w in api.team().workers] == ["mockllm/model", "conductor/inner.yaml"]
 
 
 def test_a_pool_path_works_and_a_missing_one_is_refused(tmp_path):
     pool = tmp_path / "mine.yaml"
     pool.write_text("workers: [mockllm/a, mockllm/b]\n")
     api = get_model(f"conductor/{pool}", conductor=scripted("unused"), memoize=False).api
-    assert [w.name for w in api.workers()] == ["mockllm/a", "mockllm/b"]
+    assert [w.name for w in api.team().workers] == ["mockllm/a", "mockllm/b"]
     with pytest.raises(StartError, match="^--model conductor/.*missing.yaml: no pool file .*missing.yaml; use a"):
         get_model(f"conductor/{tmp_path / 'missing.yaml'}", memoize=False)
 

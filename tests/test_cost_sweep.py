@@ -1,4 +1,4 @@
-"""The cost-weight sweep (training/cost_sweep.py): its commands (one shared warm-up), the points
+"""The cost-weight sweep (experiments/cost_sweep/sweep.py): its commands (one shared warm-up), the points
 and front from hand-made rows, and a tiny end-to-end run (1 GRPO step per weight, 2 questions)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from training_fixtures import data_files, tiny_model
 
 pytest.importorskip("trl")
 
-from training.cost_sweep import main, points_table, sweep_figure, sweep_title  # noqa: E402
+from experiments.cost_sweep.sweep import main, points_table, sweep_figure, sweep_title  # noqa: E402
 
 RECIPE = "training/recipes/sim-routing.yaml"
 
@@ -98,7 +98,7 @@ def test_the_plot_of_a_simulated_pool_says_simulation():
 
 def test_a_bad_run_file_stops_the_sweep_before_anything_trains(tmp_path, monkeypatch):
     """A weight's run_info.json that is not JSON: named when first read, before any training ran."""
-    import training.cost_sweep as sweep
+    import experiments.cost_sweep.sweep as sweep
 
     ran = []
     monkeypatch.setattr(sweep.subprocess, "run", lambda *a, **k: ran.append(a))

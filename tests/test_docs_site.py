@@ -15,7 +15,7 @@ site_files = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(site_files)
 PAGES = sorted([*(ROOT / "docs").rglob("*.md"), *(ROOT / "experiments").rglob("*.md")])
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
-EXPERIMENTS = ["cpu-smoke", "sim-routing", "seeds", "cost-sweep"]
+EXPERIMENTS = ["cpu_smoke", "sim_routing", "seeds", "cost_sweep"]
 
 
 def test_a_plot_named_as_a_path_is_found_and_a_shown_one_is_not():

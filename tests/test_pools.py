@@ -8,7 +8,7 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import Generate, TaskState, solver
 
-from solvers.team import CONDUCTOR_MAX_TOKENS, resolve_conductor, resolve_workers
+from solvers.team import CONDUCTOR_MAX_TOKENS, Overrides, eval_conductor, resolve_team
 from workers.pools import PoolError, Price, bundled_pools, known_prices, load_pool
 
 PAPER_MODELS = {
@@ -213,8 +213,8 @@ def record_configs(pool: str, conductor_max_tokens: int | None = None):
     """Resolve the team inside a running sample and keep the configs it would call with."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        workers = resolve_workers(pool)
-        lead = resolve_conductor(pool, max_tokens=conductor_max_tokens)
+        team = resolve_team(pool, Overrides(max_tokens=conductor_max_tokens), lead=eval_conductor())
+        workers, lead = team.workers, team.conductor
         state.metadata["efforts"] = [w.model.config.reasoning_effort for w in workers]
         state.metadata["worker_max_tokens"] = [w.model.config.max_tokens for w in workers]
         state.metadata["conductor_max_tokens"] = lead.model.config.max_tokens

@@ -18,8 +18,8 @@ from regression.compare import (
     report,
     updated_baseline,
 )
-from regression.conductor_script import prompt_parts, scripted_completion
 from solvers.workflow import parse_workflow
+from workers.scripted_workflows import prompt_parts, scripted_completion
 
 TOLERANCES = {
     "sim": {

@@ -96,8 +96,8 @@ async def test_the_scripted_conductor_writes_a_workflow_the_parser_takes_and_ref
     import pytest
     from inspect_ai.model import get_model
 
-    from regression.conductor_script import scripted_completion
     from solvers.workflow import parse_workflow
+    from workers.scripted_workflows import scripted_completion
 
     model = get_model("scripted/fixed-workflows")
     for n in range(12):

@@ -1,4 +1,4 @@
-"""The seed sweep (training/seed_sweep.py) and the shared held-out protocol (training/heldout.py):
+"""The seed sweep (experiments/seeds/sweep.py) and the shared held-out protocol (experiments/heldout.py):
 the commands of a dry run, --seeds parsing, the table from hand-made rows (mean, sd, the routes-both
 rule, k of n, a failed seed), the resume/skip rule with stand-in commands, and the device that
 train.py records. Nothing trains here."""
@@ -15,8 +15,8 @@ import pytest
 
 pytest.importorskip("trl")
 
-from training.heldout import conductor_options, sample_rows  # noqa: E402
-from training.seed_sweep import (  # noqa: E402
+from experiments.heldout import conductor_options, sample_rows  # noqa: E402
+from experiments.seeds.sweep import (  # noqa: E402
     best_singles,
     main,
     markdown_report,
@@ -274,7 +274,7 @@ def test_train_records_its_device(monkeypatch):
 
 
 def test_a_failed_seed_is_marked_written_and_named_at_exit(tmp_path, monkeypatch):
-    import training.seed_sweep as sweep
+    import experiments.seeds.sweep as sweep
 
     log = tmp_path / "seed-1" / "train.log"
     monkeypatch.setattr(sweep, "train_all", lambda *a: {1: f"training failed (exit 1, log {log})"})
@@ -313,7 +313,7 @@ BAD_RUN_INFO = [
 
 @pytest.mark.parametrize(("text", "match"), BAD_RUN_INFO)
 def test_a_bad_run_info_is_named_with_its_field(text, match, tmp_path):
-    from training.cost_sweep import read_run_info
+    from experiments.cost_sweep.sweep import read_run_info
 
     (tmp_path / "run_info.json").write_text(text)
     with pytest.raises(SystemExit, match=match) as refused:
@@ -323,7 +323,7 @@ def test_a_bad_run_info_is_named_with_its_field(text, match, tmp_path):
 
 def test_a_bad_run_file_stops_the_sweep_before_anything_runs(tmp_path, monkeypatch):
     """A finished seed whose wall_s is text: refused when first read, not after every training and eval."""
-    import training.seed_sweep as sweep
+    import experiments.seeds.sweep as sweep
 
     ran = []
 

@@ -1,4 +1,4 @@
-"""`python -m workers.serve`: the openai client on loopback gets the round's answer, usage and
+"""`python -m conductor_model.serve`: the openai client on loopback gets the round's answer, usage and
 (on request) its trace; keys (every route but /health), sizes, concurrency, bad requests, a
 failed round and an internal error give OpenAI-style errors; no route names a pool file's path;
 the command's help, ready line and the docs' client example. Slow clients:
@@ -21,7 +21,7 @@ import pytest
 from inspect_ai.model import get_model
 from scripted import scripted
 
-from workers.serve import Limits, RequestError, make_server, parse_request
+from conductor_model.serve import Limits, RequestError, make_server, parse_request
 
 WORKFLOW = (
     'model_id = [1, 3]\nsubtasks = ["Answer it.", "Check and give the final letter."]\naccess_list = [[], ["all"]]'
@@ -278,21 +278,23 @@ def test_a_round_without_an_answer_is_a_502_naming_what_failed(failing, fragment
 
 
 def test_help_shows_defaults_and_an_example():
-    shown = subprocess.run([sys.executable, "-m", "workers.serve", "--help"], capture_output=True, text=True,
+    shown = subprocess.run([sys.executable, "-m", "conductor_model.serve", "--help"], capture_output=True, text=True,
                            check=True).stdout  # fmt: skip
     assert "(default: 127.0.0.1)" in shown and "(default: 8000)" in shown
-    assert "python -m workers.serve --pool sim" in shown and "(default: 30.0)" in shown
+    assert "python -m conductor_model.serve --pool sim" in shown and "(default: 30.0)" in shown
 
 
-@pytest.mark.parametrize("args, fragment", [(["--pool", "nope"], "no pool file"), (["-M", "max_step=3"], "unknown option -M max_step")])
+@pytest.mark.parametrize(
+    "args, fragment", [(["--pool", "nope"], "no pool file"), (["-M", "max_step=3"], "unknown option -M max_step")]
+)
 def test_a_bad_pool_or_option_is_one_line_and_exit_2(args, fragment):
-    ran = subprocess.run([sys.executable, "-m", "workers.serve", "--pool", "sim", *args], capture_output=True,
+    ran = subprocess.run([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", *args], capture_output=True,
                          text=True, timeout=120)  # fmt: skip
     assert ran.returncode == 2 and fragment in ran.stderr and "Traceback" not in ran.stderr
 
 
 def test_the_server_prints_its_address_and_pool_when_ready():
-    server = subprocess.Popen([sys.executable, "-m", "workers.serve", "--pool", "sim", "--port", "0"],
+    server = subprocess.Popen([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         ready = select.select([server.stdout], [], [], 120)[0]
@@ -309,7 +311,7 @@ def test_the_docs_client_example_runs_as_written():
     """docs/conductor-model.md's client code against the sim pool (its conductor scripted here:
     the pool's own SmolLM2 takes minutes on a shared CPU); only the address differs."""
     page = (Path(__file__).parents[1] / "docs/conductor-model.md").read_text()
-    endpoint = page[page.index("## `python -m workers.serve`") :]
+    endpoint = page[page.index("## `python -m conductor_model.serve`") :]
     code = endpoint[endpoint.index("```python\n") + 10 :].split("```", 1)[0]
     assert code.count("http://127.0.0.1:8000/v1") == 1
     with serving() as (url, _):

@@ -1,4 +1,4 @@
-"""The endpoint's connection limits on real loopback sockets (workers/slow_clients.py): a
+"""The endpoint's connection limits on real loopback sockets (conductor_model/slow_clients.py): a
 connection sending half a request, or nothing, is closed within the read time-out; past the
 connection cap the longest-waiting idle one is closed; well-behaved clients are served meanwhile.
 Counts and times are scaled down (120 slow connections against a cap of 40, 1 s time-outs)."""
@@ -15,8 +15,8 @@ from scripted import scripted
 from test_serve import QUESTION, SIMULATION, WORKFLOW, running
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from workers.serve import Limits
-from workers.slow_clients import GuardedH11Protocol
+from conductor_model.serve import Limits
+from conductor_model.slow_clients import GuardedH11Protocol
 
 LIMITS = Limits(read_timeout=1.0, keep_alive_timeout=1, max_connections=40)
 MARGIN = 5.0  # s past a time-out by which a closed connection must have been seen (2 shared cores)
@@ -60,7 +60,7 @@ def served(url: str) -> httpx.Response:
 
 
 def test_the_guard_still_hooks_into_uvicorns_h11_protocol():
-    """Fails loudly when uvicorn renames what workers/slow_clients.py extends."""
+    """Fails loudly when uvicorn renames what conductor_model/slow_clients.py extends."""
     for hook in ("connection_made", "data_received", "on_response_complete", "connection_lost"):
         assert hook in vars(H11Protocol), f"uvicorn's H11Protocol has no {hook} any more"
     with running(sim_model(), LIMITS) as (url, server):

@@ -15,9 +15,9 @@ from inspect_ai._util.error import exception_hook
 from inspect_ai.solver._solver import SolverSpec
 from test_docs_tutorial import TUTORIAL, blocks
 
-import workers._registry  # noqa: F401 (registers the project's solvers, as Inspect's CLI does)
-from solvers.options import OptionError, unknown_option
-from workers.start_error import StartError, refuse
+import conductor_model._registry  # noqa: F401 (registers the project's solvers, as Inspect's CLI does)
+from startup.errors import StartError, refuse
+from startup.options import OptionError, unknown_option
 from tasks.sources import SourceError
 from workers.pools import PoolError
 
@@ -138,7 +138,7 @@ def test_a_refused_error_keeps_its_type_for_python_callers(capsys):
 
 
 def test_inspects_cli_exits_1_on_a_refused_error_and_prints_nothing_more(capsys):
-    """Fails if Inspect changes how its exception hook treats a SilentException (workers.start_error)."""
+    """Fails if Inspect changes how its exception hook treats a SilentException (startup.errors)."""
     refused = refuse(OptionError("invalid solver option"))
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_:

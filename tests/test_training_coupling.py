@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from training_fixtures import data_files, tiny_model
 
-from training.coupling import coupling, decision_prefix
+from experiments.sim_routing.coupling import coupling, decision_prefix
 
 
 def test_coupling_of_known_gradients():
@@ -26,7 +26,7 @@ def test_decision_prefixes_end_where_the_worker_is_chosen():
 
 def test_coupling_runs_on_a_tiny_model(tmp_path):
     pytest.importorskip("trl")
-    from training.coupling import main
+    from experiments.sim_routing.coupling import main
 
     recipe = tmp_path / "tiny.yaml"
     recipe.write_text("pool: sim\nmixture: math=4,mmlu=4\nsubstitute: ''\nfew_shot: none\ndtype: float32\n"

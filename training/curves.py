@@ -1,6 +1,6 @@
 """Training curves of a run directory: reward, parse rate and accuracy per GRPO step (PNG, SVG, CSV).
 
-    python training/curves.py runs/cpu-smoke --out experiments/cpu-smoke/results/curves
+    python training/curves.py runs/cpu-smoke --out experiments/cpu_smoke/results/curves
 
 Reads the run's rollout log (`rollouts.jsonl`, one line per rollout, written by the reward)
 and `run_info.json`; a run on the simulated pool is titled SIMULATION, on the local pool local.

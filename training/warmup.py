@@ -20,10 +20,10 @@ to a worker from the reward alone.
 With `format_warmup_form_worker: true` as well, that line ends by naming the first step's
 worker ("The question is multiple choice: 2 answers first."), still drawn uniformly, and the
 lists repeat it. The worker choice then sits right after the form words instead of eight tokens
-later, after "model_id = [". Measured by training/coupling.py on the SmolLM2-135M warm-up models
+later, after "model_id = [". Measured by experiments/sim_routing/coupling.py on the SmolLM2-135M warm-up models
 (top 8 layers): the gradients of a worker choice on MATH and on MMLU prompts have cosine 0.97 in
 the plain layout and 0.78 in this one, so GRPO can move the choice per form instead of moving both
-forms at once (experiments/sim-routing: with this line the policy learned to route).
+forms at once (experiments/sim_routing: with this line the policy learned to route).
 """
 
 from __future__ import annotations

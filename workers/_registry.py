@@ -1,8 +1,6 @@
-"""Inspect entry point: importing this module registers the project's model provider,
-sandbox type, solvers and scorers with Inspect (see `[project.entry-points.inspect_ai]`)."""
+"""Registers the workers' model providers (local, simulated, scripted), the sandbox type and the
+scorers with Inspect; `solvers._registry` adds the solvers, `conductor_model._registry` the rest."""
 
 from sandboxes import inspect_bwrap  # noqa: F401
 from scorers import code_scorers, inspect_scorers, rlpr  # noqa: F401
-from solvers import baselines, conductor  # noqa: F401
-from solvers.routers import solvers as router_solvers  # noqa: F401
-from workers import conductor_provider, local_provider, scripted_provider, sim_provider  # noqa: F401
+from workers import local_provider, scripted_provider, sim_provider  # noqa: F401

@@ -1,7 +1,7 @@
 """Inspect model provider `scripted/fixed-workflows`: a conductor that runs no model.
 
 It answers every conductor prompt with the regression gate's fixed workflow for the prompt's
-question (`regression.conductor_script.scripted_completion`: one call, solve then verify, three
+question (`workers.scripted_workflows.scripted_completion`: one call, solve then verify, three
 attempts then aggregate, plan then execute, or an invalid workflow, picked by a sha256 of the
 question), and counts usage as characters / 4. It makes the conductor row of a simulated run
 fast and deterministic (the `sim-scripted` pool, `nox -s reproduce_tables` without logs, the
@@ -15,7 +15,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from regression.conductor_script import scripted_completion
+from workers.scripted_workflows import scripted_completion
 
 NAMES = ("fixed-workflows",)
 

@@ -20,12 +20,13 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from solvers.baselines import answer_alone, baseline_options, finish_baseline, sample_workers
 from solvers.executor import ErrorPolicy, RoundRecord, Worker, execute_workflow, final_answer
-from solvers.options import OptionError, checked_options, need_option
+from solvers.options import checked_options
 from solvers.routers.features import featurize
 from solvers.routers.mas_router import MASRouter, plan_workflow
 from solvers.routers.outcomes import router_cache_dir
 from solvers.routers.router_dc import RouterDC
 from solvers.team import current_task_name
+from startup.options import OptionError, need_option
 from workers.pools import DEFAULT_POOL, load_pool
 
 TASK_DOMAINS = {"rlpr": "rlpr", "livecodebench": "lcb", "bigcodebench": "lcb", "humaneval": "lcb"}

@@ -1,5 +1,5 @@
-"""The held-out protocol of the training sweeps (docs/training.md, evidence ii), shared by
-`training/cost_sweep.py` and `training/seed_sweep.py`: the first `limit` MATH-500 and MMLU
+"""The held-out protocol of the training sweeps (experiments/sim_routing), shared by
+`experiments/cost_sweep/sweep.py` and `experiments/seeds/sweep.py`: the first `limit` MATH-500 and MMLU
 `split=test` questions (the recipe's `math500_file` / `mmlu_file` if set), generation seed `seed`;
 a trained conductor with the recipe's prompt options; every pool member alone (`single_worker`).
 
@@ -64,7 +64,7 @@ def sample_rows(label: str, task: str, samples: Iterable[Any]) -> list[dict]:
     from inspect_ai.scorer import value_to_float
 
     from reports.records import short
-    from reports.strategy import step_models
+    from solvers.strategy import step_models
 
     to_float, rows = value_to_float(), []
     for sample in samples:

@@ -1,11 +1,11 @@
 """An OpenAI-compatible Chat Completions endpoint over the `conductor/<pool>` model provider.
 
-    python -m workers.serve --pool local                       # 127.0.0.1:8000, no key
-    CONDUCTOR_API_KEY=secret python -m workers.serve --pool paper -M conductor=vllm/ckpt --port 9000
+    python -m conductor_model.serve --pool local                       # 127.0.0.1:8000, no key
+    CONDUCTOR_API_KEY=secret python -m conductor_model.serve --pool paper -M conductor=vllm/ckpt --port 9000
 
 When it listens it prints one line: the model it serves and its address. Any OpenAI client then
 calls `POST /v1/chat/completions` (model `conductor/<pool>`, a pool file named by its stem); each
-request is one conductor round (workers/conductor_provider.py). The answer is the message
+request is one conductor round (conductor_model/provider.py). The answer is the message
 content; with `extra_body={"trace": true}` the response also has a `conductor` field: the
 workflow, every step's worker, subtask, tokens, cost and latency (the round tree Inspect logs keep
 per sample, redacted as those are: workers/redact.py). `usage` sums every call of the round,
@@ -18,7 +18,7 @@ route but `GET /health` when that variable is set), a request size cap (`--max-r
 at most `--max-concurrency` rounds at once (more get 429 with Retry-After), a time limit per round
 (`--request-timeout`, 504), a time limit to receive a request (`--read-timeout`), to keep an idle
 connection (`--keep-alive-timeout`) and a cap on open connections (`--max-connections`;
-workers/slow_clients.py). A round that gives no answer (its conductor failed, its workflow was
+conductor_model/slow_clients.py). A round that gives no answer (its conductor failed, its workflow was
 rejected, its last step failed) is a 502 naming what failed. Not supported (400): streaming,
 n > 1, tools, images and other non-text content. Errors use OpenAI's shape
 (`{"error": {"message", "type", "param", "code"}}`) and never echo internals.
@@ -42,11 +42,11 @@ from fastapi.responses import JSONResponse
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, Model, get_model
 from starlette.exceptions import HTTPException
 
+from conductor_model.provider import ConductorInputError
 from solvers.conductor import CONDUCTOR_ERROR
-from workers.conductor_provider import ConductorInputError
+from startup.errors import StartError
 from workers.redact import pool_label
 from workers.simulation import SimError, make_key
-from workers.start_error import StartError
 
 ROLES = {"system": ChatMessageSystem, "developer": ChatMessageSystem, "user": ChatMessageUser,
          "assistant": ChatMessageAssistant}  # fmt: skip
@@ -234,7 +234,7 @@ def make_app(model: Model, limits: Limits = Limits()) -> Any:
     from workers.sim_provider import answer_key
 
     served = served_name(model)
-    simulated = any(str(w.model).startswith("sim/") for w in model.api.workers())  # type: ignore[attr-defined]
+    simulated = any(str(w.model).startswith("sim/") for w in model.api.team().workers)  # type: ignore[attr-defined]
     app = FastAPI(title="conductor-bench endpoint", docs_url=None, redoc_url=None, openapi_url=None,
                   default_response_class=OpenAIJSON)  # fmt: skip
     busy = {"rounds": 0}
@@ -346,7 +346,7 @@ def make_server(model: Model, limits: Limits, host: str, port: int) -> Any:
     """The uvicorn server of the endpoint, with its read, idle and connection limits."""
     import uvicorn
 
-    from workers.slow_clients import guarded_protocol
+    from conductor_model.slow_clients import guarded_protocol
 
     class Announcing(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -365,7 +365,7 @@ def make_server(model: Model, limits: Limits, host: str, port: int) -> Any:
 
 
 EXAMPLE = """example:
-  python -m workers.serve --pool sim
+  python -m conductor_model.serve --pool sim
   then, from Python (a simulated pool is told the correct answer):
     OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="none").chat.completions.create(
         model="conductor/sim", messages=[{"role": "user", "content": "Which is prime? A) 4 B) 6 C) 7 D) 9"}],
@@ -379,7 +379,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescrip
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m workers.serve",
+        prog="python -m conductor_model.serve",
         description="OpenAI-compatible endpoint for a conductor round on a pool",
         formatter_class=_HelpFormatter,
         epilog=EXAMPLE,

@@ -8,7 +8,7 @@ that cosine, within a form and across forms, at the token where the worker is ch
 - `lists`: the plain form line, then `model_id = [` (the choice is the list's first id);
 - `worker`: the line of `format_warmup_form_worker` ("...: " and the first worker's id).
 
-    python training/coupling.py training/recipes/sim-routing.yaml --model_name_or_path runs/x/warmup \\
+    python -m experiments.sim_routing.coupling training/recipes/sim-routing.yaml --model_name_or_path runs/x/warmup \\
         [--train_top_layers 8] [--layouts lists,worker] [--per_domain 6]
 
 Near 1 across forms, the policy can only move both forms together: GRPO then finds the best
@@ -19,13 +19,9 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from training.warmup import form_line, worker_line, workflow_text  # noqa: E402
+from training.warmup import form_line, worker_line, workflow_text
 
 LAYOUTS = ("lists", "worker")
 

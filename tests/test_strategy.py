@@ -1,4 +1,4 @@
-"""The strategy classifier (reports.strategy) on hand-made workflow graphs."""
+"""The strategy classifier (solvers.strategy) on hand-made workflow graphs."""
 
 from __future__ import annotations
 

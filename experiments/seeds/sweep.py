@@ -1,7 +1,7 @@
 """Seed sweep (issue 27.2): one training run per seed of a recipe, each final model evaluated on
 the held-out protocol, and the per-seed table with mean, spread and how many seeds route.
 
-    python training/seed_sweep.py training/recipes/sim-routing.yaml --seeds 0-7 --out runs/seeds \
+    python -m experiments.seeds training/recipes/sim-routing.yaml --seeds 0-7 --out runs/seeds \
         [--parallel K] [--limit 40] [--eval_seed 0] [--eval_temperature 0.1] [--target 0.93] \
         [--shared_warmup | --warmup DIR] [--dry_run] [train.py overrides, e.g. --use_cpu false]
 
@@ -18,7 +18,7 @@ the held-out protocol, and the per-seed table with mean, spread and how many see
    its model is saved), and every seed's GRPO starts from that model (`--model_name_or_path
    <out>/warmup-run/warmup --format_warmup_steps 0`): the seeds then vary GRPO only, and the table
    says so. `--warmup DIR` starts every seed from an existing warm-up model instead.
-2. held-out evals (`training/heldout.py`, as `training/cost_sweep.py`): every pool member alone,
+2. held-out evals (`experiments/heldout.py`, as `experiments/cost_sweep/sweep.py`): every pool member alone,
    then every trained seed's final model (the conductor options from the recipe); logs in
    `<out>/logs`. Each seed's evaluation is also printed as `inspect eval` lines.
 3. `<out>/seeds.csv` and `<out>/seeds.md` (printed): per seed MATH-500, MMLU and both (the mean of
@@ -44,9 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from training.cost_sweep import (  # noqa: E402
+from experiments.cost_sweep.sweep import (
     TRAIN,
     check_run_files,
     check_warmup,
@@ -54,7 +52,7 @@ from training.cost_sweep import (  # noqa: E402
     read_run_info,
     saved_model,
 )
-from training.heldout import (  # noqa: E402
+from experiments.heldout import (
     BASELINE,
     conductor_method,
     conductor_options,
@@ -413,6 +411,3 @@ def main(argv: list[str] | None = None) -> Any:
         raise SystemExit("failed: " + "; ".join(f"seed {s}: {why}" for s, why in failed.items()))
     return table
 
-
-if __name__ == "__main__":
-    main()

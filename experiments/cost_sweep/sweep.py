@@ -2,7 +2,7 @@
 each evaluated on the held-out protocol with the pool's single workers, and accuracy against worker
 cost plotted with the single workers' Pareto front.
 
-    python training/cost_sweep.py training/recipes/sim-routing.yaml --weights 0,0.1,0.25,0.4 \
+    python -m experiments.cost_sweep training/recipes/sim-routing.yaml --weights 0,0.1,0.25,0.4 \
         --out runs/cost-sweep [--charge always|correct] [--limit 40] [--dry_run] [train.py overrides]
 
 1. warm-up: `train.py <recipe> --max_steps 1 --save_strategy no --output_dir <out>/warmup-run`
@@ -12,7 +12,7 @@ cost plotted with the single workers' Pareto front.
 2. per weight w: `train.py <recipe> --model_name_or_path <warm-up model> --format_warmup_steps 0
    --cost_weight w --cost_charge <charge> --output_dir <out>/cost-w<w>`;
    a step whose `run_info.json` records its finished run is skipped (a stopped sweep continues);
-3. held-out evals (docs/training.md, evidence ii; `training/heldout.py`): the first `--limit` MATH-500 and MMLU
+3. held-out evals (`experiments/heldout.py`): the first `--limit` MATH-500 and MMLU
    `split=test` questions (the recipe's `math500_file` / `mmlu_file` if set), generation seed
    `--eval_seed`, every conductor with the recipe's few_shot, workflow_max_steps, access, question
    and max_completion_length at temperature `--eval_temperature`; every pool member alone
@@ -28,6 +28,7 @@ prints the training commands and the eval plan and runs nothing.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import shlex
@@ -37,11 +38,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from experiments.heldout import BASELINE, conductor_method, conductor_options, eval_tasks, evaluate, single_workers
 
-from training.heldout import BASELINE, conductor_method, conductor_options, eval_tasks, evaluate, single_workers  # noqa: E402
-
-TRAIN = str(Path(__file__).resolve().with_name("train.py"))
+TRAIN = importlib.util.find_spec("training.train").origin  # the training script, run as a subprocess
 DEFAULT_WEIGHTS = "0,0.1,0.25,0.4"
 
 
@@ -251,6 +250,3 @@ def main(argv: list[str] | None = None) -> Any:
     print(f"wrote {args.out / 'points.csv'}, {png}, {svg}")
     return points
 
-
-if __name__ == "__main__":
-    main()

@@ -9,7 +9,7 @@ writes a workflow for the chat input, the workers run it, the last step's respon
 output. `-M conductor=<model>` picks the conductor (else `--model-role conductor`, else the
 pool's); every solver option is a model arg (`-M max_steps=3 -M few_shot=none ...`). A bad
 option, model, pool file or cycle of pools fails when Inspect builds the model, as one
-start error that names it and the fix (`workers.start_error`: one line, no traceback).
+start error that names it and the fix (`startup.errors`: one line, no traceback).
 
 The output carries the round tree in `metadata["conductor"]` (as a sample's metadata under the
 solver: tokens and cost summed over every call, conductor and workers, and each call's own).
@@ -43,10 +43,10 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from solvers.conductor import Settings, answer_constraint_for, check_generation, check_settings, conduct, summary
 from solvers.executor import Worker
-from solvers.options import OptionError, is_int, need_option
-from solvers.team import model_conductor, pool_conductor, pool_workers, replaced_workers, sample_subset
+from solvers.team import Overrides, Team, resolve_team, sample_subset
+from startup.errors import printed_cleanly, start_error
+from startup.options import OptionError, is_int, need_option
 from workers.pools import known_prices, load_pool
-from workers.start_error import printed_cleanly, start_error
 
 SETTINGS = tuple(Settings.__dataclass_fields__)
 GENERATION = ("temperature", "max_tokens", "worker_temperature", "worker_max_tokens", "pool_size", "seed", "grammar")
@@ -168,13 +168,16 @@ class ConductorAPI(ModelAPI):
         with _start_check(f"--model conductor/{self.pool}"):
             load_pool(self.pool)
         self.chosen = {name: self._chosen_models(name) for name in MODELS}
+        g = self.generation
+        self.overrides = Overrides(g["temperature"], g["max_tokens"], g["grammar"], g["worker_temperature"],
+                                   g["worker_max_tokens"])  # fmt: skip
         with _start_check(f"conductor/{self.pool}: a worker of the pool", POOL_WORKER_FIX):
-            own = self._own_workers()
+            self.team(replace=False)
         if self.settings.replace_workers:
             with _start_check(
                 f"conductor/{self.pool}: {_given('replace_workers', self.settings.replace_workers)}", MODEL_FIX
             ):
-                self._replaced(own)
+                self.team()
 
     def _chosen_models(self, name: str) -> list[Model] | None:
         """The models `-M <name>` names (None when unset)."""
@@ -184,29 +187,15 @@ class ConductorAPI(ModelAPI):
         with _start_check(f"conductor/{self.pool}: {_given(name, value)}", MODEL_FIX):
             return [m if isinstance(m, Model) else get_model(m) for m in _model_names(value) or []]
 
-    def lead(self) -> Any:
-        """The round's conductor: `-M conductor`, else `--model-role conductor`, else the pool's."""
-        g, chosen = self.generation, (self.chosen["conductor"] or [_role("conductor")])[0]
-        if chosen is not None:
-            return model_conductor(chosen, g["temperature"], g["max_tokens"], g["grammar"])
-        return pool_conductor(self.pool, g["temperature"], g["max_tokens"], g["grammar"])
-
-    def workers(self) -> list[Worker]:
-        """The round's workers: `-M workers=a,b` (models or names), else the pool's; every slot
-        run by one model with `-M replace_workers` (as the solver's option)."""
-        own = self._own_workers()
-        return self._replaced(own) if self.settings.replace_workers else own
-
-    def _own_workers(self) -> list[Worker]:
-        g, given = self.generation, self.chosen["workers"]
-        if given:
-            return [Worker(m, str(m), price=known_prices().get(str(m))) for m in given]
-        return pool_workers(self.pool, g["worker_temperature"], g["worker_max_tokens"], answer_constraint_for(None))
-
-    def _replaced(self, workers: list[Worker]) -> list[Worker]:
-        g = self.generation
-        return replaced_workers(workers, self.settings.replace_workers or "", self.pool, g["worker_temperature"],
-                                g["worker_max_tokens"], answer_constraint_for(None))  # fmt: skip
+    def team(self, replace: bool = True) -> Team:
+        """The round's team: the conductor is `-M conductor`, else `--model-role conductor`, else
+        the pool's; the workers `-M workers=a,b` (models or names), else the pool's; every slot run
+        by one model with `-M replace_workers` (as the solver's option)."""
+        given = self.chosen["workers"]
+        workers = [Worker(m, str(m), price=known_prices().get(str(m))) for m in given] if given else None
+        return resolve_team(self.pool, self.overrides, answer_constraint_for(None),
+                            lead=(self.chosen["conductor"] or [_role("conductor")])[0], workers=workers,
+                            replace_workers=self.settings.replace_workers if replace else None)  # fmt: skip
 
     async def generate(
         self,
@@ -216,10 +205,10 @@ class ConductorAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         question = question_from(input, tools)
-        pool = self.workers()
-        chosen = sample_subset(len(pool), self.generation["pool_size"], self.generation["seed"], question)
-        workers = [pool[i] for i in chosen]
-        record = await conduct(question, self.lead(), workers, self.settings)
+        team = self.team()
+        chosen = sample_subset(len(team.workers), self.generation["pool_size"], self.generation["seed"], question)
+        workers = [team.workers[i] for i in chosen]
+        record = await conduct(question, team.conductor, workers, self.settings)
         output = ModelOutput.from_content(model=f"conductor/{self.pool}", content=record.answer or "")
         output.metadata = {"conductor": summary(record, workers, chosen)}
         if record.answer is None:

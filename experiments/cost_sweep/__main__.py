@@ -1,0 +1,3 @@
+from experiments.cost_sweep.sweep import main
+
+main()

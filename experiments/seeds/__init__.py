@@ -1,0 +1,1 @@
+"""Routing across seeds (README.md): `python -m experiments.seeds <recipe> --seeds 0-7 ...`."""

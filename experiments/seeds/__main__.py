@@ -1,0 +1,3 @@
+from experiments.seeds.sweep import main
+
+main()
