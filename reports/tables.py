@@ -1,10 +1,10 @@
-"""The paper's tables from the reports frame (pure pandas; no Inspect import).
+"""The paper's tables from the reports frame (pandas; Inspect only for its clustered standard error).
 
 A table is a set of benchmark columns and a rule that picks rows (`SPECS`). Rows are whatever the
 logs hold: one per (pool, method key, conductor model), the key being the solver and the options
 that differ from its defaults (`reports.records.run_fields`). Each benchmark cell is the accuracy
-(%) as mean +- standard error over epochs (per epoch: the mean over its samples, an errored or
-unscored sample counting as wrong), with n = samples x epochs and the errored count. Per row: total
+(%) as mean +- standard error clustered by question (`clustered_se`; an errored or unscored
+sample counts as wrong), with n = samples x epochs and the errored count. Per row: total
 tokens, USD and agent calls per question over the table's benchmarks, and the cost-adjusted score
 (the paper's: average accuracy / USD per question in cents). A cost is "unknown" when any sample of
 the row lacks a price, never 0.
@@ -107,10 +107,10 @@ SPECS: tuple[Spec, ...] = (
 
 @dataclass(frozen=True)
 class Cell:
-    """Accuracy of one row on one benchmark: mean and SE over epochs (%), sample counts."""
+    """Accuracy of one row on one benchmark: mean and SE clustered by question (%), sample counts."""
 
     mean: float
-    se: float  # NaN with one epoch
+    se: float  # NaN with one question
     samples: int  # distinct samples
     epochs: int
     errors: int
@@ -124,17 +124,31 @@ class Cell:
 
 
 def cell(rows: pd.DataFrame) -> Cell:
-    """Accuracy over `rows` (one benchmark, one method): per epoch, then across epochs. Missing:
-    the most samples x epochs one of its logs meant to run (the header's sample ids, --limit
-    applied) minus the rows held (a crashed or cancelled eval)."""
-    correct = pd.to_numeric(rows["score"], errors="coerce").fillna(0.0).clip(0.0, 1.0)
-    per_epoch = correct.groupby(rows["epoch"]).mean() * 100.0
-    k = len(per_epoch)
-    se = float(per_epoch.std(ddof=1) / math.sqrt(k)) if k > 1 else math.nan
+    """Accuracy over `rows` (one benchmark, one method): the mean over samples x epochs (each epoch
+    has every sample once, so it equals the mean of the epochs' means) with `clustered_se`. Missing:
+    the most samples x epochs one of its logs meant to run (the header's sample ids, --limit applied)
+    minus the rows held (a crashed or cancelled eval)."""
+    correct = pd.to_numeric(rows["score"], errors="coerce").fillna(0.0).clip(0.0, 1.0) * 100.0
+    per_epoch = correct.groupby(rows["epoch"]).mean()
     expected = pd.to_numeric(rows["expected"], errors="coerce").max() if "expected" in rows else math.nan
     gap = max(0, int(expected) - len(rows)) if not pd.isna(expected) else 0
-    return Cell(float(per_epoch.mean()), se, int(rows["sample_id"].nunique()), k,
-                int(rows["error"].notna().sum()), gap)
+    return Cell(float(per_epoch.mean()), clustered_se(correct, rows["sample_id"]), int(rows["sample_id"].nunique()),
+                len(per_epoch), int(rows["error"].notna().sum()), gap)
+
+
+def clustered_se(values: pd.Series, question: pd.Series) -> float:
+    """Standard error of the mean of `values` (one per sample and epoch) clustered by question: the
+    epochs of one question are repeated measures, not independent draws (Miller 2024, "Adding Error
+    Bars to Evals", arXiv:2411.00640, sec. 2.2 and appendix A), through Inspect's own
+    `stderr(cluster=...)` (with its C / (C - 1) correction). One epoch: the usual SE over samples.
+    NaN with fewer than two questions."""
+    from inspect_ai.scorer import SampleScore, Score, stderr
+
+    if question.nunique() < 2:
+        return math.nan
+    scores = [SampleScore(score=Score(value=float(v)), sample_id=str(q), sample_metadata={"question": str(q)})
+              for v, q in zip(values, question, strict=True)]
+    return float(stderr(cluster="question")(scores))
 
 
 def per_question(rows: pd.DataFrame) -> dict:
