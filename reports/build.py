@@ -35,7 +35,8 @@ NOTE_LOCAL = ("Small local models (CPU): these numbers prove the plumbing; they 
 CELL_NOTE = ("Cells: accuracy % as mean ± standard error of the mean clustered by question (the epochs of a "
              "question are repeated measures, not independent samples: Miller 2024, 'Adding Error Bars to Evals', "
              "arXiv:2411.00640; Inspect's stderr(cluster=...); with one epoch the usual standard error over "
-             "samples; no ± with one question), n = samples x epochs, errored samples counted wrong and shown as 'err', 'missing' = samples the logs meant to run but do "
+             "samples; no ± with one question), n = samples x epochs, errored samples counted wrong and shown as "
+             "'err', 'missing' = samples the logs meant to run but do "
              "not hold. tokens / usd / agent_calls: per question over the table's benchmarks (usd 'unknown' "
              "when a price is missing, never 0); cost_adjusted = accuracy / (USD per question in cents), the "
              "paper's definition. avg '(k of n)': over the benchmarks present. Rows '↳ paper: ...' hold the "
@@ -172,8 +173,10 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, 
         mine = [b for b in built if b.pool == pool]
         kind = mine[0].kind if mine else ""
         setting = mine[0].setting if mine else ""
-        page_tables = sorted((table_on_page(b, frame, out, where, command) for b in mine), key=held_first)
+        paper_tables = sorted((table_on_page(b, frame, out, where, command) for b in mine), key=held_first)
+        page_tables = [t for t in paper_tables if not t.collapsed]
         page_tables += [analysis_on_page(a, out, command) for a in found if a.pool == pool]
+        page_tables += [t for t in paper_tables if t.collapsed]
         commands = tuple(dict.fromkeys(c for t in page_tables for c in t.provenance.commands))
         result.append(html.Section(tables.pool_heading(pool, kind, setting), text=CELL_NOTE, tables=tuple(page_tables),
                                    plots=tuple(p for p in drawn if getattr(p, "pool", "") == pool),
@@ -195,7 +198,7 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, 
 
 def held_first(table: html.Table) -> tuple[int, int]:
     """Page order: the benchmarks the paper does not report (a user's own task) first, then the tables
-    with logged rows, then the empty ones (collapsed)."""
+    with logged rows, then the empty ones (collapsed; after the pool's analyses)."""
     return (0 if table.title.startswith(tables.OTHER_TITLE) else 1, 1 if table.collapsed else 0)
 
 

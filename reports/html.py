@@ -29,7 +29,8 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0
 table{border-collapse:collapse;margin:.5em 0;font-size:12px}
 th,td{border:1px solid #bbb;padding:2px 5px;text-align:left;vertical-align:top}
 th{background:#eee} tr:nth-child(even) td{background:#fafafa}
-td.n{white-space:nowrap} td:first-child{white-space:pre-line;min-width:12em;max-width:24em} .scroll{overflow-x:auto;max-width:100%}
+td.n{white-space:nowrap} td:first-child{white-space:pre-line;min-width:12em;max-width:24em}
+.scroll{overflow-x:auto;max-width:100%}
 tr.paper td{background:#eef3fb;color:#234;font-style:italic;border-top:none}
 details.table>summary{font-size:15px;font-weight:600;color:#222;cursor:pointer}
 figure{margin:1em 0} figure img{max-width:100%;border:1px solid #ddd}

@@ -142,19 +142,22 @@ def _correct(frame: pd.DataFrame) -> pd.Series:
 
 def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: str) -> Plot:
     points = method_points(group)
+    families = [method_family(group, label) for label in points.index]
+    points = points.assign(family=families).sort_values(["family", "accuracy"], ascending=[True, False], kind="stable")
     all_tasks = group["task"].nunique()
-    fig = Figure(figsize=(10.5, 4.4), dpi=100, layout="constrained")
+    fig = Figure(figsize=(11, 4.6), dpi=100, layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
-    cmap = matplotlib.colormaps["tab10"]
     missing_cost = []
-    for i, (label, p) in enumerate(points.iterrows()):
+    styles = dict(zip(points.index, method_styles(list(points["family"])), strict=True))
+    for label, p in points.iterrows():
+        style = styles[label]
         mark = "" if p["tasks"] == all_tasks else f" * {int(p['tasks'])}/{all_tasks} benchmarks"
-        style = {"color": cmap(i % 10), "marker": MARKERS[i // 10 % len(MARKERS)], "s": 40, "zorder": 3}
         if np.isfinite(p["cost"]):
             axes[0].scatter(p["cost"], p["accuracy"], **style)
         else:
             missing_cost.append(plain(label))
         axes[1].scatter(p["calls"], p["accuracy"], label=plain(label, LEGEND_CHARS) + mark, **style)
+    _ring_overlaps(axes, points, styles)
     _draw_front(axes[0], points[(points["tasks"] == all_tasks) & points["cost"].notna()])
     costs = points["cost"].dropna()
     if len(costs) > 1 and costs.min() > 0 and costs.max() / costs.min() > 20:
@@ -172,7 +175,8 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
     axes[0].set_xlabel("\n".join([f"USD per question{scale}", *notes]))
     for ax in axes:
         ax.grid(alpha=0.3)
-    fig.legend(loc="outside right center", fontsize=7, ncols=1 + len(points) // 25)
+    fig.legend(loc="outside right center", fontsize=7, ncols=1 + len(points) // 25,
+               title="colour: method, marker: its variant", title_fontsize=7)
     fig.suptitle(f"{head}\naccuracy vs cost and vs agent calls (mean over benchmarks)", fontsize=9)
     caption = (f"One point per method: the mean over the benchmarks it ran of each benchmark's accuracy, "
                f"USD and agent calls per question; {all_tasks} benchmark(s), {len(group)} sample-epochs. "
@@ -180,6 +184,44 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
                "* marks a method that ran only some of the benchmarks; the dashed line joins the accuracy-cost "
                "Pareto front of the methods that ran all of them (reports/pareto.py).")
     return _save(fig, out, f"{stem}-accuracy-cost", head, caption, pool, group)
+
+
+def method_family(frame: pd.DataFrame, label: str) -> str:
+    """What a plot colours a row by: its matrix method (`context_5x` apart from `single_worker`), else
+    its solver, else the first word of its label."""
+    first = frame[frame["label"] == label].iloc[0]
+    for column in ("matrix_base", "solver"):
+        if isinstance(first.get(column), str) and first[column]:
+            return first[column]
+    return re.split(r"[\s(\[]", str(label), maxsplit=1)[0]
+
+
+def method_styles(families: Sequence[str]) -> list[dict]:
+    """A scatter style per method: one colour per solver (family), a marker per variant within it, so
+    that a legend of many rows reads by method (with more than 10 solvers, colours come round again
+    with filled/hollow markers apart)."""
+    cmap = matplotlib.colormaps["tab10"]
+    order = list(dict.fromkeys(families))
+    seen: dict[str, int] = {}
+    styles = []
+    for family in families:
+        n = seen[family] = seen.get(family, -1) + 1
+        f = order.index(family)
+        colour = cmap(f % 10)
+        styles.append({"color": colour, "marker": MARKERS[n % len(MARKERS)], "s": 42, "zorder": 3,
+                       "edgecolors": colour, **({"facecolors": "none"} if f // 10 % 2 else {})})
+    return styles
+
+
+def _ring_overlaps(axes, points: pd.DataFrame, styles: Mapping[str, dict]) -> None:  # noqa: ANN001
+    """Methods at the same spot (e.g. a simulated 5x context and its single worker) are drawn again as
+    growing rings in their colours around it, one per method, so that none hides under another."""
+    for ax, x in zip(axes, ("cost", "calls"), strict=True):
+        spots = points[[x, "accuracy"]].round(9).dropna()
+        for _, same in spots.groupby([x, "accuracy"]):
+            for k, label in enumerate(same.index[1:], start=1):
+                ax.scatter(points.at[label, x], points.at[label, "accuracy"], s=42 * (1 + 1.6 * k),
+                           facecolors="none", edgecolors=[styles[label]["color"]], linewidths=1.2, zorder=2)
 
 
 def _draw_front(ax, compared: pd.DataFrame) -> None:  # noqa: ANN001
