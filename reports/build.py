@@ -184,7 +184,8 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, 
     if trained:
         result.append(html.Section("Training runs", text="Curves from the runs' rollouts.jsonl and run_info.json.",
                                    plots=tuple(trained)))
-    result.append(html.Section("Missing cells", markdown=(out / "missing.md").read_text()))
+    gaps = (out / "missing.md").read_text().removeprefix("# Missing cells\n")  # the section's own title
+    result.append(html.Section("Missing cells", markdown=gaps))
     ref = [html.Table.from_frame(f"The paper's Table {t}", wide, files=(tables.REFERENCE,),
                                  provenance=html.Provenance(note="transcribed from the paper (PAPER.md)"),
                                  collapsed=f"{len(wide)} rows as the paper prints them")

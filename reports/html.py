@@ -32,6 +32,7 @@ th{background:#eee} tr:nth-child(even) td{background:#fafafa}
 td.n{white-space:nowrap} td:first-child{white-space:pre-line;min-width:12em;max-width:24em}
 .scroll{overflow-x:auto;max-width:100%}
 tr.paper td{background:#eef3fb;color:#234;font-style:italic;border-top:none}
+.markdown h2{font-size:16px} .markdown pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}
 details.table>summary{font-size:15px;font-weight:600;color:#222;cursor:pointer}
 figure{margin:1em 0} figure img{max-width:100%;border:1px solid #ddd}
 figcaption,.note{font-size:13px;color:#444;white-space:pre-wrap}

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reports.build import build
+from reports import tables
+from reports.build import build, table_on_page
+from reports.frame import load_samples
 
 LOGS = Path(__file__).parents[1] / "docs" / "report-example" / "eval-logs" / "sim"
 
@@ -93,7 +95,8 @@ def test_no_raw_markdown_in_the_page(page):
     parsed, html = page
     text = "".join(parsed.text)
     assert "# Missing cells" not in text and "```" not in text and "\n## " not in text
-    assert "<h1>Missing cells</h1>" in html and "<pre><code>python -m solvers.matrix" in html
+    missing = html.split("<h2>Missing cells</h2>")[1]
+    assert "<h2>Table 1: unconstrained setting" in missing and "<pre><code>python -m solvers.matrix" in missing
 
 
 def test_rows_not_run_are_one_line_and_the_papers_tables_collapsed(page):
@@ -101,7 +104,17 @@ def test_rows_not_run_are_one_line_and_the_papers_tables_collapsed(page):
     before_missing = html.split('<h2>Missing cells</h2>')[0]
     assert "(not run)" not in before_missing and "Not run (see Missing cells): conductor (few_shot=" in html
     collapsed = re.findall(r'<details class="table"[^>]*><summary>([^<]*)</summary>', html)
-    assert len(collapsed) == 10 and all(s.endswith("rows as the paper prints them") for s in collapsed)
+    assert len(collapsed) == len(tables.reference_tables())
+    assert all(s.endswith("rows as the paper prints them") for s in collapsed)
+
+
+def test_a_table_without_logged_rows_is_one_line(tmp_path):
+    frame = load_samples(LOGS)
+    spec = tables.Spec("x", "Table X: routers", "constrained", ("MMLU",), rows=lambda key: key == "router_dc")
+    built = tables.build_table(spec, frame, None, extra_rows=[("router_dc", "router_dc")])
+    shown = table_on_page(built, frame, tmp_path, {}, "")
+    assert shown.collapsed == "nothing logged (1 row(s) not run)" and not shown.rows
+    assert "Not run (see Missing cells): router_dc, the paper's RouterDC." in shown.note
 
 
 def test_short_cells_do_not_wrap(page):
