@@ -67,6 +67,9 @@ def test_build_writes_tables_missing_cells_plots_and_page(built):
     names = sorted(p.name for p in (out / "plots").glob("*.png"))
     assert "sim-accuracy-cost.png" in names and "local-accuracy-cost.png" in names
     page = (out / "index.html").read_text()
+    # the benchmark the paper does not report (a user's own task) is the pool's first table
+    sim = page[page.index("<h2>SIMULATION: pool sim"):]
+    assert sim.index('id="table-benchmarks-the-paper-does-not-report') < sim.index('id="table-table-1-')
     assert page.count("<table") >= 9 + 9  # the pools' tables and the paper's reference tables
     for src in re.findall(r'<img src="([^"]+)"', page):
         assert (out / src).is_file()
