@@ -32,11 +32,16 @@ NOTE_SIM = ("Simulated workers answer from the answer key with per-profile accur
             "these numbers test the harness, they say nothing about real models or the paper. " + SETTINGS)
 NOTE_LOCAL = ("Small local models (CPU): these numbers prove the plumbing; they are not comparable to the paper's. "
               + SETTINGS)
-CELL_NOTE = ("Cells: accuracy % as mean ± standard error over epochs (no ± with one epoch), n = samples x epochs, "
-             "errored samples counted wrong and shown as 'err', 'missing' = samples the logs meant to run but do "
+CELL_NOTE = ("Cells: accuracy % as mean ± standard error of the mean clustered by question (the epochs of a "
+             "question are repeated measures, not independent samples: Miller 2024, 'Adding Error Bars to Evals', "
+             "arXiv:2411.00640; Inspect's stderr(cluster=...); with one epoch the usual standard error over "
+             "samples; no ± with one question), n = samples x epochs, errored samples counted wrong and shown as "
+             "'err', 'missing' = samples the logs meant to run but do "
              "not hold. tokens / usd / agent_calls: per question over the table's benchmarks (usd 'unknown' "
              "when a price is missing, never 0); cost_adjusted = accuracy / (USD per question in cents), the "
-             "paper's definition. avg '(k of n)': over the benchmarks present.")
+             "paper's definition. avg '(k of n)': over the benchmarks present. Rows '↳ paper: ...' hold the "
+             "paper's numbers for the row above (same method and worker slot), for reference; 'note' says what a "
+             "row is when its name does not.")
 
 
 @dataclass
@@ -142,10 +147,13 @@ def write_tables(built: Sequence[tables.Built], out: Path) -> None:
 
 def table_note(b: tables.Built) -> str:
     lines = []
+    paper = b.wide["key"].str.startswith(tables.PAPER_ROW).any()
     if b.kind == "simulated":
-        lines.append(NOTE_SIM)
+        lines.append(NOTE_SIM + (" '↳ paper' rows: the paper's numbers for the method and worker slot above, run "
+                                 "with the paper's API models: reference only." if paper else ""))
     elif b.kind == "local":
-        lines.append(NOTE_LOCAL)
+        lines.append(NOTE_LOCAL + (" '↳ paper' rows: the paper's numbers for the method and worker slot above, "
+                                   "run with the paper's API models: reference only." if paper else ""))
     elif not b.comparable:
         lines.append("Not one of the paper's pools in this table's setting: no paper numbers beside these.")
     else:
@@ -165,34 +173,64 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, 
         mine = [b for b in built if b.pool == pool]
         kind = mine[0].kind if mine else ""
         setting = mine[0].setting if mine else ""
-        page_tables = [table_on_page(b, frame, out, where, command) for b in mine]
+        paper_tables = sorted((table_on_page(b, frame, out, where, command) for b in mine), key=held_first)
+        page_tables = [t for t in paper_tables if not t.collapsed]
         page_tables += [analysis_on_page(a, out, command) for a in found if a.pool == pool]
+        page_tables += [t for t in paper_tables if t.collapsed]
+        commands = tuple(dict.fromkeys(c for t in page_tables for c in t.provenance.commands))
         result.append(html.Section(tables.pool_heading(pool, kind, setting), text=CELL_NOTE, tables=tuple(page_tables),
-                                   plots=tuple(p for p in drawn if getattr(p, "pool", "") == pool)))
+                                   plots=tuple(p for p in drawn if getattr(p, "pool", "") == pool),
+                                   plot_commands=commands))
     if trained:
         result.append(html.Section("Training runs", text="Curves from the runs' rollouts.jsonl and run_info.json.",
                                    plots=tuple(trained)))
-    gaps = (out / "missing.md").read_text()
-    result.append(html.Section("Missing cells", text=gaps))
+    gaps = (out / "missing.md").read_text().removeprefix("# Missing cells\n")  # the section's own title
+    result.append(html.Section("Missing cells", markdown=gaps))
     ref = [html.Table.from_frame(f"The paper's Table {t}", wide, files=(tables.REFERENCE,),
-                                 provenance=html.Provenance(note="transcribed from the paper (PAPER.md)"))
+                                 provenance=html.Provenance(note="transcribed from the paper (PAPER.md)"),
+                                 collapsed=f"{len(wide)} rows as the paper prints them")
            for t, wide in tables.reference_tables()]
     result.append(html.Section("The paper's numbers (reference only; not runs of this project)",
-                               text="Table 2 prints 51.73 as GPT-5's OOD average, a typo: the mean of its three "
-                                    "numbers is 51.07, as Table 8 prints.", tables=tuple(ref)))
+                               text="Each reproduced row above has the paper's row beside it; here the paper's tables "
+                                    "whole. Table 2 prints 51.73 as GPT-5's OOD average, a typo: the mean of its "
+                                    "three numbers is 51.07, as Table 8 prints.", tables=tuple(ref)))
     return result
+
+
+def held_first(table: html.Table) -> tuple[int, int]:
+    """Page order: the benchmarks the paper does not report (a user's own task) first, then the tables
+    with logged rows, then the empty ones (collapsed; after the pool's analyses)."""
+    return (0 if table.title.startswith(tables.OTHER_TITLE) else 1, 1 if table.collapsed else 0)
 
 
 def table_on_page(b: tables.Built, frame: pd.DataFrame, out: Path, where: missing.Places,
                   command: str) -> html.Table:
-    """One table as the page shows it, with its files and provenance (the commands that remake it)."""
+    """One table as the page shows it, with its files and provenance (the commands that remake it): the
+    rows that ran (each with the paper's row under it when there is one), the rows not run as one line;
+    a table without a logged row is one line that opens."""
     cmds, left_out = missing.rerun_commands(b, frame, where)
     note = " ".join(["Rows: one per method key (solver and the options that differ from its defaults) and "
                      "conductor model, as the logs hold them.", *left_out])
+    wide = with_notes(shown(b))
+    ran = b.wide["key"].str.startswith(tables.PAPER_ROW) | ~b.wide["row"].str.endswith(" (not run)")
+    not_run = list(b.wide.loc[~ran, "row"].str.removesuffix(" (not run)"))
+    text = table_note(b) + (f" Not run (see Missing cells): {', '.join(not_run)}." if not_run else "")
+    held = wide[ran]
     return html.Table.from_frame(
-        b.spec.title, shown(b), note=table_note(b),
+        b.spec.title, held, note=text,
         files=(out / "tables" / f"{b.name}.csv", out / "tables" / f"{b.name}.md"),
-        provenance=html.Provenance(logs=b.logs, commands=(*(x for x in (command,) if x), *cmds), note=note))
+        provenance=html.Provenance(logs=b.logs, commands=(*(x for x in (command,) if x), *cmds), note=note),
+        row_classes=tuple("paper" if k.startswith(tables.PAPER_ROW) else "" for k in b.wide.loc[ran, "key"]),
+        collapsed="" if len(held) else f"nothing logged ({len(not_run)} row(s) not run)")
+
+
+def with_notes(wide: pd.DataFrame) -> pd.DataFrame:
+    """The page shows a row's note in its row cell, on a line under its name (the markdown and CSV
+    keep a `note` column)."""
+    if "note" not in wide:
+        return wide
+    rows = [f"{row}\n({note})" if note else row for row, note in zip(wide["row"], wide["note"], strict=True)]
+    return wide.drop(columns="note").assign(row=rows)
 
 
 def analysis_on_page(a: orchestration.Analysis, out: Path, command: str) -> html.Table:

@@ -21,13 +21,19 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 CELL_CHARS = 400  # per table cell: longer text is clipped (stated)
+NOWRAP_CHARS = 32  # a cell this short (a number, `61.11 ± 11.11 (n=6x3)`) stays on one line
 LIST_SHOWN = 50  # logs listed per provenance block; the rest are counted
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.5em 0;font-size:13px}
-th,td{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.5em 0;font-size:12px}
+th,td{border:1px solid #bbb;padding:2px 5px;text-align:left;vertical-align:top}
 th{background:#eee} tr:nth-child(even) td{background:#fafafa}
+td.n{white-space:nowrap} td:first-child{white-space:pre-line;min-width:12em;max-width:24em}
+.scroll{overflow-x:auto;max-width:100%}
+tr.paper td{background:#eef3fb;color:#234;font-style:italic;border-top:none}
+.markdown h2{font-size:16px} .markdown pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}
+details.table>summary{font-size:15px;font-weight:600;color:#222;cursor:pointer}
 figure{margin:1em 0} figure img{max-width:100%;border:1px solid #ddd}
 figcaption,.note{font-size:13px;color:#444;white-space:pre-wrap}
 details{font-size:12px;color:#444;margin:.3em 0 1em} code{font-size:12px;overflow-wrap:anywhere}
@@ -65,6 +71,8 @@ class Table:
     note: str = ""
     files: tuple[str | Path, ...] = ()
     provenance: Provenance = field(default_factory=Provenance)
+    row_classes: tuple[str, ...] = ()  # per row, e.g. "paper" (the paper's values, styled apart)
+    collapsed: str = ""  # when set: the table is one line (its title and this) that opens to show it
 
     @classmethod
     def from_frame(cls, title: str, frame: Any, **more: Any) -> Table:
@@ -85,6 +93,8 @@ class Section:
     tables: Sequence[Table] = ()
     plots: Sequence[PlotLike] = ()
     provenance: Provenance | None = None
+    markdown: str = ""  # rendered as HTML (markdown-it, raw HTML in it escaped) after the text
+    plot_commands: tuple[str, ...] = ()  # the commands that remake the section's plots (their provenance)
 
 
 def render_page(
@@ -133,34 +143,59 @@ def _section(section: Section, anchor: str, base: Path, embed: bool, ids: dict[s
     out = [f'<section id="{anchor}"><h2>{_e(section.title)}</h2>']
     if section.text:
         out.append(f'<p class="note">{_e(section.text)}</p>')
+    if section.markdown:
+        out.append(markdown_html(section.markdown))
     for table in section.tables:
         out.append(_table(table, base, _unique(ids, f"table-{_slug(table.title)}")))
     for plot in section.plots:
-        out.append(_plot(plot, base, embed, _unique(ids, f"plot-{_slug(plot.name)}")))
+        out.append(_plot(plot, base, embed, _unique(ids, f"plot-{_slug(plot.name)}"), section.plot_commands))
     if section.provenance:
         out.append(_provenance(section.provenance, "section"))
     out.append("</section>")
     return "\n".join(out)
 
 
+def markdown_html(text: str) -> str:
+    """Markdown as HTML (CommonMark with tables, by markdown-it, which Inspect's `rich` brings); raw HTML
+    in the text is escaped and unsafe link schemes (javascript:) are not linked."""
+    from markdown_it import MarkdownIt
+
+    return '<div class="markdown">' + MarkdownIt("commonmark", {"html": False}).enable("table").render(text) + "</div>"
+
+
+def _row(values: Sequence[Any], kind: str) -> str:
+    cells = "".join(f'<td{_nowrap(v)}>{_cell(v)}</td>' for v in values)
+    return (f'<tr class="{_e(kind)}">' if kind else "<tr>") + cells + "</tr>"
+
+
+def _nowrap(value: Any) -> str:
+    return ' class="n"' if value is not None and len(str(value)) <= NOWRAP_CHARS else ""
+
+
 def _table(table: Table, base: Path, anchor: str) -> str:
     head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in table.rows)
-    out = [f'<h3 id="{anchor}">{_e(table.title)}</h3>']
+    kinds = table.row_classes or ("",) * len(table.rows)
+    body = "".join(_row(row, kind) for row, kind in zip(table.rows, kinds, strict=True))
+    if table.collapsed:
+        out = [f'<details class="table" id="{anchor}"><summary>{_e(table.title)}: {_e(table.collapsed)}</summary>']
+    else:
+        out = [f'<h3 id="{anchor}">{_e(table.title)}</h3>']
     if table.note:
         out.append(f'<p class="note">{_e(table.note)}</p>')
     if table.rows:
-        out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        out.append(f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
     else:
         out.append('<p class="note">(no rows: the logs hold nothing for this table)</p>')
     if table.files:
         links = ", ".join(f'<a href="{_href(f, base)}">{_e(Path(f).name)}</a>' for f in table.files)
         out.append(f'<p class="note">files: {links}</p>')
     out.append(_provenance(table.provenance, "table"))
+    if table.collapsed:
+        out.append("</details>")
     return "\n".join(out)
 
 
-def _plot(plot: PlotLike, base: Path, embed: bool, anchor: str) -> str:
+def _plot(plot: PlotLike, base: Path, embed: bool, anchor: str, commands: tuple[str, ...] = ()) -> str:
     if embed:
         src = "data:image/png;base64," + base64.b64encode(_existing(plot.png).read_bytes()).decode("ascii")
     else:
@@ -169,7 +204,7 @@ def _plot(plot: PlotLike, base: Path, embed: bool, anchor: str) -> str:
     return (
         f'<figure id="{anchor}"><img src="{src}" alt="{_e(plot.title)}">'
         f"<figcaption>{_e(plot.caption)} (<a href=\"{svg}\">SVG</a>)</figcaption></figure>\n"
-        + _provenance(Provenance(logs=tuple(plot.sources)), "plot")
+        + _provenance(Provenance(logs=tuple(plot.sources), commands=commands), "plot")
     )
 
 

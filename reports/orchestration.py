@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from reports import diagnostics, oracle, paired, pareto
+from reports import diagnostics, oracle, paired, pareto, routing
 from reports.csv_safe import write_csv
 from reports.plots import LABEL_CHARS, Plot, plain, pool_title, save_figure
 from reports.tables import markdown, md_text, pool_heading, pool_slug
@@ -30,6 +30,17 @@ NOTES = {
     "pareto": "Accuracy (mean over benchmarks) vs USD per question; on the front: no other compared row is at "
               "least as accurate and at most as costly. Rows that ran only some benchmarks or lack a price are "
               "not compared.",
+    "routing": "The router benchmarks' numbers, per benchmark, from each row's accuracy and USD per question. "
+               "Both take the non-decreasing convex hull of (cost, accuracy) points (the upper envelope, flat after "
+               "its most accurate point: what mixing the points at random per question reaches at each cost). "
+               "AIQ (RouterBench, Hu et al. 2024): the area under the hull of the row's point and the single "
+               "workers' over the benchmark's cost range (cheapest to costliest priced point), divided by that "
+               "range: accuracy averaged over the costs; the zero router (single workers alone) and the oracle "
+               "router (per question the cheapest right single worker) bound it. APGR (RouteLLM, Ong et al. "
+               "2024): (area under the hull of weak, row and strong - weak's area) / (strong's - weak's) over "
+               "the costs from the weak model's to the strong's; weak = the cheapest single worker, strong = the "
+               "most accurate; 0.5 = mixing the two at random, 1 = the strong model's accuracy at the weak's "
+               "cost; '—' without a gap. Sources: " + routing.SOURCES + " Definitions: reports/routing.py.",
     "diagnostics": "Root workflows only. copy: steps whose subtask only restates the question; one step / one "
                    "worker: workflows of a single step / a single worker model; verify/refine: the strategy rule "
                    "of solvers/strategy.py; changed: the final answer differs from that of the latest step the "
@@ -39,9 +50,11 @@ NOTES = {
 TITLES = {"oracle": "Oracle gap: every row against the oracle and the best single worker",
           "paired": "Paired comparisons on the same samples",
           "pareto": "Accuracy-cost Pareto front",
+          "routing": "AIQ and APGR (the router benchmarks' summary numbers)",
           "diagnostics": "Workflow diagnostics"}
 BUILDERS = {"oracle": (oracle.oracle_table, oracle.readable), "paired": (paired.paired_table, paired.readable),
             "pareto": (pareto.front_table, pareto.readable),
+            "routing": (routing.router_table, routing.readable),
             "diagnostics": (diagnostics.diagnostics_table, diagnostics.readable)}
 MAX_PLOTTED = 40  # pairs per plot
 

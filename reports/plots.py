@@ -36,6 +36,7 @@ import matplotlib.patches
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from reports.records import pool_kind, short
@@ -142,19 +143,16 @@ def _correct(frame: pd.DataFrame) -> pd.Series:
 
 def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: str) -> Plot:
     points = method_points(group)
+    families = [method_family(group, label) for label in points.index]
+    points = points.assign(family=families).sort_values(["family", "accuracy"], ascending=[True, False], kind="stable")
     all_tasks = group["task"].nunique()
-    fig = Figure(figsize=(10.5, 4.4), dpi=100, layout="constrained")
+    fig = Figure(figsize=(11, 4.6), dpi=100, layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
-    cmap = matplotlib.colormaps["tab10"]
     missing_cost = []
-    for i, (label, p) in enumerate(points.iterrows()):
-        mark = "" if p["tasks"] == all_tasks else f" * {int(p['tasks'])}/{all_tasks} benchmarks"
-        style = {"color": cmap(i % 10), "marker": MARKERS[i // 10 % len(MARKERS)], "s": 40, "zorder": 3}
-        if np.isfinite(p["cost"]):
-            axes[0].scatter(p["cost"], p["accuracy"], **style)
-        else:
-            missing_cost.append(plain(label))
-        axes[1].scatter(p["calls"], p["accuracy"], label=plain(label, LEGEND_CHARS) + mark, **style)
+    styles = dict(zip(points.index, method_styles(list(points["family"])), strict=True))
+    missing_cost = [plain(label) for label in points.index[~np.isfinite(points["cost"])]]
+    for ax, x in zip(axes, ("cost", "calls"), strict=True):
+        _scatter_spots(ax, points[np.isfinite(points[x])], x, styles)
     _draw_front(axes[0], points[(points["tasks"] == all_tasks) & points["cost"].notna()])
     costs = points["cost"].dropna()
     if len(costs) > 1 and costs.min() > 0 and costs.max() / costs.min() > 20:
@@ -172,7 +170,15 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
     axes[0].set_xlabel("\n".join([f"USD per question{scale}", *notes]))
     for ax in axes:
         ax.grid(alpha=0.3)
-    fig.legend(loc="outside right center", fontsize=7, ncols=1 + len(points) // 25)
+    marks = {label: "" if p["tasks"] == all_tasks else f" * {int(p['tasks'])}/{all_tasks} benchmarks"
+             for label, p in points.iterrows()}
+    front, front_label = axes[0].get_legend_handles_labels()
+    proxies = [Line2D([], [], ls="", marker=styles[label]["marker"], ms=7, color=styles[label]["color"],
+                      mfc="none" if styles[label].get("facecolors") == "none" else styles[label]["color"])
+               for label in points.index]
+    fig.legend(front + proxies, front_label + [plain(label, LEGEND_CHARS) + marks[label] for label in points.index],
+               loc="outside right center", fontsize=7, ncols=1 + len(points) // 25,
+               title="colour: method, marker: its variant; rings: methods at one spot", title_fontsize=7)
     fig.suptitle(f"{head}\naccuracy vs cost and vs agent calls (mean over benchmarks)", fontsize=9)
     caption = (f"One point per method: the mean over the benchmarks it ran of each benchmark's accuracy, "
                f"USD and agent calls per question; {all_tasks} benchmark(s), {len(group)} sample-epochs. "
@@ -180,6 +186,45 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
                "* marks a method that ran only some of the benchmarks; the dashed line joins the accuracy-cost "
                "Pareto front of the methods that ran all of them (reports/pareto.py).")
     return _save(fig, out, f"{stem}-accuracy-cost", head, caption, pool, group)
+
+
+def method_family(frame: pd.DataFrame, label: str) -> str:
+    """What a plot colours a row by: its solver (the matrix's `context_5x` apart from `single_worker`),
+    else the first word of its label."""
+    first = frame[frame["label"] == label].iloc[0]
+    if first.get("matrix_base") == "context_5x":
+        return "context_5x"
+    if isinstance(first.get("solver"), str) and first["solver"]:
+        return first["solver"]
+    return re.split(r"[\s(\[]", str(label), maxsplit=1)[0]
+
+
+def method_styles(families: Sequence[str]) -> list[dict]:
+    """A scatter style per method: one colour per solver (family), a marker per variant within it, so
+    that a legend of many rows reads by method (with more than 10 solvers, colours come round again
+    with filled/hollow markers apart)."""
+    cmap = matplotlib.colormaps["tab10"]
+    order = list(dict.fromkeys(families))
+    seen: dict[str, int] = {}
+    styles = []
+    for family in families:
+        n = seen[family] = seen.get(family, -1) + 1
+        f = order.index(family)
+        colour = cmap(f % 10)
+        styles.append({"color": colour, "marker": MARKERS[n % len(MARKERS)], "s": 42, "zorder": 3,
+                       "edgecolors": colour, **({"facecolors": "none"} if f // 10 % 2 else {})})
+    return styles
+
+
+def _scatter_spots(ax, points: pd.DataFrame, x: str, styles: Mapping[str, dict]) -> None:  # noqa: ANN001
+    """One marker per method; methods at the same spot (e.g. a simulated 5x context and its single worker)
+    after the first are drawn as growing hollow markers in their colours around it, so none hides another."""
+    spots = points[[x, "accuracy"]].round(9)
+    for _, same in spots.groupby([x, "accuracy"], sort=False):
+        for k, label in enumerate(same.index):
+            style = styles[label] if k == 0 else {**styles[label], "facecolors": "none", "linewidths": 1.3,
+                                                   "s": styles[label]["s"] * (1 + 1.6 * k), "zorder": 2}
+            ax.scatter(points.at[label, x], points.at[label, "accuracy"], **style)
 
 
 def _draw_front(ax, compared: pd.DataFrame) -> None:  # noqa: ANN001

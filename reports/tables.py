@@ -1,10 +1,10 @@
-"""The paper's tables from the reports frame (pure pandas; no Inspect import).
+"""The paper's tables from the reports frame (pandas; Inspect only for its clustered standard error).
 
 A table is a set of benchmark columns and a rule that picks rows (`SPECS`). Rows are whatever the
 logs hold: one per (pool, method key, conductor model), the key being the solver and the options
 that differ from its defaults (`reports.records.run_fields`). Each benchmark cell is the accuracy
-(%) as mean +- standard error over epochs (per epoch: the mean over its samples, an errored or
-unscored sample counting as wrong), with n = samples x epochs and the errored count. Per row: total
+(%) as mean +- standard error clustered by question (`clustered_se`; an errored or unscored
+sample counts as wrong), with n = samples x epochs and the errored count. Per row: total
 tokens, USD and agent calls per question over the table's benchmarks, and the cost-adjusted score
 (the paper's: average accuracy / USD per question in cents). A cost is "unknown" when any sample of
 the row lacks a price, never 0.
@@ -31,6 +31,7 @@ IN_DIST = ("MATH500", "MMLU", "RLPR", "LCB")
 OOD = ("AIME25", "BCB", "GPQA-D")
 UNKNOWN = "unknown"
 IDENTITY = ["pool", "key", "conductor_short"]
+OTHER_TITLE = "Benchmarks the paper does not report"  # the table of every other task (a user's own)
 
 
 def key_parts(key: str) -> tuple[str, set[str]]:
@@ -107,10 +108,10 @@ SPECS: tuple[Spec, ...] = (
 
 @dataclass(frozen=True)
 class Cell:
-    """Accuracy of one row on one benchmark: mean and SE over epochs (%), sample counts."""
+    """Accuracy of one row on one benchmark: mean and SE clustered by question (%), sample counts."""
 
     mean: float
-    se: float  # NaN with one epoch
+    se: float  # NaN with one question
     samples: int  # distinct samples
     epochs: int
     errors: int
@@ -124,17 +125,31 @@ class Cell:
 
 
 def cell(rows: pd.DataFrame) -> Cell:
-    """Accuracy over `rows` (one benchmark, one method): per epoch, then across epochs. Missing:
-    the most samples x epochs one of its logs meant to run (the header's sample ids, --limit
-    applied) minus the rows held (a crashed or cancelled eval)."""
-    correct = pd.to_numeric(rows["score"], errors="coerce").fillna(0.0).clip(0.0, 1.0)
-    per_epoch = correct.groupby(rows["epoch"]).mean() * 100.0
-    k = len(per_epoch)
-    se = float(per_epoch.std(ddof=1) / math.sqrt(k)) if k > 1 else math.nan
+    """Accuracy over `rows` (one benchmark, one method): the mean over samples x epochs (each epoch
+    has every sample once, so it equals the mean of the epochs' means) with `clustered_se`. Missing:
+    the most samples x epochs one of its logs meant to run (the header's sample ids, --limit applied)
+    minus the rows held (a crashed or cancelled eval)."""
+    correct = pd.to_numeric(rows["score"], errors="coerce").fillna(0.0).clip(0.0, 1.0) * 100.0
+    per_epoch = correct.groupby(rows["epoch"]).mean()
     expected = pd.to_numeric(rows["expected"], errors="coerce").max() if "expected" in rows else math.nan
     gap = max(0, int(expected) - len(rows)) if not pd.isna(expected) else 0
-    return Cell(float(per_epoch.mean()), se, int(rows["sample_id"].nunique()), k,
-                int(rows["error"].notna().sum()), gap)
+    return Cell(float(per_epoch.mean()), clustered_se(correct, rows["sample_id"]), int(rows["sample_id"].nunique()),
+                len(per_epoch), int(rows["error"].notna().sum()), gap)
+
+
+def clustered_se(values: pd.Series, question: pd.Series) -> float:
+    """Standard error of the mean of `values` (one per sample and epoch) clustered by question: the
+    epochs of one question are repeated measures, not independent draws (Miller 2024, "Adding Error
+    Bars to Evals", arXiv:2411.00640, sec. 2.2 and appendix A), through Inspect's own
+    `stderr(cluster=...)` (with its C / (C - 1) correction). One epoch: the usual SE over samples.
+    NaN with fewer than two questions."""
+    from inspect_ai.scorer import SampleScore, Score, stderr
+
+    if question.nunique() < 2:
+        return math.nan
+    scores = [SampleScore(score=Score(value=float(v)), sample_id=str(q), sample_metadata={"question": str(q)})
+              for v, q in zip(values, question, strict=True)]
+    return float(stderr(cluster="question")(scores))
 
 
 def per_question(rows: pd.DataFrame) -> dict:
@@ -254,7 +269,10 @@ def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *
     labels = dict(extra_rows)
     for key, conductor in identities:
         rows = chosen[(chosen["key"] == key) & (chosen["conductor_short"] == conductor)]
-        label = str(rows["label"].iloc[0]) if len(rows) else f"{labels.get(key, key)} (not run)"
+        if len(rows):
+            label = named(str(rows["label"].iloc[0]), key, str(rows["matrix_base"].iloc[0]))
+        else:
+            label = f"{named(labels.get(key, key), key)} (not run)"
         paper = reference_match(table_ref, key, pool, conductor) if table_ref is not None and len(table_ref) else None
         paper_values = {}
         if paper is not None and len(paper):
@@ -300,9 +318,71 @@ def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *
             long_rows.append(_long(spec, pool, kind, label, key, conductor, name,
                                    math.nan if value is None else value, math.nan, len(rows), 0, 0,
                                    paper_values.get(name), unknown=value is None and len(rows) > 0))
+        models = [m for m in (rows["conductor_model"] if "conductor_model" in rows else ()) if isinstance(m, str)]
+        wide["note"] = row_note(key, kind, models[0] if models else "")
         wide_rows.append(wide)
+        if not comparable and len(rows) and ref is not None:
+            wide_rows += paper_row(spec, ref, key, pool, conductor, list(wide))
     logs = tuple(sorted(set(chosen["log"]))) if len(chosen) else ()
-    return Built(spec, pool, kind, setting, comparable, pd.DataFrame(wide_rows), pd.DataFrame(long_rows), missing, logs)
+    wide = pd.DataFrame(wide_rows)
+    if "note" in wide and not wide["note"].astype(bool).any():
+        wide = wide.drop(columns="note")
+    return Built(spec, pool, kind, setting, comparable, wide, pd.DataFrame(long_rows), missing, logs)
+
+
+PAPER_ROW = "paper:"  # the key prefix of a row that holds the paper's numbers
+# the paper's method names by key (worker options dropped); a 5x context run is named by its matrix method
+PAPER_NAMES = {"self_reflection": "5x self-reflection", "consensus": "5x consensus", "mixture_of_agents": "MoA",
+               "smoothie": "Smoothie dependent", "smoothie|mode=independent": "Smoothie independent",
+               "router_dc": "RouterDC", "mas_router": "MASRouter", "conductor|max_depth=1": "Conductor-Recursive",
+               "conductor|access=indices": "Conductor fine-grained access",
+               "conductor|few_shot=none": "Conductor without few-shot",
+               "conductor|subtasks=fixed": "Conductor without subtasks",
+               "conductor|few_shot=in_distribution": "Conductor (in-distribution few-shot)",
+               "conductor|few_shot=mixed": "Conductor (mixed few-shot)"}
+_NAME_OPTIONS = {"worker", "rounds", "samples", "embeddings", "samples_per_worker"}  # not part of a paper name
+
+
+def named(label: str, key: str, matrix_base: str = "") -> str:
+    """A row's label with the paper's name of its method, when the paper has one ("..., the paper's
+    5x context"); the logged label stays first, as the logs name the row."""
+    name, *options = key.split("|")
+    if name == "single_worker" and (matrix_base == "context_5x" or "max_tokens=20480" in options):
+        paper = "5x context"
+    else:
+        paper = PAPER_NAMES.get("|".join([name, *(o for o in options if o.split("=")[0] not in _NAME_OPTIONS)]))
+    return f"{label}, the paper's {paper}" if paper else label
+
+
+def row_note(key: str, kind: str, conductor_model: str) -> str:
+    """What a row is when its name does not say it: a scripted conductor, simulated workers that ignore
+    an option, hashed embeddings, routers trained at a small size."""
+    solver, options = key_parts(key)
+    notes = []
+    if conductor_model.startswith("scripted/"):
+        notes.append("a scripted conductor, no model: it writes fixed workflows chosen by a hash of the question "
+                     "(workers/scripted_provider.py)")
+    if solver == "single_worker" and "max_tokens" in options and kind == "simulated":
+        notes.append("simulated workers ignore max_tokens: the same answers as the single worker without it")
+    if "embeddings=hash" in key.split("|"):
+        notes.append("hashed embeddings, not the paper's embedding model")
+    if solver in ("router_dc", "mas_router") and kind in ("simulated", "local"):
+        notes.append("a router trained at a small size for this pool (solvers/matrix.yaml router_training)")
+    return "; ".join(notes)
+
+
+def paper_row(spec: Spec, ref: pd.DataFrame, key: str, pool: str, conductor: str,
+              columns: Sequence[str]) -> list[dict]:
+    """The paper's numbers for a row of a pool that is not the paper's (its method, the same worker
+    slot), as one row (`columns`) to show under it; none when the paper has no such row."""
+    found = reference_match(ref[ref["table"] == spec.id], key, pool, conductor)
+    if not len(found):
+        return []
+    values = {spec.aliases.get(c, c): v for c, v in zip(found["column"], found["value"], strict=True)}
+    label = re.sub(r"\s+", " ", str(found["label"].iloc[0]))
+    row = {"row": f"↳ paper: {label}", "key": PAPER_ROW + key, "note": ""}
+    row.update({c: _num(values.get(c)) for c in columns if c not in row})
+    return [row]
 
 
 def _num(value) -> str:  # noqa: ANN001
@@ -338,7 +418,7 @@ def build_tables(frame: pd.DataFrame, ref: pd.DataFrame | None = None,
     known = {c for spec in SPECS for c in spec.columns}
     others = tuple(sorted(set(data["paper_column"]) - known)) if len(data) else ()
     if others and specs is SPECS:
-        specs = (*specs, Spec("other", "Benchmarks the paper does not report", "", others))
+        specs = (*specs, Spec("other", OTHER_TITLE, "", others))
     out = []
     for pool, rows in data.groupby("pool", sort=True):
         kind, setting = str(rows["pool_kind"].iloc[0]), str(rows["setting"].iloc[0])

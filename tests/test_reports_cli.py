@@ -54,8 +54,9 @@ def test_build_writes_tables_missing_cells_plots_and_page(built):
     assert "SIMULATION: pool sim" in tables and "local pool local" in tables
     assert "Benchmarks the paper does not report" in tables and "GSM8K" not in tables  # task name as is
     assert "| conductor [conductor smollm2-135m] |" in tables
-    # two epochs: conductor math500 epoch 1 scores I,C,I and epoch 2 C,I,C -> 33.33 and 66.67
-    assert "50.00 ± 16.67 (n=3x2)" in tables
+    # two epochs: conductor math500 epoch 1 scores I,C,I and epoch 2 C,I,C: every question is right
+    # once, so the standard error clustered by question is 0 (over the epochs' means: 16.67)
+    assert "50.00 ± 0.00 (n=3x2)" in tables
     local7 = (out / "tables" / "table7-local.md").read_text()
     assert "unknown (2/2 unpriced)" in local7
     long = pd.read_csv(out / "tables-long.csv")
@@ -66,6 +67,9 @@ def test_build_writes_tables_missing_cells_plots_and_page(built):
     names = sorted(p.name for p in (out / "plots").glob("*.png"))
     assert "sim-accuracy-cost.png" in names and "local-accuracy-cost.png" in names
     page = (out / "index.html").read_text()
+    # the benchmark the paper does not report (a user's own task) is the pool's first table
+    sim = page[page.index("<h2>SIMULATION: pool sim"):]
+    assert sim.index('id="table-benchmarks-the-paper-does-not-report') < sim.index('id="table-table-1-')
     assert page.count("<table") >= 9 + 9  # the pools' tables and the paper's reference tables
     for src in re.findall(r'<img src="([^"]+)"', page):
         assert (out / src).is_file()

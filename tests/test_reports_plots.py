@@ -273,3 +273,22 @@ def test_curves_cli(tmp_path):
     credit = pd.read_csv(tmp_path / "c-credit.csv")
     assert set(credit.columns) == {"domain", "worker", "rollouts", "reward_mean", "advantage_sum"}
     assert credit["rollouts"].sum() == 3
+
+
+def test_accuracy_cost_styles_tell_22_methods_apart_and_ring_points_at_one_spot():
+    from matplotlib.figure import Figure
+
+    families = ["single_worker"] * 4 + ["context_5x"] * 4 + ["self_reflection"] * 4 + ["consensus"] * 4 + [
+        "mixture_of_agents", "smoothie", "smoothie", "random_workflow", "conductor", "router_dc"]
+    styles = plots.method_styles(families)
+    looks = {(s["color"], s["marker"], s.get("facecolors")) for s in styles}
+    assert len(looks) == 22  # no two methods look alike
+    assert len({s["color"] for s, f in zip(styles, families, strict=True) if f == "consensus"}) == 1  # by method
+    points = pd.DataFrame({"cost": [0.001, 0.001, 0.002], "accuracy": [50.0, 50.0, 60.0]},
+                          index=["single_worker (sim/a)", "single_worker (max_tokens=20480, sim/a)", "other"])
+    ax = Figure().subplots()
+    plots._scatter_spots(ax, points, "cost", dict(zip(points.index, styles[:1] + styles[4:5] + styles[8:9],
+                                                     strict=True)))
+    first, second, third = ax.collections
+    assert second.get_facecolor().size == 0 and second.get_sizes()[0] > first.get_sizes()[0]  # a ring around
+    assert third.get_sizes()[0] == first.get_sizes()[0]  # a point of its own is drawn as usual

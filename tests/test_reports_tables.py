@@ -79,14 +79,32 @@ def test_epochs_give_mean_and_standard_error(sim_frame):
     b = by_id(tb.build_tables(sim_frame), "7")
     c = tb.cell(sim_frame[(sim_frame["task"] == "math500") & (sim_frame["solver"] == "single_worker")])
     assert (c.mean, c.samples, c.epochs, c.errors) == (50.0, 2, 3, 0)
-    assert c.se == pytest.approx(pd.Series([100.0, 50.0, 0.0]).std(ddof=1) / math.sqrt(3))
-    assert row(b, "single_worker")["MATH500"] == "50.00 ± 28.87 (n=2x3)"
+    # q0 scores 1, 1, 0 and q1 1, 0, 0 over the epochs: deviations from 0.5 sum to +0.5 and -0.5 per
+    # question -> sqrt((0.25 + 0.25) * 2 / 1) / 6 = 1/6 (over the epochs' means it would be 28.87)
+    assert c.se == pytest.approx(100 / 6)
+    assert row(b, "single_worker")["MATH500"] == "50.00 ± 16.67 (n=2x3)"
+
+
+@pytest.mark.parametrize(("per_question", "expected"), [
+    # three questions, two epochs: mean 0.5; per question the deviations sum to 1, 0, -1 ->
+    # sqrt(2 * 3 / 2) / 6 (over the two epochs' means 2/3 and 1/3 it would be 16.67)
+    ({"a": [1, 1], "b": [1, 0], "c": [0, 0]}, 100 * math.sqrt(3) / 6),
+    # every question right once in two epochs: no spread between questions
+    ({"a": [1, 0], "b": [0, 1], "c": [1, 0]}, 0.0),
+    # one epoch: the usual standard error over samples, std (ddof 1) / sqrt(n) = 0.5 / 2
+    ({"a": [1], "b": [0], "c": [1], "d": [1]}, 25.0),
+])
+def test_standard_error_is_clustered_by_question(per_question, expected):
+    values = [100.0 * v for vs in per_question.values() for v in vs]
+    questions = [q for q, vs in per_question.items() for _ in vs]
+    assert tb.clustered_se(pd.Series(values), pd.Series(questions)) == pytest.approx(expected)
+    assert math.isnan(tb.clustered_se(pd.Series([100.0, 0.0]), pd.Series(["a", "a"])))  # one question
 
 
 def test_failed_sample_counts_wrong_and_is_shown(sim_frame):
     b = by_id(tb.build_tables(sim_frame), "5")
     # m0 right, m1 errored (wrong), m2 right: 2 of 3; the log meant to run 4 samples
-    assert row(b, "single_worker")["MMLU"] == "66.67 (n=3x1, 1 err, 1 missing)"
+    assert row(b, "single_worker")["MMLU"] == "66.67 ± 33.33 (n=3x1, 1 err, 1 missing)"  # one epoch: SE over samples
     long = b.long[(b.long["column"] == "MMLU") & (b.long["key"] == "single_worker|worker=1")].iloc[0]
     assert (long["errors"], long["samples"], long["missing"]) == (1, 3, 1)
 
@@ -104,7 +122,7 @@ def test_unknown_cost_is_unknown_not_zero(sim_frame):
 def test_rerun_replaces_the_older_log_and_missing_cells_are_listed(sim_frame, sim_logs):
     built = tb.build_tables(sim_frame, expected=ms.expected_rows)
     b = by_id(built, "7")
-    assert row(b, "conductor")["MATH500"] == "50.00 (n=2x1)"  # the fresh log (1 of 2), not the stale one (0 of 2)
+    assert row(b, "conductor")["MATH500"] == "50.00 ± 50.00 (n=2x1)"  # the fresh log (1 of 2), not the stale (0)
     assert row(b, "conductor")["MMLU"] == "—"
     assert ("conductor [conductor smollm2-135m]", "MMLU") in b.missing
     # methods of the matrix that never ran are rows too, so their gaps are listed
@@ -132,7 +150,7 @@ def test_paper_pool_puts_the_paper_number_beside_ours(tmp_path):
     seven = by_id(built, "7", "paper-constrained")
     assert seven.comparable and "constrained setting" in seven.heading
     r = row(seven, "single_worker (google/gemini-2.5-pro)")
-    assert (r["MATH500"], r["MATH500 paper"], r["avg paper"]) == ("75.00 (n=4x1)", "85.3", "64.14")
+    assert (r["MATH500"], r["MATH500 paper"], r["avg paper"]) == ("75.00 ± 25.00 (n=4x1)", "85.3", "64.14")
     # a constrained pool gets no unconstrained table; the unconstrained pool gets Table 10's number
     assert {b.spec.id for b in built if b.pool == "paper-constrained"} == {"6", "7"}  # tables with data
     ten = by_id(built, "10", "paper")
