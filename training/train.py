@@ -421,6 +421,7 @@ def main(argv: list[str] | None = None) -> dict:
     config.distributed_state.wait_for_everyone()  # no process writes into output_dir before it is claimed
     from training.completion_logps import score_completions_only
     from training.guard import NonFiniteGuard, mask_padded_attention
+    from training.shared_prompts import share_prompt_passes
 
     guard = NonFiniteGuard(script.max_nonfinite_steps)
     settings = settings_of(script)
@@ -473,6 +474,8 @@ def main(argv: list[str] | None = None) -> dict:
         info["trainable"] = freeze_below(model, script.train_top_layers)
         log.info("trainable: %s", json.dumps(info["trainable"]))
     mask_padded_attention(model)  # a NaN at a padded position never reaches a real one (training/guard.py)
+    if not config.use_vllm:  # vLLM shares prompt prefixes itself
+        share_prompt_passes(model)  # a question's rollouts share its encoded prompt (training/shared_prompts.py)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     if resume and main_process:
