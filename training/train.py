@@ -141,6 +141,13 @@ class ScriptArguments:
         default=3,
         metadata={"help": "steps in a row with a non-finite gradient norm (each skipped) that stop the run"},
     )
+    peak_rss_gib: float | None = field(
+        default=None,
+        metadata={
+            "help": "a run's peak memory (GiB) as benchmarks/bench_train.py measured it at the recipe's shapes:"
+            " seed_sweep --parallel checks that its runs fit (training/run_memory.py)"
+        },
+    )
 
 
 def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
@@ -421,6 +428,7 @@ def main(argv: list[str] | None = None) -> dict:
     config.distributed_state.wait_for_everyone()  # no process writes into output_dir before it is claimed
     from training.completion_logps import score_completions_only
     from training.guard import NonFiniteGuard, mask_padded_attention
+    from training.run_memory import peak_rss_gib
     from training.shared_prompts import share_prompt_passes
 
     guard = NonFiniteGuard(script.max_nonfinite_steps)
@@ -512,6 +520,7 @@ def main(argv: list[str] | None = None) -> dict:
     info["global_step"] = trainer.state.global_step
     info["step_wall_s"] = [round(x, 3) for x in timer.step_seconds]
     info["nonfinite_skipped"] = guard.skipped
+    info["peak_rss_gib"] = peak_rss_gib()  # this process's; seed_sweep --parallel reads it (training/run_memory.py)
     if caps:
         info["spend"] = caps[0].summary()
     write_run_info(out, info, main_process)
