@@ -1,8 +1,8 @@
 """Memory and CPU of a GRPO step: the project's step (training/train.py) against bare TRL on identical
 shapes, each arm in its own process.
 
-    python benchmarks/bench_train.py                       # sim-routing scaled down: 2 questions x 4 rollouts
-    python benchmarks/bench_train.py --num_generations 8   # the recipe's full shape (bare TRL peaks ~10.5 GiB)
+    python benchmarks/bench_train.py                       # sim-routing scaled to a shared 2-core machine: 2 x 2
+    python benchmarks/bench_train.py --num_generations 8   # the recipe's 2 questions x 8 (bare TRL peaks ~10.5 GiB)
 
 Both arms train the recipe's model (its top layers, as the recipe says) on the recipe's first prompts with
 the same seed, generation batch, completion length and learning rate, with no format warm-up:
@@ -184,7 +184,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--recipe", default="training/recipes/sim-routing.yaml")
     ap.add_argument("--steps", type=int, default=3, help="GRPO steps per arm (the first warms up)")
-    ap.add_argument("--num_generations", type=int, default=4, help="rollouts per question (the recipe's: 8)")
+    ap.add_argument("--num_generations", type=int, default=2, help="rollouts per question (the recipe's: 8)")
     ap.add_argument("--arm", choices=("project", "bare_trl"), help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
