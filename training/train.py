@@ -90,8 +90,10 @@ class ScriptArguments:
     )
     warmup_only: bool = field(
         default=False,
-        metadata={"help": "run the format warm-up, save it in <output_dir>/warmup and stop (no GRPO): the first of"
-                  " two launches under DeepSpeed, whose GRPO then starts from that model"},
+        metadata={
+            "help": "run the format warm-up, save it in <output_dir>/warmup and stop (no GRPO): the first of"
+            " two launches under DeepSpeed, whose GRPO then starts from that model"
+        },
     )
     format_warmup_lr: float = field(default=5.0e-5, metadata={"help": "learning rate of the format warm-up"})
     format_warmup_max_steps: int | None = field(
@@ -103,13 +105,17 @@ class ScriptArguments:
     )
     format_warmup_form_worker: bool = field(
         default=False,
-        metadata={"help": "with format_warmup_form: the line ends naming the first worker (still uniform),"
-                  " right after the form words"},
+        metadata={
+            "help": "with format_warmup_form: the line ends naming the first worker (still uniform),"
+            " right after the form words"
+        },
     )
     interleave_domains: bool = field(
         default=False,
-        metadata={"help": "domains take turns in the data and the trainer reads it in order (shuffle_dataset off):"
-                  " balanced steps"},
+        metadata={
+            "help": "domains take turns in the data and the trainer reads it in order (shuffle_dataset off):"
+            " balanced steps"
+        },
     )
     reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
     cost_weight: float = field(
@@ -134,6 +140,13 @@ class ScriptArguments:
     max_nonfinite_steps: int = field(
         default=3,
         metadata={"help": "steps in a row with a non-finite gradient norm (each skipped) that stop the run"},
+    )
+    peak_rss_gib: float | None = field(
+        default=None,
+        metadata={
+            "help": "a run's peak memory (GiB) as benchmarks/bench_train.py measured it at the recipe's shapes:"
+            " seed_sweep --parallel checks that its runs fit (training/run_memory.py)"
+        },
     )
 
 
@@ -413,7 +426,10 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(problem)
     replaced = claim_output_dir(Path(config.output_dir), script, resume, move=main_process)
     config.distributed_state.wait_for_everyone()  # no process writes into output_dir before it is claimed
+    from training.completion_logps import score_completions_only
     from training.guard import NonFiniteGuard, mask_padded_attention
+    from training.run_memory import peak_rss_gib
+    from training.shared_prompts import share_prompt_passes
 
     guard = NonFiniteGuard(script.max_nonfinite_steps)
     settings = settings_of(script)
@@ -429,7 +445,8 @@ def main(argv: list[str] | None = None) -> dict:
         "data": provenance,
         "rows": len(dataset),
         "reward": getattr(reward, "__name__", type(reward).__name__),
-        "generations_per_step": config.per_device_train_batch_size * config.gradient_accumulation_steps
+        "generations_per_step": config.per_device_train_batch_size
+        * config.gradient_accumulation_steps
         * config.world_size,
         "processes": config.world_size,
         "device": device_name(config.device),
@@ -460,10 +477,13 @@ def main(argv: list[str] | None = None) -> dict:
     with config.main_process_first(desc="converting the model"):  # a gguf: model once, by the main process
         resolve_model_path(model_args.model_name_or_path)
     model, tokenizer = load_model(model_args, config)  # on all processes at once (ZeRO-3 loads collectively)
+    info["completion_only_logps"] = score_completions_only()  # TRL's head scores no prompt position (CPU too)
     if script.train_top_layers:
         info["trainable"] = freeze_below(model, script.train_top_layers)
         log.info("trainable: %s", json.dumps(info["trainable"]))
     mask_padded_attention(model)  # a NaN at a padded position never reaches a real one (training/guard.py)
+    if not config.use_vllm:  # vLLM shares prompt prefixes itself
+        share_prompt_passes(model)  # a question's rollouts share its encoded prompt (training/shared_prompts.py)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     if resume and main_process:
@@ -500,6 +520,7 @@ def main(argv: list[str] | None = None) -> dict:
     info["global_step"] = trainer.state.global_step
     info["step_wall_s"] = [round(x, 3) for x in timer.step_seconds]
     info["nonfinite_skipped"] = guard.skipped
+    info["peak_rss_gib"] = peak_rss_gib()  # this process's; seed_sweep --parallel reads it (training/run_memory.py)
     if caps:
         info["spend"] = caps[0].summary()
     write_run_info(out, info, main_process)

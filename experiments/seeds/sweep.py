@@ -170,6 +170,20 @@ def thread_env(parallel: int, cores: int | None = None) -> dict[str, str] | None
     return {**os.environ, "OMP_NUM_THREADS": str(max(1, (cores or os.cpu_count() or 1) // parallel))}
 
 
+def parallel_memory(args: argparse.Namespace, script: Any, config: Any, seeds: list[int]) -> str:
+    """What `--parallel` runs side by side, or a SystemExit when they would not fit in memory
+    (training/run_memory.py: the runs' measured peak, else the recipe's, at the loss's micro-batch)."""
+    import yaml
+
+    from training.run_memory import available_gib, parallel_plan, per_run_peak
+
+    micro = config.per_device_train_batch_size
+    recipe_micro = yaml.safe_load(Path(args.recipe).read_text()).get("per_device_train_batch_size", micro)
+    runs = [seed_dir(args.out, seed) for seed in seeds]
+    peak = per_run_peak(script.peak_rss_gib, recipe_micro, micro, runs)
+    return parallel_plan(args.parallel, seeds, peak, available_gib())
+
+
 def train_log(out: Path, seed: int, running: bool) -> Path:
     """Where a seed's training output goes: `<out>/seed-S.train.log` while it runs (train.py
     claims an empty run directory), `<out>/seed-S/train.log` after."""
@@ -366,6 +380,8 @@ def main(argv: list[str] | None = None) -> Any:
         from training.model_prep import resolve_model_path
 
         resolve_model_path(model_args.model_name_or_path)
+    if args.parallel > 1 and config.use_cpu:
+        print(parallel_memory(args, script, config, seeds), flush=True)
     warmup = args.warmup
     if args.shared_warmup:
         warmup = shared_warmup(args.recipe, args.out, seeds[0], extra, args.dry_run)

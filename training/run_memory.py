@@ -1,0 +1,76 @@
+"""How much memory a training run takes, and whether N of them fit side by side (`python -m experiments.seeds --parallel`).
+
+A run's peak is measured: train.py records its process's peak RSS in run_info.json (`peak_rss_gib`),
+and a recipe states the figure benchmarks/bench_train.py measured at its shapes (`peak_rss_gib`). Most
+of a CPU step's peak is the saved activations of the loss's micro-batch, so a run whose micro-batch
+is larger than the recipe's is taken to grow in proportion (a smaller one keeps the recipe's figure).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+from collections.abc import Iterable
+from pathlib import Path
+
+HEADROOM = 0.9  # of the available memory: the sweep's own process, the workers, the page cache
+
+
+def peak_rss_gib() -> float:
+    """This process's peak resident memory so far (GiB; Linux reports ru_maxrss in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
+
+
+def available_gib(meminfo: Path = Path("/proc/meminfo")) -> float | None:
+    """Memory available to new processes (MemAvailable, GiB); None where the system does not say."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 2**20
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def measured_peak(runs: Iterable[Path]) -> float | None:
+    """The largest `peak_rss_gib` recorded by earlier runs (their run_info.json); None if none did."""
+    peaks = []
+    for run in runs:
+        try:
+            peaks.append(float(json.loads((run / "run_info.json").read_text())["peak_rss_gib"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return max(peaks, default=None)
+
+
+def per_run_peak(recipe_peak: float | None, recipe_micro: int, micro: int, runs: Iterable[Path]) -> tuple[float, str]:
+    """A run's expected peak (GiB) and where the figure comes from: earlier runs of this sweep, else the
+    recipe's bench figure scaled to the loss's micro-batch."""
+    if (peak := measured_peak(runs)) is not None:
+        return peak, "the largest peak measured by this sweep's runs (run_info.json)"
+    if recipe_peak is None:
+        raise SystemExit(
+            "--parallel: the recipe states no peak_rss_gib and no run of this sweep recorded one, so it is unknown"
+            " whether the runs fit in memory. Run one seed first (--parallel 1), or measure the recipe with"
+            " benchmarks/bench_train.py and add peak_rss_gib to it"
+        )
+    scale = max(1.0, micro / recipe_micro)
+    return recipe_peak * scale, f"the recipe's peak_rss_gib (bench) at micro-batch {micro} (recipe's {recipe_micro})"
+
+
+def parallel_plan(parallel: int, seeds: list[int], peak: tuple[float, str], available: float | None) -> str:
+    """What runs side by side, or a SystemExit naming how many fit and the fix."""
+    per_run, source = peak
+    if available is None:
+        return f"--parallel {parallel}: each run ~{per_run:.1f} GiB ({source}); the available memory is unknown"
+    fits = max(0, int(available * HEADROOM // per_run))
+    if parallel > fits:
+        raise SystemExit(
+            f"--parallel {parallel}: {parallel} runs x ~{per_run:.1f} GiB ({source}) do not fit in the"
+            f" {available:.1f} GiB available ({HEADROOM:.0%} usable); {fits or 'not even one'} would."
+            f" Pass --parallel {max(1, fits)}, or free memory"
+        )
+    first, rest = seeds[:parallel], seeds[parallel:]
+    then = f", then {','.join(map(str, rest))} as runs end" if rest else ""
+    return (f"--parallel {parallel}: seeds {','.join(map(str, first))} side by side{then}; each run ~{per_run:.1f} GiB"
+            f" ({source}): ~{per_run * len(first):.1f} of {available:.1f} GiB available")  # fmt: skip
