@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("trl")
 
 import training.run_memory as run_memory  # noqa: E402
-from training.run_memory import available_gib, parallel_plan, peak_rss_gib, per_run_peak  # noqa: E402
 from experiments.seeds.sweep import main  # noqa: E402
+from training.run_memory import available_gib, parallel_plan, peak_rss_gib, per_run_peak  # noqa: E402
 
 SIM = "training/recipes/sim-routing.yaml"
 

@@ -1,4 +1,5 @@
-"""How much memory a training run takes, and whether N of them fit side by side (`python -m experiments.seeds --parallel`).
+"""How much memory a training run takes, and whether N of them fit side by side (`--parallel` of
+`python -m experiments.seeds`).
 
 A run's peak is measured: train.py records its process's peak RSS in run_info.json (`peak_rss_gib`),
 and a recipe states the figure benchmarks/bench_train.py measured at its shapes (`peak_rss_gib`). Most
