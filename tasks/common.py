@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
+from startup.eval_header import report_on
 from startup.options import checked
 from tasks.sources import DataRecordError, Downloader, LoadedRecords, Source, SourceError, load_records
 
@@ -17,7 +18,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def checked_task(factory: F) -> F:
     """Under `@task`: a bad -T option or data file ends the eval with one line before any
     sample runs (`solvers.options.checked`); the tasks raise ValueError or SourceError only
-    for those."""
+    for those. When it starts, the eval names its conductor and pool (`startup.eval_header`)."""
+    report_on(factory.__name__)
     return checked(factory, "-T", ValueError, SourceError)
 
 
