@@ -15,7 +15,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from test_matrix import tiny
 
 from solvers import eval_status, matrix
-from training import heldout
+from experiments import heldout
 
 
 @task
