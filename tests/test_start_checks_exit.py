@@ -14,8 +14,8 @@ from inspect_ai.scorer import match
 from inspect_ai.solver import Generate, TaskState, solver
 from test_matrix import tiny
 
-from solvers import eval_status, matrix
 from experiments import heldout
+from solvers import eval_status, matrix
 
 
 @task
