@@ -6,6 +6,8 @@ upward fails with the import named, so a new arrow is a decision, not an acciden
 from __future__ import annotations
 
 import ast
+import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,14 @@ def upward(package: str) -> list[str]:
 def test_every_top_level_package_has_a_layer():
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} | {"benchmarks"}
     assert packages - {"tests"} <= set(LAYERS), "add the new package to LAYERS, in its place"
+
+
+def test_every_package_is_installed():
+    """An editable install maps only the packages `pyproject.toml` includes: a new one left out
+    imports in the checkout and nowhere else."""
+    included = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests"}
+    assert {p for p in packages if not any(fnmatch(p, pattern) for pattern in included)} == set()
 
 
 def test_an_upward_import_is_found(tmp_path):

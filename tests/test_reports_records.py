@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from reports import records as rec
-from reports import strategy as st
+from solvers import strategy as st
 from reports import synthetic as syn
 
 SIM = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]

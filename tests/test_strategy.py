@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reports import strategy as st
+from solvers import strategy as st
 
 
 def rnd(*visible, subtasks=None, nested=None):
