@@ -24,6 +24,7 @@ COMPLETION = {
     "id": "c1", "object": "chat.completion", "created": 0, "model": "fake",
     "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "4"}}],
     "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    "timings": {"prompt_n": 3, "prompt_ms": 12.5, "predicted_n": 1, "predicted_ms": 40.0},
 }  # fmt: skip
 
 
@@ -105,15 +106,18 @@ async def test_no_more_requests_in_flight_than_the_server_has_slots(served):
     outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(6)))
     assert [o.completion for o in outputs] == ["4"] * 6
     assert server.requests == 6 and server.most_open == 2
+    assert outputs[0].metadata["llama_timings"] == {
+        "prompt_tokens": 3, "prompt_s": 0.013, "generated_tokens": 1, "generation_s": 0.04,
+    }  # fmt: skip  # the server's own timings: a log tells generation from waiting
 
 
 async def test_the_attempt_clock_starts_when_a_slot_is_free(served):
-    """Three calls on one slot, 0.5 s each, 0.8 s per attempt: the last is answered at 1.5 s,
+    """Five calls on one slot, 0.5 s each, 1.5 s per attempt: the last is answered at 2.5 s,
     yet no attempt times out, since each waits for the slot before its clock starts."""
-    model, server = served(slots=1, seconds=0.5, attempt_timeout=0.8, max_retries=0)
-    outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(3)))
-    assert [o.completion for o in outputs] == ["4"] * 3
-    assert server.requests == 3  # no attempt was abandoned and retried
+    model, server = served(slots=1, seconds=0.5, attempt_timeout=1.5, max_retries=0)
+    outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(5)))
+    assert [o.completion for o in outputs] == ["4"] * 5
+    assert server.requests == 5  # no attempt was abandoned and retried
 
 
 async def test_a_slow_call_is_warned_about_while_it_runs(served, caplog):

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import contextvars
 import dataclasses
 import hashlib
 import importlib
@@ -498,6 +499,28 @@ def _gates() -> dict[str, SlotGate]:
 
 _GATES: Any = None  # RunVar, made at first use (anyio is imported lazily)
 
+# llama.cpp's `timings` of the response being read (set by on_response in the same task)
+_SERVER_TIMINGS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("llama_timings", default=None)
+
+
+def with_server_timings(result: Any) -> Any:
+    """The generate result with the server's own timings in the output's
+    `metadata["llama_timings"]`: tokens and seconds of prompt and generation, so a log
+    tells a call's generation time from its wait."""
+    timings = _SERVER_TIMINGS.get()
+    output = result[0] if isinstance(result, tuple) else result
+    if isinstance(timings, dict):
+        output.metadata = {
+            **(output.metadata or {}),
+            "llama_timings": {
+                "prompt_tokens": timings.get("prompt_n"),
+                "prompt_s": round(float(timings.get("prompt_ms") or 0) / 1000, 3),
+                "generated_tokens": timings.get("predicted_n"),
+                "generation_s": round(float(timings.get("predicted_ms") or 0) / 1000, 3),
+            },
+        }
+    return result
+
 
 def server_slots(address: str) -> str:
     """What the server's own /slots says: tokens generated so far in each busy slot."""
@@ -727,12 +750,15 @@ def _api_class() -> type[ModelAPI]:
                         address = self.local_server.address
                         tasks.start_soon(warn_while_running, self.model_name, address, gate, self.warn_after)
                         try:
-                            return await super().generate(input, tools, tool_choice, config)
+                            return with_server_timings(await super().generate(input, tools, tool_choice, config))
                         finally:
                             tasks.cancel_scope.cancel()
                 except BaseExceptionGroup as group:  # only the request raises (the warnings only log)
                     error = group.exceptions[0]
                     raise error from error.__cause__
+
+        def on_response(self, response: dict[str, Any]) -> None:
+            _SERVER_TIMINGS.set(response.get("timings"))
 
         def retry_wait(self) -> Any:
             from tenacity import wait_exponential_jitter
