@@ -28,49 +28,56 @@ COMPLETION = {
 }  # fmt: skip
 
 
-class SlotServer:
-    """A loopback server with `slots` parallel slots, `seconds` per request, and a /slots
-    route shaped like llama.cpp's; it records how many requests were open at once."""
+class SlotHandler(BaseHTTPRequestHandler):
+    """POST: wait for a slot, take the server's `seconds`, answer; GET: llama.cpp's /slots shape."""
+
+    server: SlotServer
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.reply([{"id": 0, "is_processing": True, "next_token": [{"n_decoded": 7}]}])
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.server.count(+1)
+        with self.server.free:  # queued inside the server, as llama.cpp does
+            time.sleep(self.server.seconds)
+        self.server.count(-1)
+        self.reply(COMPLETION)
+
+    def reply(self, data: object) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+class SlotServer(ThreadingHTTPServer):
+    """A loopback server with `slots` parallel slots and `seconds` per request; it records
+    how many requests were open at once."""
+
+    daemon_threads = True
 
     def __init__(self, slots: int, seconds: float) -> None:
+        super().__init__(("127.0.0.1", 0), SlotHandler)
+        self.free, self.seconds, self.lock = threading.Semaphore(slots), seconds, threading.Lock()
         self.requests = self.open = self.most_open = 0
-        free, lock, outer = threading.Semaphore(slots), threading.Lock(), self
+        self.address = f"http://127.0.0.1:{self.server_address[1]}"
+        threading.Thread(target=self.serve_forever, daemon=True).start()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                slot = {"id": 0, "is_processing": True, "next_token": [{"n_decoded": 7}]}
-                self._send(json.dumps([slot]).encode())
-
-            def do_POST(self) -> None:  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with lock:
-                    outer.requests += 1
-                    outer.open += 1
-                    outer.most_open = max(outer.most_open, outer.open)
-                with free:  # queued inside the server, as llama.cpp does
-                    time.sleep(seconds)
-                with lock:
-                    outer.open -= 1
-                self._send(json.dumps(COMPLETION).encode())
-
-            def _send(self, body: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *_: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.address = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def count(self, step: int) -> None:
+        with self.lock:
+            self.requests += step > 0
+            self.open += step
+            self.most_open = max(self.most_open, self.open)
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.shutdown()
+        self.server_close()
 
 
 @pytest.fixture(autouse=True)
