@@ -231,4 +231,4 @@ async def test_concurrent_requests_share_the_slots():
     model = get_model("local/smollm2-135m", config=GenerateConfig(temperature=0, max_tokens=4))
     outs = await asyncio.gather(*(model.generate(f"Count to {i}.") for i in range(5)))
     assert all(o.usage is not None and 0 < o.usage.output_tokens <= 4 for o in outs)
-    assert model.api.max_connections() == 2 * model.api.local_server.settings.n_parallel
+    assert model.api.max_connections() == model.api.local_server.settings.n_parallel

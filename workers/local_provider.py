@@ -2,7 +2,7 @@
 
 Usage::
 
-    inspect eval tasks/gpqa.py --model local/smollm2-135m -M n_threads=2 -M n_ctx=4096
+    inspect eval tasks/gpqa.py --model local/smollm2-135m -M n_ctx=4096
     get_model("local/gemma3-270m")
 
 Models come from PyPI packages that ship GGUF files (never from a model hub):
@@ -24,13 +24,18 @@ port, shared by every sample and every `Model` instance; requests go through
 Inspect's OpenAI-compatible provider, so token usage comes from the server and
 ``GenerateConfig(extra_body={"grammar": GBNF})`` is enforced by llama.cpp.
 
-Model args (``-M``): ``n_threads`` (default: usable cores, at most 8),
-``n_ctx`` (context per request/slot, default 4096), ``n_parallel`` (parallel
-slots, continuous batching, default 2), ``n_batch`` (prompt batch, default
+Model args (``-M``): ``n_threads`` (default 1; 0 = usable cores, at most 8:
+llama.cpp's OpenMP threads spin at every barrier, so on shared cores more than one
+thread stalls, see docs/benchmarks.md), ``n_ctx`` (context per request/slot,
+default 4096), ``n_parallel`` (parallel slots, continuous batching, default 2;
+this process never sends a server more requests than it has slots: the others
+wait in the client, before their attempt clock starts), ``n_batch`` (prompt batch, default
 512), ``verbosity`` (llama.cpp log threshold, default 1 = errors only; env
 ``CONDUCTOR_BENCH_LLAMA_VERBOSITY`` overrides), ``chat_template`` (jinja text
 or path of a ``.jinja`` file, replaces the model's), ``default_max_tokens``
-(used when the config sets no max_tokens, default 1024), and the call budget
+(used when the config sets no max_tokens, default 1024), ``warn_after`` (seconds
+an attempt may run before a warning on the console names it and the server's slot
+state, repeated at that interval; default 60), and the call budget
 ``timeout`` (whole call, default 600 s), ``attempt_timeout`` (one attempt,
 default 240 s), ``max_retries`` (default 2): defaults for the GenerateConfig
 fields of the same names, which win when set (``--timeout``, a pool entry's
@@ -45,6 +50,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import contextvars
 import dataclasses
 import hashlib
 import importlib
@@ -52,12 +58,14 @@ import importlib.metadata
 import importlib.resources
 import importlib.util
 import json
+import logging
 import os
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +79,7 @@ from workers.call_budget import (
     CallBudget,
     CallLedger,
 )
+from workers.call_budget import _positive as positive_arg  # the budget's own seconds check
 
 if TYPE_CHECKING:  # pragma: no cover
     from inspect_ai.model import ModelAPI
@@ -316,7 +325,7 @@ def _usable_cores() -> int:
 
 @dataclass(frozen=True)
 class ServerSettings:
-    n_threads: int = 0  # 0 = usable cores, at most 8
+    n_threads: int = 1  # 0 = usable cores, at most 8
     n_ctx: int = 4096  # per slot
     n_parallel: int = 2
     n_batch: int = 512
@@ -423,11 +432,134 @@ def shutdown_servers() -> None:
 atexit.register(shutdown_servers)
 
 
+# --------------------------------------------------------------------------- slots
+
+logger = logging.getLogger(__name__)
+DEFAULT_WARN_AFTER = 60.0  # seconds an attempt runs before the console hears of it
+
+
+class SlotGate:
+    """At most `slots` requests of this event loop in flight to one server at a time.
+
+    llama.cpp queues requests beyond its parallel slots inside the server, where the
+    caller's attempt clock would run while nothing is generated for it; here they wait
+    in the client instead, and the attempt starts once a slot is free. (Inspect's
+    adaptive connection limit, on by default, does not use `max_connections()`.)
+    """
+
+    def __init__(self, slots: int) -> None:
+        import anyio
+
+        self.slots = slots
+        self.in_flight = 0
+        self.waiting = 0
+        self._free = anyio.Semaphore(slots)
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        self.waiting += 1
+        try:
+            await self._free.acquire()
+        finally:
+            self.waiting -= 1
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+            self._free.release()
+
+    def describe(self) -> str:
+        return f"{self.in_flight}/{self.slots} slots busy from this process, {self.waiting} call(s) waiting for one"
+
+
+def slot_gate(address: str, slots: int) -> SlotGate:
+    """The gate of the server at `address` for the running event loop."""
+    gates = _gates()
+    gate = gates.get(address)
+    if gate is None:
+        gate = gates[address] = SlotGate(slots)
+    return gate
+
+
+def _gates() -> dict[str, SlotGate]:
+    """Server address -> gate, one dict per event loop run (anyio primitives belong to one loop)."""
+    from anyio.lowlevel import RunVar
+
+    global _GATES
+    if _GATES is None:
+        _GATES = RunVar("local_provider_slot_gates")
+    try:
+        return _GATES.get()
+    except LookupError:
+        gates: dict[str, SlotGate] = {}
+        _GATES.set(gates)
+        return gates
+
+
+_GATES: Any = None  # RunVar, made at first use (anyio is imported lazily)
+
+# llama.cpp's `timings` of the response being read (set by on_response in the same task)
+_SERVER_TIMINGS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("llama_timings", default=None)
+
+
+def with_server_timings(result: Any) -> Any:
+    """The generate result with the server's own timings in the output's
+    `metadata["llama_timings"]`: tokens and seconds of prompt and generation, so a log
+    tells a call's generation time from its wait."""
+    timings = _SERVER_TIMINGS.get()
+    output = result[0] if isinstance(result, tuple) else result
+    if isinstance(timings, dict):
+        output.metadata = {
+            **(output.metadata or {}),
+            "llama_timings": {
+                "prompt_tokens": timings.get("prompt_n"),
+                "prompt_s": round(float(timings.get("prompt_ms") or 0) / 1000, 3),
+                "generated_tokens": timings.get("predicted_n"),
+                "generation_s": round(float(timings.get("predicted_ms") or 0) / 1000, 3),
+            },
+        }
+    return result
+
+
+def server_slots(address: str) -> str:
+    """What the server's own /slots says: tokens generated so far in each busy slot."""
+    try:
+        with _NO_PROXY.open(address + "/slots", timeout=2) as r:
+            slots = json.loads(r.read(1 << 20))
+        busy = [s for s in slots if s.get("is_processing")]
+        progress = ", ".join(f"slot {s.get('id')}: {_decoded(s)} tokens" for s in busy)
+        return f"server: {len(busy)}/{len(slots)} slots processing" + (f" ({progress})" if progress else "")
+    except (urllib.error.URLError, OSError, ValueError, TypeError, AttributeError) as ex:
+        return f"server slot state unavailable ({type(ex).__name__})"
+
+
+def _decoded(slot: dict) -> Any:
+    token = slot.get("next_token")
+    token = token[0] if isinstance(token, list) and token else token
+    return token.get("n_decoded", "?") if isinstance(token, dict) else "?"
+
+
+async def warn_while_running(model: str, address: str, gate: SlotGate, every: float) -> None:
+    """Log a warning every `every` seconds until cancelled (the attempt ended): a slow or
+    stalled call shows on the console as it happens, with the queue state."""
+    import anyio
+
+    started = time.monotonic()
+    while True:
+        await anyio.sleep(every)
+        state = await anyio.to_thread.run_sync(server_slots, address, abandon_on_cancel=True)
+        logger.warning(
+            f"local model {model} ({address}): a call has run {time.monotonic() - started:.0f} s without an "
+            f"answer; {gate.describe()}; {state}. A loaded machine slows llama.cpp (see -M n_threads)."
+        )
+
+
 # --------------------------------------------------------------------------- Inspect API
 
 LOCAL_ARGS = (
     "n_threads", "n_ctx", "n_parallel", "n_batch", "verbosity", "chat_template", "default_max_tokens",
-    "timeout", "attempt_timeout", "max_retries",
+    "warn_after", "timeout", "attempt_timeout", "max_retries",
 )  # fmt: skip
 
 
@@ -493,19 +625,21 @@ def _api_class() -> type[ModelAPI]:
             base_url: str | None = None,
             api_key: str | None = None,
             config: GenerateConfig = GenerateConfig(),
-            n_threads: int = 0,
+            n_threads: int = 1,
             n_ctx: int = 4096,
             n_parallel: int = 2,
             n_batch: int = 512,
             verbosity: int = 1,
             chat_template: str | None = None,
             default_max_tokens: int | None = 1024,
+            warn_after: float = DEFAULT_WARN_AFTER,
             timeout: float | None = None,
             attempt_timeout: float | None = None,
             max_retries: int | None = None,
             **model_args: Any,
         ) -> None:
             self.budget = CallBudget.from_args(timeout, attempt_timeout, max_retries)
+            self.warn_after = positive_arg("warn_after", warn_after)
             self._calls = CallLedger()
             settings = ServerSettings(
                 n_threads=whole_arg("n_threads", n_threads, 0),
@@ -567,36 +701,64 @@ def _api_class() -> type[ModelAPI]:
             LocalServerUnavailable is not retried, so the caller sees it at once.
             """
             budget = self.budget.override(config.timeout, config.attempt_timeout, config.max_retries)
-            call = self._calls.begin(config, budget)  # same config object on every attempt
+            server = self.local_server
+            gate = slot_gate(server.address, server.settings.n_parallel)
             error: BaseException | None = None
-            if not call.exhausted():
-                call.attempts += 1
-                limit = call.attempt_limit()
-                try:
-                    # a hair under Inspect's own attempt_timeout, so this clearer error wins
-                    with anyio.fail_after(max(0.05, limit - 0.1)):
-                        result = await super().generate(input, tools, tool_choice, config)
-                except TimeoutError as ex:
-                    error = AttemptStalled(limit)  # transient for Inspect: retried
-                    error.__cause__ = ex
-                except Exception as ex:
-                    if not _is_retryable(self.should_retry(ex)):
+            async with gate.slot():  # the attempt's clock starts once a slot is free
+                call = self._calls.begin(config, budget)  # same config object on every attempt
+                if not call.exhausted():
+                    call.attempts += 1
+                    limit = call.attempt_limit()
+                    try:
+                        result = await self._attempt(input, tools, tool_choice, config, limit, gate)
+                    except TimeoutError as ex:
+                        error = AttemptStalled(limit)  # transient for Inspect: retried
+                        error.__cause__ = ex
+                    except Exception as ex:
+                        if not _is_retryable(self.should_retry(ex)):
+                            self._calls.end(config)
+                            raise
+                        error = ex
+                    else:
                         self._calls.end(config)
-                        raise
-                    error = ex
-                else:
-                    self._calls.end(config)
-                    return result
-                if not call.give_up_after_failure():
-                    raise error
+                        return result
+                    if not call.give_up_after_failure():
+                        raise error
             self._calls.end(config)
             cause = f"{type(error).__name__}: {error}" if error else "no time or retries left"
             raise LocalServerUnavailable(
-                f"local model server {self.local_server.address} ({self.model_name}) failed: {cause}; "
+                f"local model server {server.address} ({self.model_name}) failed: {cause}; "
                 f"gave up after {call.attempts} attempt(s) in {call.elapsed():.1f} s ({budget.describe()}). "
                 "Is the server up? Raise the limits with -M timeout=/attempt_timeout=/max_retries= "
                 "or in the pool entry's config."
             ) from error
+
+        async def _attempt(
+            self,
+            input: list[ChatMessage],
+            tools: list[ToolInfo],
+            tool_choice: ToolChoice,
+            config: GenerateConfig,
+            limit: float,
+            gate: SlotGate,
+        ) -> Any:
+            """One request, at most `limit` seconds (TimeoutError), warned about while it runs long."""
+            # a hair under Inspect's own attempt_timeout, so the clearer AttemptStalled wins
+            with anyio.fail_after(max(0.05, limit - 0.1)):
+                try:
+                    async with anyio.create_task_group() as tasks:
+                        address = self.local_server.address
+                        tasks.start_soon(warn_while_running, self.model_name, address, gate, self.warn_after)
+                        try:
+                            return with_server_timings(await super().generate(input, tools, tool_choice, config))
+                        finally:
+                            tasks.cancel_scope.cancel()
+                except BaseExceptionGroup as group:  # only the request raises (the warnings only log)
+                    error = group.exceptions[0]
+                    raise error from error.__cause__
+
+        def on_response(self, response: dict[str, Any]) -> None:
+            _SERVER_TIMINGS.set(response.get("timings"))
 
         def retry_wait(self) -> Any:
             from tenacity import wait_exponential_jitter
@@ -610,8 +772,8 @@ def _api_class() -> type[ModelAPI]:
             return self._default_max_tokens
 
         def max_connections(self) -> int:
-            # more than the slots would only queue inside llama.cpp
-            return 2 * self.local_server.settings.n_parallel
+            # more than the slots would only queue (SlotGate enforces it under adaptive connections too)
+            return self.local_server.settings.n_parallel
 
         def connection_key(self) -> str:
             return f"local:{self.local_server.address}"

@@ -1,0 +1,157 @@
+"""The `local` provider against a server with fewer slots than callers (issue 32.2).
+
+llama.cpp queues requests beyond its parallel slots inside the server; a loopback stand-in
+does the same here (a request waits for one of `slots`, then takes `seconds`), so these run
+in a second without a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from workers import local_provider as lp
+
+COMPLETION = {
+    "id": "c1", "object": "chat.completion", "created": 0, "model": "fake",
+    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "4"}}],
+    "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    "timings": {"prompt_n": 3, "prompt_ms": 12.5, "predicted_n": 1, "predicted_ms": 40.0},
+}  # fmt: skip
+
+
+class SlotHandler(BaseHTTPRequestHandler):
+    """POST: wait for a slot, take the server's `seconds`, answer; GET: llama.cpp's /slots shape."""
+
+    server: SlotServer
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.reply([{"id": 0, "is_processing": True, "next_token": [{"n_decoded": 7}]}])
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.server.count(+1)
+        with self.server.free:  # queued inside the server, as llama.cpp does
+            time.sleep(self.server.seconds)
+        self.server.count(-1)
+        self.reply(COMPLETION)
+
+    def reply(self, data: object) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+class SlotServer(ThreadingHTTPServer):
+    """A loopback server with `slots` parallel slots and `seconds` per request; it records
+    how many requests were open at once."""
+
+    daemon_threads = True
+
+    def __init__(self, slots: int, seconds: float) -> None:
+        super().__init__(("127.0.0.1", 0), SlotHandler)
+        self.free, self.seconds, self.lock = threading.Semaphore(slots), seconds, threading.Lock()
+        self.requests = self.open = self.most_open = 0
+        self.address = f"http://127.0.0.1:{self.server_address[1]}"
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def count(self, step: int) -> None:
+        with self.lock:
+            self.requests += step > 0
+            self.open += step
+            self.most_open = max(self.most_open, self.open)
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _inspect_dirs(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg_data")))
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """served(slots, seconds, **model_args) -> (a `local/fake` model, its SlotServer)."""
+    servers: list[SlotServer] = []
+
+    def make(slots: int, seconds: float, config=None, **model_args):
+        from inspect_ai.model import GenerateConfig, get_model
+
+        server = SlotServer(slots, seconds)
+        servers.append(server)
+        stub = SimpleNamespace(
+            address=server.address, base_url=server.address + "/v1", settings=lp.ServerSettings(n_parallel=slots)
+        )
+        monkeypatch.setattr(lp, "resolve_model", lambda name: ("fake", Path("fake.gguf"), None))
+        monkeypatch.setattr(lp, "get_server", lambda path, settings: stub)
+        model = get_model("local/fake", memoize=False, config=config or GenerateConfig(), **model_args)
+        return model, server
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+async def test_no_more_requests_in_flight_than_the_server_has_slots(served):
+    model, server = served(slots=2, seconds=0.15)
+    outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(6)))
+    assert [o.completion for o in outputs] == ["4"] * 6
+    assert server.requests == 6 and server.most_open == 2
+    assert outputs[0].metadata["llama_timings"] == {
+        "prompt_tokens": 3, "prompt_s": 0.013, "generated_tokens": 1, "generation_s": 0.04,
+    }  # fmt: skip  # the server's own timings: a log tells generation from waiting
+
+
+async def test_the_attempt_clock_starts_when_a_slot_is_free(served):
+    """Five calls on one slot, 0.5 s each, 1.5 s per attempt: the last is answered at 2.5 s,
+    yet no attempt times out, since each waits for the slot before its clock starts."""
+    model, server = served(slots=1, seconds=0.5, attempt_timeout=1.5, max_retries=0)
+    outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(5)))
+    assert [o.completion for o in outputs] == ["4"] * 5
+    assert server.requests == 5  # no attempt was abandoned and retried
+
+
+async def test_a_slow_call_is_warned_about_while_it_runs(served, caplog):
+    model, _ = served(slots=1, seconds=1.2, warn_after=0.3)
+    with caplog.at_level(logging.WARNING, logger="workers.local_provider"):
+        output = await model.generate("2+2?")
+        answered = time.time()
+    assert output.completion == "4"
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) >= 2, "one warning per warn_after seconds while the call runs"
+    first = warnings[0]
+    assert answered - first.created > 0.5, "warned while the call was still running"
+    message = first.getMessage()
+    assert "local model fake" in message and "without an answer" in message
+    assert "1/1 slots busy from this process, 0 call(s) waiting" in message
+    assert "server: 1/1 slots processing (slot 0: 7 tokens)" in message
+
+
+async def test_a_quick_call_is_not_warned_about(served, caplog):
+    model, _ = served(slots=1, seconds=0.05, warn_after=0.5)
+    with caplog.at_level(logging.WARNING, logger="workers.local_provider"):
+        await model.generate("2+2?")
+        await asyncio.sleep(0.6)  # the watcher ended with the call
+    assert not [r for r in caplog.records if r.name == "workers.local_provider"]
+
+
+def test_one_llama_thread_by_default_and_warn_after_checked(served):
+    assert lp.ServerSettings().resolved().n_threads == 1  # OpenMP threads spin on shared cores
+    with pytest.raises(ValueError, match="warn_after must be a number of seconds > 0"):
+        served(slots=1, seconds=0.1, warn_after=0)
