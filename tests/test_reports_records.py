@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from reports import records as rec
-from solvers import strategy as st
 from reports import synthetic as syn
+from solvers import strategy as st
 
 SIM = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]
 
