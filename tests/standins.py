@@ -266,6 +266,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+def send_json(handler: BaseHTTPRequestHandler, data: object, status: int = 200) -> None:
+    """Answer a request of a plain loopback stand-in with `data` as JSON."""
+    body = json.dumps(data).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 def _fault_kind(status: int) -> str:
     return {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
 

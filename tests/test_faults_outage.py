@@ -6,7 +6,6 @@ The `local` provider is pointed at loopback HTTP servers that stall, refuse or f
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from standins import send_json
 
 from workers import local_provider as lp
 from workers.call_budget import DEFAULT_ATTEMPT_TIMEOUT, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, CallBudget
@@ -44,12 +44,7 @@ class FakeServer:
                     outer.release.wait(30)
                     return
                 failing = outer.mode == "flaky" and outer.requests <= outer.failures
-                body = json.dumps({"error": {"message": "busy"}} if failing else COMPLETION).encode()
-                self.send_response(503 if failing else 200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, {"error": {"message": "busy"}} if failing else COMPLETION, 503 if failing else 200)
 
             def log_message(self, *_: object) -> None:
                 pass

@@ -8,7 +8,6 @@ in a second without a model.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from standins import send_json
 
 from workers import local_provider as lp
 
@@ -45,12 +45,7 @@ class SlotHandler(BaseHTTPRequestHandler):
         self.reply(COMPLETION)
 
     def reply(self, data: object) -> None:
-        body = json.dumps(data).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, data)
 
     def log_message(self, *_: object) -> None:
         pass
