@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from test_reports_orchestration import COND, W0, frame, logs, one  # noqa: F401 (fixtures)
 
 from reports import routing
-from tests.test_reports_orchestration import COND, W0, frame, logs, one  # noqa: F401 (fixtures)
 
 
 def test_hull_is_the_upper_envelope_up_to_its_most_accurate_point():
