@@ -7,6 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 trl_utils = pytest.importorskip("trl.trainer.utils")
+trl_kernels = pytest.importorskip("trl.kernels.chunked_logprob")  # where TRL defines the rule it reads
 
 from training.completion_logps import HOOK, score_completions_only  # noqa: E402
 
@@ -48,7 +49,7 @@ def scored(model):
 
 
 def test_completion_only_scoring_equals_trls_log_probs_and_gradients(monkeypatch):
-    monkeypatch.setattr(trl_utils, HOOK, getattr(trl_utils, HOOK))  # restored after the test
+    monkeypatch.setattr(trl_utils, HOOK, trl_kernels._use_triton)  # TRL's own rule, whatever ran before
     trl_logps, trl_entropy, trl_grads = scored(tiny_llama())  # TRL on a CPU: every position scored
     assert score_completions_only()
     logps, entropy, grads = scored(tiny_llama())
@@ -61,7 +62,7 @@ def test_completion_only_scoring_equals_trls_log_probs_and_gradients(monkeypatch
 
 
 def test_only_the_completion_positions_reach_the_head(monkeypatch):
-    monkeypatch.setattr(trl_utils, HOOK, getattr(trl_utils, HOOK))
+    monkeypatch.setattr(trl_utils, HOOK, trl_kernels._use_triton)
     apply = trl_utils._ChunkedLogProbFunction.apply  # the tiled head TRL's fused forward calls
     rows: list[int] = []
     monkeypatch.setattr(trl_utils._ChunkedLogProbFunction, "apply", lambda h, *a: rows.append(len(h)) or apply(h, *a))
