@@ -14,10 +14,8 @@ executor one `Team` (conductor, workers with their prices and settings).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from copy import copy
 from dataclasses import dataclass, replace
-from functools import cache
 
 from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
 
@@ -70,17 +68,17 @@ def resolve_team(
     """The team of one sample, reading the pool file (`pool`, else `local`) at most once: `lead`
     conducts, else the pool's conductor; `workers` work, else the pool's; `replace_workers` runs
     every slot (`replaced_workers`)."""
-    spec: Callable[[], PoolSpec] = cache(lambda: load_pool(pool or DEFAULT_POOL))
+    name = pool or DEFAULT_POOL  # load_pool is cached: the file is read once, and only if a part below needs it
     o = overrides
     if lead is not None:
         conductor = model_conductor(lead, o.temperature, o.max_tokens, o.grammar)
     else:
-        conductor = pool_conductor(spec(), o.temperature, o.max_tokens, o.grammar)
+        conductor = pool_conductor(name, o.temperature, o.max_tokens, o.grammar)
     task = current_task_name()
     if workers is None:
-        workers = pool_workers(spec(), o.worker_temperature, o.worker_max_tokens, answer_constraint, task)
+        workers = pool_workers(name, o.worker_temperature, o.worker_max_tokens, answer_constraint, task)
     if replace_workers:
-        workers = replaced_workers(workers, replace_workers, spec(), o.worker_temperature, o.worker_max_tokens,
+        workers = replaced_workers(workers, replace_workers, name, o.worker_temperature, o.worker_max_tokens,
                                    answer_constraint)  # fmt: skip
     return Team(conductor, workers)
 
@@ -147,11 +145,11 @@ def model_conductor(
 
 
 def pool_conductor(
-    pool: str | PoolSpec, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
+    pool: str, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
 ) -> Conductor:
-    """The conductor a pool (name, path or loaded `PoolSpec`) names, with the solver's overrides."""
+    """The conductor a pool file names, with the solver's overrides."""
     overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
-    spec = _pool_conductor(load_pool(pool) if isinstance(pool, str) else pool)
+    spec = _pool_conductor(load_pool(pool))
     if overrides.max_tokens is None and "max_tokens" not in spec.config:
         overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
     return Conductor(
@@ -165,7 +163,7 @@ def pool_conductor(
 def replaced_workers(
     workers: list[Worker],
     model: str,
-    pool: str | PoolSpec | None,
+    pool: str | None,
     temperature: float | None = None,
     max_tokens: int | None = None,
     answer_constraint: Constraint | None = None,
@@ -175,8 +173,7 @@ def replaced_workers(
     own entry's config and price when the pool (`pool`, else `local`) lists it, else with
     Inspect's defaults and the known list price."""
     overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
-    listed = pool if isinstance(pool, PoolSpec) else load_pool(pool or DEFAULT_POOL)
-    spec = next((s for s in listed.workers if s.model == model), None)
+    spec = next((s for s in load_pool(pool or DEFAULT_POOL).workers if s.model == model), None)
     if spec is not None:
         base = _spec_worker(spec, overrides, answer_constraint, current_task_name())
     else:
