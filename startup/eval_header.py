@@ -52,11 +52,18 @@ def describe_with(describer: Describer) -> None:
         _describers.append(describer)
 
 
-def header_line(ran: dict[str, str]) -> str:
-    """The console line naming who conducts and which pool works."""
-    if "conductor" in ran:
-        return f"conductor {ran['conductor']} conducting pool {ran['pool']}"
-    return f"pool {ran['pool']}"
+NO_EVAL_MODEL = "none/none"
+
+
+def header_line(ran: dict[str, str], eval_model: str) -> str:
+    """The console line naming who conducts and which pool works, and why Inspect's header
+    reads `none/none` when no `--model` was given."""
+    line = (
+        f"conductor {ran['conductor']} conducting pool {ran['pool']}" if "conductor" in ran else f"pool {ran['pool']}"
+    )
+    if eval_model == NO_EVAL_MODEL:
+        line += f" (Inspect's header shows the eval model, {NO_EVAL_MODEL}: no --model was given)"
+    return line
 
 
 def no_samples_warning(spec: EvalSpec) -> str | None:
@@ -77,6 +84,6 @@ class EvalHeader(Hooks):
         ran = {k: v for describe in _describers for k, v in describe(data.spec, data.plan).items()}
         if ran:
             data.spec.metadata = {**(data.spec.metadata or {}), **ran}
-            print(header_line(ran), file=sys.stderr, flush=True)
+            print(header_line(ran, data.spec.model), file=sys.stderr, flush=True)
         if warning := no_samples_warning(data.spec):
             print(warning, file=sys.stderr, flush=True)

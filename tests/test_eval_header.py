@@ -18,6 +18,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ModelConfig
 
 from solvers.conductor import conductor
+from startup.eval_header import header_line
 from workers.eval_header import what_ran
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,6 +67,28 @@ def test_the_conductor_is_resolved_as_the_solver_resolves_it(sim_log, model, rol
     assert what_ran(spec, sim_log.plan) == ran
 
 
+def test_a_pool_file_is_named_not_its_path(sim_log, tmp_path):
+    """The log records the pool's name: the path of a user's pool file is a host path."""
+    pool_file = tmp_path / "secret-dir" / "my_pool.yaml"
+    pool_file.parent.mkdir()
+    pool_file.write_text((ROOT / "workers/pools/sim.yaml").read_text().replace("name: sim", "name: mine"))
+    missing = tmp_path / "gone" / "their_pool.yaml"
+    step = sim_log.plan.steps[0]
+    for given, named in ((pool_file, "mine"), (missing, "their_pool")):
+        plan = sim_log.plan.model_copy(update={"steps": [step.model_copy(update={"params": {"pool": str(given)}})]})
+        assert what_ran(sim_log.eval, plan)["pool"] == named
+
+
+def test_the_line_says_why_the_header_reads_none_only_without_a_model():
+    ran = {"conductor": "local/smollm2-135m", "pool": "local"}
+    assert (
+        header_line(ran, "none/none")
+        == f"{MAIN_JOB} (Inspect's header shows the eval model, none/none: no --model was given)"
+    )
+    assert header_line(ran, "openai/gpt-5") == MAIN_JOB
+    assert header_line({"pool": "sim"}, "openai/gpt-5") == "pool sim"
+
+
 def test_workers_from_a_role_and_solvers_without_a_pool(sim_log):
     step = sim_log.plan.steps[0]
     workers = {"workers": [ModelConfig(model="sim/a"), ModelConfig(model="sim/b")]}
@@ -88,7 +111,7 @@ def test_the_main_job_names_its_conductor_and_warns_on_limit_0(tmp_path):
     command = [str(INSPECT), "eval", "tasks/gpqa.py", "--solver", "conductor", "--limit", "0", "--display", "none"]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert MAIN_JOB in done.stderr
+    assert f"{MAIN_JOB} (Inspect's header shows the eval model, none/none: no --model was given)" in done.stderr
     assert (
         "warning: gpqa_diamond has no sample to run: --limit 0 selects none of its 198; fix: --limit N" in done.stderr
     )

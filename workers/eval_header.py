@@ -4,6 +4,7 @@ runs with, resolved from the eval's spec as `solvers.team` resolves them from th
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalPlan, EvalSpec
@@ -24,7 +25,9 @@ def what_ran(spec: EvalSpec, plan: EvalPlan) -> dict[str, str]:
         return {}
     roles = spec.model_roles or {}
     pool = step.params["pool"]
-    ran = {"pool": pool or (_role_models(roles["workers"]) if "workers" in roles else DEFAULT_POOL)}
+    ran = {
+        "pool": _pool_name(pool) if pool else (_role_models(roles["workers"]) if "workers" in roles else DEFAULT_POOL)
+    }
     if step.solver.split("/")[-1] == CONDUCTOR_SOLVER:
         conductor = _conductor(roles, spec.model, pool or DEFAULT_POOL)
         if conductor:
@@ -42,6 +45,14 @@ def _conductor(roles: dict[str, Any], eval_model: str, pool: str) -> str | None:
     except PoolError:  # the solver refuses the pool at start
         return None
     return spec.model if spec else None
+
+
+def _pool_name(pool: str) -> str:
+    """A pool as the log may name it: its name, never the path of its file."""
+    try:
+        return load_pool(pool).name
+    except PoolError:
+        return Path(pool).stem
 
 
 def _role_models(role: Any) -> str:
