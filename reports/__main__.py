@@ -95,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     if decided:
         print(decided, flush=True)
+    if args.logs and not Path(args.logs).is_dir():  # a typo; an empty directory builds the paper's numbers
+        fix = "pass the directory your evals wrote to (`inspect eval --log-dir`, default ./logs; the matrix runner's: "
+        print(f"error: --logs {args.logs} is not a directory; fix: {fix}{PRESENT_LOGS})", file=sys.stderr)
+        return 1
     logs, code = args.logs, 0
     if args.command == "reproduce" and not logs:
         args.pool, args.limit = args.pool or "local", args.limit or 2

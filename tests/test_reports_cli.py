@@ -34,8 +34,9 @@ def write_logs(d: Path) -> None:
             rows = [syn.sample(f"{task}{i}", e, "C" if i else "I", meta) for i in range(3) for e in (1, 2)]
             syn.write_log(d, task, "single_worker", {"pool": "sim", "worker": w}, rows, epochs=2)
     meta = syn.record("conductor", LOCAL, [syn.step(0, 1, LOCAL[1])], conductor="local/smollm2-135m", cost=None)
-    syn.write_log(d, "math500", "conductor", {"pool": "local"}, [syn.sample(f"l{i}", 1, "CI"[i % 2], meta)
-                                                                 for i in range(2)])
+    syn.write_log(
+        d, "math500", "conductor", {"pool": "local"}, [syn.sample(f"l{i}", 1, "CI"[i % 2], meta) for i in range(2)]
+    )
     meta = syn.record("single_worker", SIM, [syn.step(0, 2, SIM[2])])
     syn.write_log(d, "gsm8k", "single_worker", {"pool": "sim", "worker": 2}, [syn.sample("g0", 1, "C", meta)])
 
@@ -68,7 +69,7 @@ def test_build_writes_tables_missing_cells_plots_and_page(built):
     assert "sim-accuracy-cost.png" in names and "local-accuracy-cost.png" in names
     page = (out / "index.html").read_text()
     # the benchmark the paper does not report (a user's own task) is the pool's first table
-    sim = page[page.index("<h2>SIMULATION: pool sim"):]
+    sim = page[page.index("<h2>SIMULATION: pool sim") :]
     assert sim.index('id="table-benchmarks-the-paper-does-not-report') < sim.index('id="table-table-1-')
     assert page.count("<table") >= 9 + 9  # the pools' tables and the paper's reference tables
     for src in re.findall(r'<img src="([^"]+)"', page):
@@ -86,21 +87,29 @@ def test_built_page_renders_in_headless_chromium(built):
     assert problems(page, result, pngs, tables) == []
 
 
-def test_empty_and_missing_log_dirs_still_build(tmp_path):
+def test_an_empty_log_dir_builds_the_papers_numbers_and_a_missing_one_is_refused(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
-    for logs in ("empty", "absent"):
-        out = tmp_path / f"out-{logs}"
-        assert main(["build", "--logs", str(tmp_path / logs), "--out", str(out)]) == 0
-        assert "No logs were found" in (out / "missing.md").read_text()
-        assert "The paper&#x27;s numbers" in (out / "index.html").read_text() or \
-            "The paper's numbers" in (out / "index.html").read_text()
+    out = tmp_path / "out-empty"
+    assert main(["build", "--logs", str(tmp_path / "empty"), "--out", str(out)]) == 0
+    assert "No logs were found" in (out / "missing.md").read_text()
+    page = (out / "index.html").read_text()
+    assert "The paper&#x27;s numbers" in page or "The paper's numbers" in page
+    capsys.readouterr()
+    for command in ("build", "reproduce"):
+        assert main([command, "--logs", str(tmp_path / "lgos"), "--out", str(tmp_path / "o")]) == 1
+        assert capsys.readouterr().err == (
+            f"error: --logs {tmp_path / 'lgos'} is not a directory; fix: pass the directory your evals wrote to "
+            "(`inspect eval --log-dir`, default ./logs; the matrix runner's: logs/baselines)\n"
+        )
+    assert not (tmp_path / "o").exists()
 
 
 def test_reproduce_with_logs_runs_nothing_and_help_works(built, tmp_path):
     assert main(["reproduce", "--logs", str(built / "logs"), "--out", str(tmp_path / "o")]) == 0
     assert (tmp_path / "o" / "index.html").is_file()
-    done = subprocess.run([sys.executable, "-m", "reports", "build", "--help"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "reports", "build", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and "--training-runs" in done.stdout
 
 
@@ -109,7 +118,7 @@ def test_training_runs_get_their_own_section(built, tmp_path):
     out = tmp_path / "o"
     assert main(["build", "--logs", str(built / "logs"), "--out", str(out), "--training-runs", str(run)]) == 0
     page = (out / "index.html").read_text()
-    section = page[page.index("<h2>Training runs</h2>"):]
+    section = page[page.index("<h2>Training runs</h2>") :]
     section = section[: section.index("</section>")]
     assert 'src="plots/train-tiny-curves.png"' in section
     assert "train-tiny" not in page[: page.index("<h2>Training runs</h2>")]  # not inside a pool's section
