@@ -139,9 +139,27 @@ def test_recursion_needs_depth(tiny, tmp_path):
 
 def test_unknown_recipe_key_is_refused(tiny, tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(TINY_RECIPE + "no_such_option: 1\n")
-    with pytest.raises((SystemExit, ValueError)):
+    bad.write_text(TINY_RECIPE + "zzz: 1\ncost_wieght: 0.2\n")
+    with pytest.raises(SystemExit) as refused:
         main([str(bad), "--dry_run", "true", *data_args(tiny["files"])])
+    assert str(refused.value) == (
+        "error: train.py has no option --zzz (see train.py --help); "
+        "train.py has no option --cost_wieght (did you mean --cost_weight?)"
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--max_stepz", "2"], "error: train.py has no option --max_stepz (did you mean --max_steps?)"),
+        (["--pool", "nope"], "error: --pool nope: no pool file"),
+        (["--num_generations", "3"], "error: generation_batch_size (4) must be divisible by num_generations (3)."),
+    ],
+)
+def test_a_bad_command_line_ends_with_one_line(tiny, args, message):
+    with pytest.raises(SystemExit) as refused:
+        main([tiny["recipe"], "--dry_run", "true", *data_args(tiny["files"]), *args])
+    assert str(refused.value).startswith(message) and "\n" not in str(refused.value)
 
 
 def test_interleaved_domains_give_every_step_both_domains(tiny):

@@ -22,12 +22,14 @@ tokenizer (with its chat template) are saved in `output_dir`, ready for
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import os
+import re
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,7 @@ from tasks.sources import load_records  # noqa: E402
 from training.budget import check_max_usd, spend_cap  # noqa: E402
 from training.data import PAPER_MIXTURE, build_items, build_rows, default_loaders, interleave_domains  # noqa: E402
 from training.rollouts import supersede_after  # noqa: E402
-from workers.pools import load_pool  # noqa: E402
+from workers.pools import PoolError, load_pool  # noqa: E402
 
 log = logging.getLogger("training.train")
 REWARDS = ("conductor", "constant")
@@ -162,12 +164,13 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
         recipe = Path(argv[argv.index("--config") + 1])
         if not recipe.is_file():
             raise SystemExit(f"recipe not found: {recipe} (the recipes are in training/recipes/)")
-    parser = TrlParser((ScriptArguments, GRPOConfig, ModelConfig))
+    kinds = (ScriptArguments, GRPOConfig, ModelConfig)
+    parser = TrlParser(kinds)
     try:
         script, config, model = parser.parse_args_and_config(argv)
     except ValueError as error:  # a GPU recipe checked on a CPU machine (CI): dry runs only
         if "bf16" not in str(error):
-            raise
+            raise SystemExit(refused_arguments(error, kinds)) from None
         script, config, model = parser.parse_args_and_config([*argv, *CPU_STAND_INS])
         if not script.dry_run:
             raise
@@ -176,6 +179,21 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
     if script.interleave_domains:
         config.shuffle_dataset = False  # the sampler must keep the turns, or the balance is lost
     return script, config, model
+
+
+def refused_arguments(error: ValueError, kinds: tuple[type, ...]) -> str:
+    """One line for a recipe or command line TRL's parser refuses: an unknown name gets the
+    closest one the recipe's dataclasses take, any other problem TRL's own message."""
+    given = re.findall(r"'--([\w-]+)'", str(error))
+    if "Unknown arguments" not in str(error) and "not used by the HfArgumentParser" not in str(error) or not given:
+        return f"error: {' '.join(str(error).split())}"
+    known = [f.name for kind in kinds for f in fields(kind)]
+    unknown = []
+    for name in given:
+        close = difflib.get_close_matches(name.replace("-", "_"), known, n=1, cutoff=0.6)
+        fix = f"did you mean --{close[0]}?" if close else "see train.py --help"
+        unknown.append(f"train.py has no option --{name} ({fix})")
+    return "error: " + "; ".join(unknown)
 
 
 def check(script: ScriptArguments) -> None:
@@ -203,7 +221,11 @@ def check(script: ScriptArguments) -> None:
         raise SystemExit(str(error)) from None
     if script.recursion_share and (script.max_depth < 1 or script.reward != "conductor"):
         raise SystemExit("recursion_share needs max_depth: 1 and the conductor reward (the policy calls itself)")
-    check_max_usd(script.max_usd, load_pool(script.pool), script.reward)
+    try:
+        pool = load_pool(script.pool)
+    except PoolError as error:
+        raise SystemExit(f"error: --pool {script.pool}: {error}") from None
+    check_max_usd(script.max_usd, pool, script.reward)
 
 
 def settings_of(script: ScriptArguments) -> Settings:
