@@ -30,8 +30,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from inspect_ai.hooks import Hooks, TaskStart, hooks
-from inspect_ai.log import EvalPlan, EvalSpec
+from inspect_ai.hooks import Hooks, RunEnd, TaskStart, hooks
+from inspect_ai.log import EvalLog, EvalPlan, EvalSpec
 
 Describer = Callable[[EvalSpec, EvalPlan], dict[str, str]]
 _reported_tasks: set[str] = set()
@@ -77,6 +77,25 @@ def no_samples_warning(spec: EvalSpec) -> str | None:
     )
 
 
+def no_model_error(spec: EvalSpec, plan: EvalPlan) -> str | None:
+    """The error for Inspect's `generate()` (a task's own solver) run without an eval model,
+    which Inspect reports only in the log under `--display none` (None otherwise)."""
+    if spec.model != NO_EVAL_MODEL or not any(step.solver == "generate" for step in plan.steps):
+        return None
+    return (
+        f"error: {spec.task} runs its solver generate() on the eval model and no --model was given; fix: "
+        "--model <provider>/<model> (e.g. openai/gpt-5), or --solver conductor for the offline conductor"
+    )
+
+
+def failed_line(log: EvalLog) -> str | None:
+    """One line for a task that ended in error (every display shows it, `--display none` too)."""
+    if log.status != "error":
+        return None
+    message = (log.error.message if log.error else "").strip().splitlines() or ["no error message"]
+    return f"error: {log.eval.task} failed: {message[-1][:300]}; the log: {log.location}"
+
+
 class EvalHeader(Hooks):
     async def on_task_start(self, data: TaskStart) -> None:
         if data.spec.task not in _reported_tasks:
@@ -85,5 +104,11 @@ class EvalHeader(Hooks):
         if ran:
             data.spec.metadata = {**(data.spec.metadata or {}), **ran}
             print(header_line(ran, data.spec.model), file=sys.stderr, flush=True)
-        if warning := no_samples_warning(data.spec):
-            print(warning, file=sys.stderr, flush=True)
+        for problem in (no_samples_warning(data.spec), no_model_error(data.spec, data.plan)):
+            if problem:
+                print(problem, file=sys.stderr, flush=True)
+
+    async def on_run_end(self, data: RunEnd) -> None:
+        for log in data.logs:
+            if log.eval.task in _reported_tasks and (line := failed_line(log)):
+                print(line, file=sys.stderr, flush=True)
