@@ -10,21 +10,22 @@ from inspect_ai.log import EvalPlan, EvalSpec
 
 from startup.eval_header import describe_with
 from workers.pools import DEFAULT_POOL, PoolError, load_pool
+from workers.redact import pool_label
 
 CONDUCTOR_SOLVER = "conductor"
 
 
 def what_ran(spec: EvalSpec, plan: EvalPlan) -> dict[str, str]:
     """`pool` (and `conductor`, for the conductor solver) of the eval's first solver step that
-    takes a `pool` option: workers from `-S pool`, else `--model-role workers`, else the default
-    pool; the conductor from `--model-role conductor`, else `--model`, else the pool's. Empty
-    when no step takes a pool."""
+    takes a `pool` option: workers from `-S pool` (a file by its stem: no host path in the
+    metadata), else `--model-role workers`, else the default pool; the conductor from
+    `--model-role conductor`, else `--model`, else the pool's. Empty when no step takes a pool."""
     step = next((s for s in plan.steps if "pool" in s.params), None)
     if step is None:
         return {}
     roles = spec.model_roles or {}
     pool = step.params["pool"]
-    ran = {"pool": pool or (_role_models(roles["workers"]) if "workers" in roles else DEFAULT_POOL)}
+    ran = {"pool": pool_label(pool) if pool else _role_models(roles["workers"]) if "workers" in roles else DEFAULT_POOL}
     if step.solver.split("/")[-1] == CONDUCTOR_SOLVER:
         conductor = _conductor(roles, spec.model, pool or DEFAULT_POOL)
         if conductor:
