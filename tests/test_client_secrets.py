@@ -66,8 +66,8 @@ def test_inspect_eval_sends_the_gateway_credentials_and_logs_none_of_them(standi
     (tmp_path / "gateway_task.py").write_text(TASK)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "XDG_DATA_HOME": str(tmp_path / "xdg")}  # fmt: skip
-    command = [str(INSPECT), "eval", "gateway_task.py", "--solver", "conductor", "-S", f"pool={pool}", "--display", "none",
-               "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    command = [str(INSPECT), "eval", "gateway_task.py", "--solver", "conductor", "-S", f"pool={pool}",
+               "--display", "none", "--log-dir", str(tmp_path / "logs")]  # fmt: skip
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
 

@@ -225,12 +225,15 @@ def _check_secret_routes(spec: ModelSpec, where: str) -> None:
 
     for name, config in _config_blocks(spec).items():
         if problem := unroutable(spec.model, config):
-            takers = HEADER_CLIENTS if problem == "extra_headers" else BODY_CLIENTS
-            raise _Invalid(f"{where}.{name}.{problem}", f"Inspect's {spec.model.split('/', 1)[0]} provider takes it only "
-                           "in the generate config, which every model event of the .eval log records whole (a header "
-                           "or body string may be a credential)", "remove it, or reach the model through a provider "
-                           f"whose client takes it ({', '.join(p.rstrip('/') for p in takers)}; e.g. `openai-api/"
-                           "<service>/<model>` with `model_args: {base_url: ...}` for any OpenAI-compatible server)")  # fmt: skip
+            provider = spec.model.split("/", 1)[0]
+            takers = ", ".join(p.rstrip("/") for p in (HEADER_CLIENTS if problem == "extra_headers" else BODY_CLIENTS))
+            raise _Invalid(
+                f"{where}.{name}.{problem}",
+                f"Inspect's {provider} provider takes it only in the generate config, which every model event "
+                "of the .eval log records whole (a header or body string may be a credential)",
+                f"remove it, or reach the model through a provider whose client takes it ({takers}; e.g. "
+                "`openai-api/<service>/<model>` with `model_args: {base_url: ...}` for an OpenAI-compatible server)",
+            )
 
 
 def _check_top_k(spec: ModelSpec, where: str) -> None:
