@@ -145,19 +145,23 @@ def test_in_process_workers_drop_the_mappings(standins):  # noqa: F811
 @pytest.mark.parametrize(
     "model, field",
     [("google/gemini-2.5-pro", "extra_headers"), ("vllm/Qwen/Qwen3-32B", "extra_headers"),
-     ("anthropic/claude-sonnet-4-20250514", "extra_body.route")],
+     ("anthropic/claude-sonnet-4-20250514", "extra_body.route"), ("openai/gpt-4.1", "extra_body.route")],
 )  # fmt: skip
 def test_a_provider_that_takes_them_only_in_the_config_is_refused_at_load(model, field, tmp_path):
+    """The openai case batches: Inspect builds its batch files from the config."""
     entry = {"model": model, "config": {"extra_headers": {"X-Key": "k"}, "extra_body": {"route": "eu"}}}
     if field.startswith("extra_body"):
         del entry["config"]["extra_headers"]
+    if model.startswith("openai/"):
+        entry["config"]["batch"] = True
     pool = tmp_path / "p.yaml"
     pool.write_text(yaml.safe_dump({"workers": [entry]}))
     with pytest.raises(PoolError) as refused:
         load_pool(str(pool))
     message = str(refused.value)
-    assert f"workers[0] ({model}).config.{field}: Inspect's {model.split('/')[0]} provider takes it only" in message
-    assert "fix: remove it, or reach the model through a provider whose client takes it" in message
+    assert f"workers[0] ({model}).config.{field}: " in message
+    assert "takes it only in the generate config, which every model event of the .eval log records whole" in message
+    assert "; fix: remove it" in message
 
 
 def test_inspect_still_offers_the_http_defaults_the_body_client_wraps():

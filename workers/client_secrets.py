@@ -11,7 +11,8 @@ entry's config is split before its model is made (`route_secrets`):
   recorded nowhere;
 - the top-level `extra_body` fields that hold a string go to an HTTP client that adds them to every
   JSON request body (the `http_client` model arg of the OpenAI-SDK providers: openai, openai-api,
-  local); a field the call's own config also sets keeps the call's value, as with `extra_body`.
+  local; not when the config batches, as batch files are built from the config); a field the
+  call's own config also sets keeps the call's value, as with `extra_body`.
   Fields of numbers, booleans and nulls (`top_k: 20`, `chat_template_kwargs: {enable_thinking:
   false}`) stay in the config, where the log shows them;
 - in-process providers (`sim/`, `scripted/`, `mockllm/`, `conductor/`) send no request: both are
@@ -48,7 +49,7 @@ def unroutable(model: str, config: Mapping[str, Any]) -> str | None:
     _, headers, body = secret_settings(config)
     if headers and not model.startswith(HEADER_CLIENTS):
         return "extra_headers"
-    if body and not model.startswith(BODY_CLIENTS):
+    if body and (not model.startswith(BODY_CLIENTS) or config.get("batch")):  # a batch file is built from the config
         return f"extra_body.{next(iter(body))}"
     return None
 

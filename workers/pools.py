@@ -227,13 +227,18 @@ def _check_secret_routes(spec: ModelSpec, where: str) -> None:
         if problem := unroutable(spec.model, config):
             provider = spec.model.split("/", 1)[0]
             takers = ", ".join(p.rstrip("/") for p in (HEADER_CLIENTS if problem == "extra_headers" else BODY_CLIENTS))
-            raise _Invalid(
-                f"{where}.{name}.{problem}",
-                f"Inspect's {provider} provider takes it only in the generate config, which every model event "
-                "of the .eval log records whole (a header or body string may be a credential)",
-                f"remove it, or reach the model through a provider whose client takes it ({takers}; e.g. "
-                "`openai-api/<service>/<model>` with `model_args: {base_url: ...}` for an OpenAI-compatible server)",
+            who, fix = (
+                f"Inspect's {provider} provider",
+                (
+                    f"remove it, or reach the model through a provider whose client takes it ({takers}; e.g. "
+                    "`openai-api/<service>/<model>` with `model_args: {base_url: ...}` for an OpenAI-compatible server)"
+                ),
             )
+            if spec.model.startswith(BODY_CLIENTS) and config.get("batch"):
+                who, fix = f"a batching {provider} worker (its batch files are built from it)", "remove it or `batch`"
+            raise _Invalid(f"{where}.{name}.{problem}", f"{who} takes it only in the generate config, which every "
+                           "model event of the .eval log records whole (a header or body string may be a "
+                           "credential)", fix)  # fmt: skip
 
 
 def _check_top_k(spec: ModelSpec, where: str) -> None:
