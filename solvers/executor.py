@@ -39,6 +39,7 @@ from inspect_ai.util import LimitExceededError, span
 from solvers.grammar import Constraint
 from solvers.prompts import QuestionMode, step_turns
 from solvers.workflow import Workflow
+from workers.client_secrets import client_settings
 from workers.pools import Price
 from workers.provider_errors import describe_error, describe_length_refusal
 from workers.provider_settings import effective_config, provider_changes
@@ -323,14 +324,15 @@ _warned: set[tuple[str, str]] = set()
 
 
 def worker_config(worker: Worker) -> dict:
-    """The worker's generate config as its provider receives it (`workers.provider_settings`);
-    a setting the provider drops is logged once per worker and process."""
+    """The worker's generate config as its provider receives it (`workers.provider_settings`),
+    with the headers and body fields its client sends (`workers.client_secrets`; records redact
+    them); a setting the provider drops is logged once per worker and process."""
     config = worker.model.config.model_dump(exclude_none=True)
     for change in provider_changes(worker.name, config):
         if (worker.name, change.field) not in _warned:
             _warned.add((worker.name, change.field))
             logger.warning(f"worker {worker.name}: pool setting {change.describe()}")
-    return effective_config(worker.name, config)
+    return {**effective_config(worker.name, config), **client_settings(worker.model.model_args, config)}
 
 
 def constrained_config(model: Model, constraint: Constraint | None) -> GenerateConfig:

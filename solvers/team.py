@@ -13,6 +13,7 @@ executor one `Team` (conductor, workers with their prices and settings).
 
 from __future__ import annotations
 
+import json
 import random
 from copy import copy
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
 from solvers.executor import Worker
 from solvers.grammar import Constraint
 from workers.call_budget import eval_call_budget
+from workers.client_secrets import route_secrets
 from workers.pools import DEFAULT_POOL, ModelSpec, PoolSpec, Price, known_prices, load_pool
 from workers.provider_settings import sdk_model_args
 
@@ -233,11 +235,30 @@ def _spec_worker(
 def _spec_model(spec: ModelSpec, overrides: GenerateConfig, task: str | None = None, role: str = "workers") -> Model:
     """The pool entry's model; its usage counts under Inspect's `role` (unless that role is bound
     to other models by --model-role); the eval's call budget wins over the entry's, and the
-    provider SDK's read timeout and retries agree with it (`sdk_model_args`)."""
+    provider SDK's read timeout and retries agree with it (`sdk_model_args`); header values and
+    body strings reach the provider's client, not the config the log records (`route_secrets`)."""
     config = GenerateConfig(**spec.config_for(task)).merge(overrides).merge(GenerateConfig(**eval_call_budget()))
     role_name = None if role in model_roles() else role
-    model_args = sdk_model_args(spec.model, config.model_dump(exclude_none=True), spec.model_args)
-    return get_model(spec.model, role=role_name, config=config, **model_args)
+    settings = config.model_dump(exclude_none=True)
+    model_args = sdk_model_args(spec.model, settings, spec.model_args)
+    settings, model_args = route_secrets(spec.model, settings, model_args)
+    return _model(spec.model, role_name, GenerateConfig(**settings), model_args)
+
+
+_BODY_FIELD_MODELS: dict[str, Model] = {}
+
+
+def _model(name: str, role: str | None, config: GenerateConfig, model_args: dict) -> Model:
+    """`get_model`, memoized by Inspect, or here for a model whose HTTP client adds body fields:
+    Inspect's memo key cannot tell two such clients apart."""
+    fields = getattr(model_args.get("http_client"), "body_fields", None)  # workers.body_fields.BodyFieldsClient
+    if fields is None:
+        return get_model(name, role=role, config=config, **model_args)
+    others = {k: v for k, v in model_args.items() if k != "http_client"}
+    key = json.dumps([name, role, config.model_dump(exclude_none=True), others, fields], default=str)
+    if key not in _BODY_FIELD_MODELS:
+        _BODY_FIELD_MODELS[key] = get_model(name, role=role, config=config, memoize=False, **model_args)
+    return _BODY_FIELD_MODELS[key]
 
 
 def _with_config(model: Model, overrides: GenerateConfig) -> Model:

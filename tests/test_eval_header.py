@@ -71,10 +71,10 @@ def test_a_pool_file_is_named_not_its_path(sim_log, tmp_path):
     """The log records the pool's name: the path of a user's pool file is a host path."""
     pool_file = tmp_path / "secret-dir" / "my_pool.yaml"
     pool_file.parent.mkdir()
-    pool_file.write_text((ROOT / "workers/pools/sim.yaml").read_text().replace("name: sim", "name: mine"))
+    pool_file.write_text((ROOT / "workers/pools/sim.yaml").read_text())
     missing = tmp_path / "gone" / "their_pool.yaml"
     step = sim_log.plan.steps[0]
-    for given, named in ((pool_file, "mine"), (missing, "their_pool")):
+    for given, named in ((pool_file, "my_pool"), (missing, "their_pool")):
         plan = sim_log.plan.model_copy(update={"steps": [step.model_copy(update={"params": {"pool": str(given)}})]})
         assert what_ran(sim_log.eval, plan)["pool"] == named
 
@@ -141,3 +141,17 @@ def test_a_process_that_only_makes_a_model_prints_nothing_on_stdout():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
+
+
+def test_a_task_run_without_a_model_says_so_under_display_none(tmp_path):
+    """`inspect eval tasks/gpqa.py` with neither --model nor --solver: Inspect fails the task and,
+    under `--display none`, printed nothing (exit 0). Now: the fix before, the failure after."""
+    env = {**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "logs"), "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    command = [str(INSPECT), "eval", "tasks/gpqa.py", "--limit", "1", "--display", "none"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    [log] = (tmp_path / "logs").glob("*.eval")
+    assert done.stderr.splitlines() == [
+        "error: gpqa_diamond runs its solver generate() on the eval model and no --model was given; fix: "
+        "--model <provider>/<model> (e.g. openai/gpt-5), or --solver conductor for the offline conductor",
+        f"error: gpqa_diamond failed: No model specified (and no model environment variable defined); the log: {log}",
+    ]

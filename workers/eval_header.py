@@ -4,30 +4,28 @@ runs with, resolved from the eval's spec as `solvers.team` resolves them from th
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalPlan, EvalSpec
 
 from startup.eval_header import describe_with
 from workers.pools import DEFAULT_POOL, PoolError, load_pool
+from workers.redact import pool_label
 
 CONDUCTOR_SOLVER = "conductor"
 
 
 def what_ran(spec: EvalSpec, plan: EvalPlan) -> dict[str, str]:
     """`pool` (and `conductor`, for the conductor solver) of the eval's first solver step that
-    takes a `pool` option: workers from `-S pool`, else `--model-role workers`, else the default
-    pool; the conductor from `--model-role conductor`, else `--model`, else the pool's. Empty
-    when no step takes a pool."""
+    takes a `pool` option: workers from `-S pool` (a file by its stem: no host path in the
+    metadata), else `--model-role workers`, else the default pool; the conductor from
+    `--model-role conductor`, else `--model`, else the pool's. Empty when no step takes a pool."""
     step = next((s for s in plan.steps if "pool" in s.params), None)
     if step is None:
         return {}
     roles = spec.model_roles or {}
     pool = step.params["pool"]
-    ran = {
-        "pool": _pool_name(pool) if pool else (_role_models(roles["workers"]) if "workers" in roles else DEFAULT_POOL)
-    }
+    ran = {"pool": pool_label(pool) if pool else _role_models(roles["workers"]) if "workers" in roles else DEFAULT_POOL}
     if step.solver.split("/")[-1] == CONDUCTOR_SOLVER:
         conductor = _conductor(roles, spec.model, pool or DEFAULT_POOL)
         if conductor:
@@ -45,14 +43,6 @@ def _conductor(roles: dict[str, Any], eval_model: str, pool: str) -> str | None:
     except PoolError:  # the solver refuses the pool at start
         return None
     return spec.model if spec else None
-
-
-def _pool_name(pool: str) -> str:
-    """A pool as the log may name it: its name, never the path of its file."""
-    try:
-        return load_pool(pool).name
-    except PoolError:
-        return Path(pool).stem
 
 
 def _role_models(role: Any) -> str:

@@ -198,6 +198,7 @@ def _model(entry: Any, where: str) -> ModelSpec:
     )
     _check_top_k(spec, where)
     _check_sdk_timeout(spec, where)
+    _check_secret_routes(spec, where)
     return spec
 
 
@@ -215,6 +216,29 @@ def _check_sdk_timeout(spec: ModelSpec, where: str) -> None:
             sdk_model_args(spec.model, config, spec.model_args)
         except SdkTimeoutError as error:
             raise _Invalid(f"{where}.{name}", error.problem, error.fix) from None
+
+
+def _check_secret_routes(spec: ModelSpec, where: str) -> None:
+    """Refuse a header or body string that the provider could take only in its GenerateConfig,
+    which Inspect's log records whole (workers/client_secrets.py)."""
+    from workers.client_secrets import BODY_CLIENTS, HEADER_CLIENTS, unroutable
+
+    for name, config in _config_blocks(spec).items():
+        if problem := unroutable(spec.model, config):
+            provider = spec.model.split("/", 1)[0]
+            takers = ", ".join(p.rstrip("/") for p in (HEADER_CLIENTS if problem == "extra_headers" else BODY_CLIENTS))
+            who, fix = (
+                f"Inspect's {provider} provider",
+                (
+                    f"remove it, or reach the model through a provider whose client takes it ({takers}; e.g. "
+                    "`openai-api/<service>/<model>` with `model_args: {base_url: ...}` for an OpenAI-compatible server)"
+                ),
+            )
+            if spec.model.startswith(BODY_CLIENTS) and config.get("batch"):
+                who, fix = f"a batching {provider} worker (its batch files are built from it)", "remove it or `batch`"
+            raise _Invalid(f"{where}.{name}.{problem}", f"{who} takes it only in the generate config, which every "
+                           "model event of the .eval log records whole (a header or body string may be a "
+                           "credential)", fix)  # fmt: skip
 
 
 def _check_top_k(spec: ModelSpec, where: str) -> None:

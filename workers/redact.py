@@ -77,11 +77,14 @@ def redact_round(round_dict: Any, secrets: Iterable[str] = ()) -> Any:
 
 def worker_secrets(models: Sequence[Any]) -> list[str]:
     """Every string the workers' models were given that may be a credential: their API keys,
-    every string of their model args and of their free-form config mappings."""
+    every string of their model args (headers included), of the body fields their HTTP client
+    adds (workers/client_secrets.py) and of their free-form config mappings."""
     found: list[str] = []
     for model in models:
         found.append(getattr(getattr(model, "api", None), "api_key", None) or "")
-        found += _strings(getattr(model, "model_args", None) or {})
+        model_args = getattr(model, "model_args", None) or {}
+        found += _strings(model_args)
+        found += _strings(getattr(model_args.get("http_client"), "body_fields", None) or {})  # workers.body_fields
         found += _strings([v for v in model.config.model_dump(exclude_none=True).values() if isinstance(v, Mapping)])
     return [s for s in found if s]
 
