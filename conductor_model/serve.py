@@ -14,7 +14,7 @@ told the correct answer, since that is what they simulate:
 `extra_body={"simulation": {"target": "C", "domain": "mmlu", "choices": [...]}}`.
 
 Limits: an optional API key (`--api-key-env`, default CONDUCTOR_API_KEY: Bearer auth on every
-route but `GET /health` when that variable is set), a request size cap (`--max-request-bytes`),
+route but `GET /health` when that variable is set; without it only a loopback `--host`), a request size cap (`--max-request-bytes`),
 at most `--max-concurrency` rounds at once (more get 429 with Retry-After), a time limit per round
 (`--request-timeout`, 504), a time limit to receive a request (`--read-timeout`), to keep an idle
 connection (`--keep-alive-timeout`) and a cap on open connections (`--max-connections`;
@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import contextlib
 import hmac
+import ipaddress
 import json
 import os
 import time
@@ -377,6 +378,14 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescrip
     pass
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # another host name: it may resolve beyond this machine
+        return False
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m conductor_model.serve",
@@ -406,6 +415,10 @@ def main(argv: list[str] | None = None) -> None:
     if bad := [f"--{n.replace('_', '-')}" for n in numbers if getattr(args, n) <= 0]:
         parser.error(f"{', '.join(bad)} must be positive")
     limits = Limits(os.environ.get(args.api_key_env) or None, **{n: getattr(args, n) for n in numbers})
+    if limits.api_key is None and not is_loopback(args.host):
+        parser.exit(2, f"{parser.prog}: --host {args.host} opens the endpoint (and the pool's spend) beyond this "
+                    f"machine with no key; fix: set {args.api_key_env} to a secret (clients send it as their API "
+                    "key), or listen on 127.0.0.1\n")  # fmt: skip
     try:
         model = get_model(f"conductor/{args.pool}", **model_args(args.model_args))
     except ValueError as problem:  # a bad pool or -M option, named with its fix (a StartError is printed already)

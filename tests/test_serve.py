@@ -6,6 +6,7 @@ test_serve_slow_clients.py; redaction: test_serve_redact.py."""
 
 import asyncio
 import json
+import os
 import re
 import select
 import subprocess
@@ -21,7 +22,7 @@ import pytest
 from inspect_ai.model import get_model
 from scripted import scripted
 
-from conductor_model.serve import Limits, RequestError, make_server, parse_request
+from conductor_model.serve import Limits, RequestError, is_loopback, make_server, parse_request
 
 WORKFLOW = (
     'model_id = [1, 3]\nsubtasks = ["Answer it.", "Check and give the final letter."]\naccess_list = [[], ["all"]]'
@@ -291,6 +292,25 @@ def test_a_bad_pool_or_option_is_one_line_and_exit_2(args, fragment):
     ran = subprocess.run([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", *args], capture_output=True,
                          text=True, timeout=120)  # fmt: skip
     assert ran.returncode == 2 and fragment in ran.stderr and "Traceback" not in ran.stderr
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.1.2.3", "myhost.example"])
+def test_a_public_address_without_a_key_is_refused(host):
+    env = {k: v for k, v in os.environ.items() if k != "CONDUCTOR_API_KEY"}
+    ran = subprocess.run([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", "--host", host], env=env,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert ran.returncode == 2 and ran.stderr == (
+        f"python -m conductor_model.serve: --host {host} opens the endpoint (and the pool's spend) beyond this "
+        "machine with no key; fix: set CONDUCTOR_API_KEY to a secret (clients send it as their API key), or "
+        "listen on 127.0.0.1\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "host, loopback", [("127.0.0.1", True), ("::1", True), ("localhost", True), ("0.0.0.0", False)]
+)
+def test_loopback_hosts(host, loopback):
+    assert is_loopback(host) is loopback
 
 
 def test_the_server_prints_its_address_and_pool_when_ready():
