@@ -14,7 +14,8 @@ told the correct answer, since that is what they simulate:
 `extra_body={"simulation": {"target": "C", "domain": "mmlu", "choices": [...]}}`.
 
 Limits: an optional API key (`--api-key-env`, default CONDUCTOR_API_KEY: Bearer auth on every
-route but `GET /health` when that variable is set; without it only a loopback `--host`), a request size cap (`--max-request-bytes`),
+route but `GET /health` when that variable is set; without it only a loopback `--host`), a request
+size cap (`--max-request-bytes`),
 at most `--max-concurrency` rounds at once (more get 429 with Retry-After), a time limit per round
 (`--request-timeout`, 504), a time limit to receive a request (`--read-timeout`), to keep an idle
 connection (`--keep-alive-timeout`) and a cap on open connections (`--max-connections`;
