@@ -41,6 +41,7 @@ collect() {  # runs on EXIT: the small files only, packed (the transfer takes at
     (cd "$runs" && find . -name '*.eval' -size -4M -print0 | tar --null -T - -czf "$out/evals.tar.gz")
     [ "$(stat -c %s "$out/evals.tar.gz")" -lt 15000000 ] || rm -f "$out/evals.tar.gz"
     ls -l "$out"
+    cat "$out/summary.md"  # also in the command's output, should the files not come back
 }
 declare -A status pids
 trap collect EXIT
