@@ -3,6 +3,7 @@ shapes, each arm in its own process.
 
     python benchmarks/bench_train.py                       # sim-routing scaled to a shared 2-core machine: 2 x 2
     python benchmarks/bench_train.py --num_generations 8   # the recipe's 2 questions x 8 (bare TRL peaks ~10.5 GiB)
+    python benchmarks/bench_train.py --num_generations 8 --device cuda   # the same on a CUDA GPU
 
 Both arms train the recipe's model (its top layers, as the recipe says) on the recipe's first prompts with
 the same seed, generation batch, completion length and learning rate, with no format warm-up:
@@ -15,6 +16,11 @@ weights: the same updates (none), and the completions of every step must be iden
 Each arm runs with ONE thread (CPU-seconds hold on a shared machine). Measured per arm: peak RSS (the child
 process's ru_maxrss) and per step the CPU-seconds of generation, reward, loss forward and backward; the
 table gives the median of steps 2..n (step 1 warms up). Goals: peak RSS <= 0.35x and CPU-s/step <= 0.8x.
+With `--device cuda` both arms train on the GPU (`--use_cpu false`) and the figures are GPU ones: peak
+memory is `torch.cuda.max_memory_allocated`, phases and steps are wall-seconds (the GPU synchronized
+at each reading), and the two arms run side by side so that both see the same load on the GPU;
+completions that differ between the arms are counted in a note, not an error (CUDA kernels may round
+differently at the arms' different batch shapes, and sampling then diverges).
 """
 
 from __future__ import annotations
@@ -36,12 +42,29 @@ sys.path.insert(0, str(ROOT))
 GOALS = {"peak_rss": 0.35, "cpu_s": 0.8}
 PHASES = ("generation", "reward", "loss_forward", "backward")
 QUESTIONS = 2  # per step, as in sim-routing
+# per device: the table's memory and time columns, the ratio names (CPU: the issue's goals)
+MEASURES = {
+    "cpu": {"memory": "peak RSS (GiB)", "time": "CPU-s/step", "ratios": ("peak_rss", "cpu_s"),
+            "unit": "1 thread, CPU-seconds"},
+    "cuda": {"memory": "peak GPU memory (GiB)", "time": "wall s/step", "ratios": ("peak_gpu", "wall_s"),
+             "unit": "1 CPU thread, wall-seconds with the GPU synchronized"},
+}  # fmt: skip
+
+
+def cuda_wall() -> float:
+    """Wall-clock seconds once the GPU has finished what was queued (its kernels run asynchronously)."""
+    import torch
+
+    torch.cuda.synchronize()
+    return time.perf_counter()
 
 
 class PhaseClock:
-    """CPU-seconds of each phase, per optimizer step, and the generated token ids of every step."""
+    """Seconds of each phase (`now`: CPU-seconds by default), per optimizer step, and the generated
+    token ids of every step."""
 
-    def __init__(self) -> None:
+    def __init__(self, now=time.process_time) -> None:  # noqa: ANN001 - a clock function
+        self.now = now
         self.steps: list[dict] = []
         self.completions: list[list[list[int]]] = []
         self.started = 0.0
@@ -49,20 +72,20 @@ class PhaseClock:
     def begin_step(self) -> None:
         self.steps.append(dict.fromkeys(PHASES, 0.0))
         self.completions.append([])
-        self.started = time.process_time()
+        self.started = self.now()
 
     def end_step(self) -> None:
-        self.steps[-1]["step"] = time.process_time() - self.started
+        self.steps[-1]["step"] = self.now() - self.started
 
     def timed(self, phase: str, function):  # noqa: ANN001, ANN201 - wraps any method
         clock = self
 
         def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            started = time.process_time()
+            started = clock.now()
             try:
                 result = function(*args, **kwargs)
             finally:
-                clock.steps[-1][phase] += time.process_time() - started
+                clock.steps[-1][phase] += clock.now() - started
             if phase == "generation":
                 clock.completions[-1].extend(list(map(list, result[0])))
             return result
@@ -97,9 +120,10 @@ def instrument(clock: PhaseClock) -> None:
     Accelerator.backward = clock.timed("backward", Accelerator.backward)
 
 
-def shape_args(recipe: str, steps: int, generations: int, out: Path) -> list[str]:
+def shape_args(recipe: str, steps: int, generations: int, out: Path, device: str = "cpu") -> list[str]:
+    gpu = ["--use_cpu", "false"] if device == "cuda" else []
     return [recipe, "--num_generations", str(generations), "--max_steps", str(steps), "--output_dir", str(out),
-            "--save_strategy", "no", "--format_warmup_steps", "0", "--logging_steps", "1"]  # fmt: skip
+            "--save_strategy", "no", "--format_warmup_steps", "0", "--logging_steps", "1", *gpu]  # fmt: skip
 
 
 def project_arm(argv: list[str], generations: int) -> None:
@@ -130,27 +154,46 @@ def run_child(args: argparse.Namespace) -> None:
     import torch
 
     torch.set_num_threads(1)
-    clock = PhaseClock()
+    cuda = args.device == "cuda"
+    clock = PhaseClock(cuda_wall if cuda else time.process_time)
     instrument(clock)
-    argv = shape_args(args.recipe, args.steps, args.num_generations, Path(args.workdir) / args.arm)
+    argv = shape_args(args.recipe, args.steps, args.num_generations, Path(args.workdir) / args.arm, args.device)
     (project_arm if args.arm == "project" else bare_trl_arm)(argv, args.num_generations)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = torch.cuda.max_memory_allocated() if cuda else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     Path(args.json).write_text(json.dumps({"steps": clock.steps, "completions": clock.completions, "peak": peak}))
 
 
-def run_arm(arm: str, args: argparse.Namespace, workdir: Path) -> dict:
-    """One arm in a fresh process with one thread; its JSON and peak RSS (the child's ru_maxrss)."""
-    out = workdir / f"{arm}.json"
-    command = [sys.executable, __file__, "--arm", arm, "--json", str(out), "--workdir", str(workdir), "--recipe",
-               args.recipe, "--steps", str(args.steps), "--num_generations", str(args.num_generations)]  # fmt: skip
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, stderr = child.communicate()
-    if child.returncode:
-        raise SystemExit(f"bench arm {arm} failed (exit {child.returncode}):\n{stderr.decode()[-3000:]}")
-    result = json.loads(out.read_text())
+ARMS = ("bare_trl", "project")
+
+
+def start_arm(arm: str, args: argparse.Namespace, workdir: Path) -> subprocess.Popen:
+    """One arm in a fresh process with one thread (its JSON, peak and stderr in `workdir`)."""
+    command = [sys.executable, __file__, "--arm", arm, "--json", str(workdir / f"{arm}.json"), "--workdir",
+               str(workdir), "--recipe", args.recipe, "--steps", str(args.steps), "--num_generations",
+               str(args.num_generations), "--device", args.device]  # fmt: skip
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # a bundle's packages stay
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": path}
+    with (workdir / f"{arm}.err").open("w") as stderr:
+        return subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr)
+
+
+def finish_arm(arm: str, child: subprocess.Popen, workdir: Path) -> dict:
+    """Wait for an arm's process: its JSON and peak (a CPU arm's ru_maxrss, a GPU arm's peak allocated)."""
+    if child.wait():
+        stderr = (workdir / f"{arm}.err").read_text()[-3000:]
+        raise SystemExit(f"bench arm {arm} failed (exit {child.returncode}):\n{stderr}")
+    result = json.loads((workdir / f"{arm}.json").read_text())
     result["arm"] = arm
     return result
+
+
+def run_arms(args: argparse.Namespace, workdir: Path) -> list[dict]:
+    """Bare TRL, then the project: one after the other on a CPU (each has the cores it is timed on); side by
+    side on a GPU, so both arms share the GPU alike (its memory figures are per process)."""
+    if args.device == "cpu":
+        return [finish_arm(arm, start_arm(arm, args, workdir), workdir) for arm in ARMS]
+    children = [start_arm(arm, args, workdir) for arm in ARMS]
+    return [finish_arm(arm, child, workdir) for arm, child in zip(ARMS, children, strict=True)]
 
 
 def median_step(result: dict) -> dict:
@@ -158,26 +201,36 @@ def median_step(result: dict) -> dict:
     return {key: statistics.median(step[key] for step in timed) for key in ("step", *PHASES)}
 
 
+def differing_completions(bare: dict, ours: dict) -> int:
+    """How many completions the arms generated differently, over every step."""
+    pairs = zip(sum(ours["completions"], []), sum(bare["completions"], []), strict=True)
+    return sum(a != b for a, b in pairs)
+
+
 def report(arms: list[dict], args: argparse.Namespace) -> None:
     bare, ours = arms
+    measures, rollouts = MEASURES[args.device], len(bare["completions"][0])
+    same = "completions identical in every step"
     if ours["completions"] != bare["completions"]:
-        pairs = zip(sum(ours["completions"], []), sum(bare["completions"], []), strict=True)
-        differing = sum(a != b for a, b in pairs)
-        raise SystemExit(f"the arms generated different completions ({differing} differ): not the same shapes")
-    rollouts = len(bare["completions"][0])
-    print(f"\nGRPO step, {args.recipe}: {QUESTIONS} questions x {args.num_generations} rollouts = {rollouts}"
-          f" completions per step, {args.steps} steps per arm, 1 thread, CPU-seconds (median of steps 2..n);"
-          " completions identical in every step")  # fmt: skip
-    print("| arm | peak RSS (GiB) | CPU-s/step | generation | reward | loss forward | backward |")
+        differing = differing_completions(bare, ours)
+        if args.device == "cpu":
+            raise SystemExit(f"the arms generated different completions ({differing} differ): not the same shapes")
+        same = f"{differing} of {rollouts * len(bare['completions'])} completions differ between the arms"
+    print(f"\nGRPO step, {args.recipe}, {args.device}: {QUESTIONS} questions x {args.num_generations} rollouts ="
+          f" {rollouts} completions per step, {args.steps} steps per arm, {measures['unit']} (median of steps"
+          f" 2..n); {same}")  # fmt: skip
+    print(f"| arm | {measures['memory']} | {measures['time']} | generation | reward | loss forward | backward |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     medians = [median_step(arm) for arm in arms]
+    digits = 1 if args.device == "cpu" else 3
     for arm, median in zip(arms, medians, strict=True):
-        phases = " | ".join(f"{median[p]:.1f}" for p in PHASES)
-        print(f"| {arm['arm']} | {arm['peak'] / 2**30:.2f} | {median['step']:.1f} | {phases} |")
-    ratios = {"peak_rss": ours["peak"] / bare["peak"], "cpu_s": medians[1]["step"] / medians[0]["step"]}
+        phases = " | ".join(f"{median[p]:.{digits}f}" for p in PHASES)
+        print(f"| {arm['arm']} | {arm['peak'] / 2**30:.2f} | {median['step']:.{digits}f} | {phases} |")
+    memory, seconds = measures["ratios"]
+    ratios = {memory: ours["peak"] / bare["peak"], seconds: medians[1]["step"] / medians[0]["step"]}
     for key, ratio in ratios.items():
-        print(f"project / bare TRL, {key}: {ratio:.2f}x ({'meets' if ratio <= GOALS[key] else 'misses'}"
-              f" the goal <= {GOALS[key]}x)")  # fmt: skip
+        goal = f" ({'meets' if ratio <= GOALS[key] else 'misses'} the goal <= {GOALS[key]}x)" if key in GOALS else ""
+        print(f"project / bare TRL, {key}: {ratio:.2f}x{goal}")
 
 
 def main() -> None:
@@ -185,15 +238,21 @@ def main() -> None:
     ap.add_argument("--recipe", default="training/recipes/sim-routing.yaml")
     ap.add_argument("--steps", type=int, default=3, help="GRPO steps per arm (the first warms up)")
     ap.add_argument("--num_generations", type=int, default=2, help="rollouts per question (the recipe's: 8)")
+    ap.add_argument("--device", choices=tuple(MEASURES), default="cpu", help="where both arms train (cuda: a GPU)")
     ap.add_argument("--arm", choices=("project", "bare_trl"), help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.device == "cuda" and not args.arm:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise SystemExit("--device cuda: no CUDA GPU on this machine; drop --device cuda to bench on the CPU")
     if args.arm:
         run_child(args)
         return
     with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
-        arms = [run_arm(arm, args, Path(tmp)) for arm in ("bare_trl", "project")]
+        arms = run_arms(args, Path(tmp))
     report(arms, args)
 
 

@@ -4,12 +4,18 @@
 a trained conductor with the recipe's prompt options; every pool member alone (`single_worker`).
 
 `evaluate` runs one method in this process and returns a row per sample; `eval_command` is the
-same evaluation of one conductor as `inspect eval` command lines, for reproducing a row by hand.
+same evaluation of one conductor as `inspect eval` command lines, for reproducing a row by hand;
+`python -m experiments.heldout RECIPE [train.py overrides] --label L --run DIR --rows FILE ...`
+(`process_command`) evaluates one trained conductor in a process of its own, the rows written to FILE
+as JSON: the sweeps run several side by side (each on the GPU, or a share of the cores).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import shlex
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -106,3 +112,36 @@ def eval_command(script: Any, options: Mapping[str, Any], run: Path, limit: int,
                                     "--model-role", f"conductor=hf/{run}", "--limit", str(limit),
                                     "--seed", str(seed)]))  # fmt: skip
     return " && ".join(commands)
+
+
+def process_command(recipe: str, extra: Iterable[str], label: str, run: Path, limit: int, seed: int,
+                    temperature: float, log_dir: Path, rows: Path) -> list[str]:  # fmt: skip
+    """This module's command line (through this interpreter) evaluating the conductor saved in `run`."""
+    return [sys.executable, "-m", "experiments.heldout", recipe, *extra, "--label", label, "--run", str(run),
+            "--limit", str(limit), "--eval_seed", str(seed), "--eval_temperature", str(temperature),
+            "--log_dir", str(log_dir), "--rows", str(rows)]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Evaluate one trained conductor (the recipe's options, `train.py` overrides after it) and write
+    its `sample_rows` as JSON."""
+    ap = argparse.ArgumentParser(description="the held-out protocol for one trained conductor", allow_abbrev=False)
+    ap.add_argument("recipe", help="the recipe the conductor was trained with (its prompt options)")
+    ap.add_argument("--label", required=True, help="the method's label in the rows")
+    ap.add_argument("--run", type=Path, required=True, help="the training run whose saved model is evaluated")
+    ap.add_argument("--limit", type=int, default=40, help="held-out questions per benchmark")
+    ap.add_argument("--eval_seed", type=int, default=0, help="generation seed of the evals")
+    ap.add_argument("--eval_temperature", type=float, default=0.1, help="conductor temperature")
+    ap.add_argument("--log_dir", type=Path, required=True, help="where Inspect writes the logs")
+    ap.add_argument("--rows", type=Path, required=True, help="the JSON file of the rows, one per sample")
+    args, extra = ap.parse_known_args(argv)
+    from training.train import parse
+
+    script, config, _ = parse([args.recipe, *extra])
+    method = conductor_method(args.label, args.run, conductor_options(script, config, args.eval_temperature))
+    rows = evaluate(method, eval_tasks(script), args.log_dir, args.limit, args.eval_seed)
+    args.rows.write_text(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -45,7 +45,24 @@ def test_commands_carry_the_pool_steps_and_checkpoint():
     assert ["--max_steps", "3"] == train[train.index("--max_steps") : train.index("--max_steps") + 2]
     assert "--dry_run" not in train and gpu_check.train_command("runs/g", 3, "sim", False, True)[-2:] == [
         "--dry_run", "true"]  # fmt: skip
-    assert "conductor=hf/runs/g" in gpu_check.eval_command("runs/g", "sim")
+    evaluation = gpu_check.eval_command("runs/g", "sim")
+    assert evaluation[:4] == [sys.executable, "-m", "inspect_ai", "eval"]  # an image may have no `inspect` script
+    assert "conductor=hf/runs/g" in evaluation
+
+
+def test_the_guard_fix_runs_in_bf16_with_sdpa_on_padded_prompts_and_fails_on_a_non_finite_step():
+    fix = gpu_check.train_command("runs/g/bf16-sdpa", 2, "sim", False, extra=gpu_check.FIX_ARGS)
+    assert fix[fix.index("--attn_implementation") + 1] == "sdpa" and fix[fix.index("--format_warmup_steps") + 1] == "0"
+    assert "--bf16" not in fix  # the recipe's own bf16
+    finite = [{"step": 1, "grad_norm": 0.0, "finite": True, "loss": 0.0}]
+    nan = [{"step": 1, "grad_norm": math.nan, "finite": False}]
+    assert gpu_check.verdict(finite, [], finite) == []
+    assert gpu_check.verdict(finite, [], nan) == ["bf16-sdpa step 1: loss or grad norm not finite (nan)"]
+    assert gpu_check.verdict(finite, [], []) == ["no bf16-sdpa training step was logged"]
+    rows = [{c: 1 for c in gpu_check.COLUMNS}]
+    table = gpu_check.render(rows, None, ["PASS"], rows)
+    assert f"{gpu_check.FIX_TITLE}:" in table and table.count("| step | step_s |") == 2
+    assert "bf16" not in gpu_check.render(rows, None, ["PASS"])  # --fix_steps 0: no second table
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a GPU")
@@ -61,7 +78,7 @@ def test_dry_run_checks_the_recipe_on_any_machine(tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "inspect eval tasks/gsm8k.py" in done.stdout
+    assert "-m inspect_ai eval tasks/gsm8k.py" in done.stdout and "--attn_implementation sdpa" in done.stdout
     assert '"dry_run": true' in done.stdout and '"recipe": "gpu-small"' in done.stdout
 
 

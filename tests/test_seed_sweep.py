@@ -358,3 +358,65 @@ def test_run_file_text_in_seeds_md_is_escaped(tmp_path):
     line = warmup_facts(model)
     assert "\n" not in line and " <img" not in line and " | injected" not in line and "warm|up" not in line
     assert "on cpu \\| injected \\| \\# heading \\<img src=x\\>)" in line and "warm\\|up" in line and "(seed 2" in line
+
+
+ROWS_STAND_IN = """
+import json, sys
+rows, code = json.loads(sys.argv[1]), int(sys.argv[2])
+if code == 0:
+    open(sys.argv[sys.argv.index("--rows") + 1], "w").write(json.dumps(rows))
+print("evaluating", flush=True)
+sys.exit(code)
+"""  # experiments.heldout's stand-in: writes the given rows where --rows says (on exit 0)
+
+
+def test_parallel_seeds_are_evaluated_each_in_its_own_process(tmp_path, monkeypatch):
+    import experiments.seeds.sweep as sweep
+
+    children = []
+
+    def process_command(recipe, extra, label, run, limit, seed, temperature, logs, rows):
+        children.append((label, list(extra), limit))
+        mine = [{**row, "label": label} for row in HAND_MADE[HAND_MADE["label"] == label.replace("seed 2", "seed 3")]
+                .to_dict("records")]  # fmt: skip  # seed 2 answers as seed 3
+        return [sys.executable, "-c", ROWS_STAND_IN, json.dumps(mine), "1" if label == "seed 1" else "0", "--rows",
+                str(rows)]  # fmt: skip
+
+    monkeypatch.setattr(sweep, "train_all", lambda *a: {})
+    monkeypatch.setattr(sweep, "process_command", process_command)
+    monkeypatch.setattr(sweep, "evaluate", lambda method, *a: HAND_MADE[HAND_MADE["label"] == method["label"]]
+                        .to_dict("records"))  # fmt: skip  # the single workers, in this process
+    monkeypatch.setattr(sweep, "single_workers", lambda pool: [{"label": label} for label in SINGLES])
+    monkeypatch.setattr(sweep, "run_facts", lambda run: {"wall_s": 60.0, "device": "cuda: H100"})
+    monkeypatch.setattr(sweep, "parallel_memory", lambda *a: "fits")
+    monkeypatch.setattr("training.model_prep.resolve_model_path", lambda path: path)  # no GGUF conversion here
+    out = tmp_path / "seeds"
+    for seed in range(3):
+        (out / f"seed-{seed}").mkdir(parents=True)
+    with pytest.raises(SystemExit, match=r"failed: seed 1: evaluation failed \(exit 1, log .*seed-1/heldout.log\)"):
+        main([SMOKE, "--seeds", "0-2", "--parallel", "3", "--out", str(out), "--limit", "4", "--max_steps", "2"])
+    assert sorted(children) == [(f"seed {s}", ["--max_steps", "2"], 4) for s in range(3)]
+    assert (out / "seed-1" / "heldout.log").read_text().endswith("\nevaluating\n")  # the command, then its output
+    table = pd.read_csv(out / "seeds.csv").set_index("seed")
+    assert table.loc[0, "both"] == 1.0 and table.loc[2, "both"] == 0.875
+    assert table.loc[1, "status"].startswith("evaluation failed")
+
+
+def test_the_held_out_process_takes_the_command_the_sweep_builds(tmp_path, monkeypatch):
+    import experiments.heldout as heldout
+
+    seen = {}
+
+    def evaluate(method, tasks, logs, limit, seed):
+        seen.update(label=method["label"], roles=method["roles"], logs=logs, limit=limit, seed=seed, tasks=len(tasks))
+        return [{"label": method["label"], "task": "math500", "score": 1.0}]
+
+    monkeypatch.setattr(heldout, "evaluate", evaluate)
+    rows = tmp_path / "rows.json"
+    command = heldout.process_command(SMOKE, ["--max_completion_length", "64"], "seed 3", tmp_path / "seed-3", 7, 2,
+                                      0.1, tmp_path / "logs", rows)  # fmt: skip
+    assert command[:3] == [sys.executable, "-m", "experiments.heldout"]
+    heldout.main(command[3:])
+    assert seen == {"label": "seed 3", "roles": {"conductor": f"hf/{tmp_path / 'seed-3'}"}, "logs": tmp_path / "logs",
+                    "limit": 7, "seed": 2, "tasks": 2}  # fmt: skip
+    assert json.loads(rows.read_text()) == [{"label": "seed 3", "task": "math500", "score": 1.0}]

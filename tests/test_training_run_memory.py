@@ -53,3 +53,26 @@ def test_the_sweep_checks_its_parallel_runs_before_training(tmp_path, monkeypatc
         main([SIM, "--seeds", "0-2", "--parallel", "3", "--out", out, "--dry_run", "--peak_rss_gib", "2.0"])
     main([SIM, "--seeds", "0-2", "--parallel", "2", "--out", out, "--dry_run", "--peak_rss_gib", "1.5"])
     assert "--parallel 2: seeds 0,1 side by side, then 2 as runs end; each run ~1.5 GiB" in capsys.readouterr().out
+
+
+def test_gpu_runs_are_checked_against_the_gpus_free_memory(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(run_memory, "available_gpu_gib", lambda: 20.0)
+    monkeypatch.setattr(run_memory, "available_gib", lambda: 1.0)  # the machine's memory is not what GPU runs fill
+    out = str(tmp_path / "seeds")
+    gpu = ["--use_cpu", "false", "--out", out, "--dry_run", "--peak_gpu_gib", "7.0"]
+    with pytest.raises(SystemExit, match=r"--parallel 3: 3 runs x ~7.0 GiB \(the recipe's peak_gpu_gib .* do not fit"
+                                         r" in the 20.0 GiB free on the GPU \(90% usable\); 2 would"):  # fmt: skip
+        main([SIM, "--seeds", "0-2", "--parallel", "3", *gpu])
+    main([SIM, "--seeds", "0-2", "--parallel", "2", *gpu])
+    assert "~14.0 of 20.0 GiB free on the GPU" in capsys.readouterr().out
+
+
+def test_a_gpu_runs_measured_peak_is_its_own_field(tmp_path):
+    run = tmp_path / "seed-0"
+    run.mkdir()
+    (run / "run_info.json").write_text(json.dumps({"peak_rss_gib": 2.0, "peak_gpu_gib": 6.5}))
+    assert per_run_peak(7.0, 2, 2, [run], field="peak_gpu_gib") == (
+        6.5, "the largest peak_gpu_gib measured by this sweep's runs (run_info.json)")  # fmt: skip
+    with pytest.raises(SystemExit, match="states no peak_gpu_gib"):
+        per_run_peak(None, 2, 2, [tmp_path / "none"], field="peak_gpu_gib")
+    assert run_memory.peak_gpu_gib(__import__("torch").device("cpu")) is None

@@ -150,6 +150,10 @@ class ScriptArguments:
             " seed_sweep --parallel checks that its runs fit (training/run_memory.py)"
         },
     )
+    peak_gpu_gib: float | None = field(
+        default=None,
+        metadata={"help": "a GPU run's peak GPU memory (GiB): seed_sweep --parallel checks GPU runs fit with it"},
+    )
 
 
 def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
@@ -450,7 +454,7 @@ def main(argv: list[str] | None = None) -> dict:
     config.distributed_state.wait_for_everyone()  # no process writes into output_dir before it is claimed
     from training.completion_logps import score_completions_only
     from training.guard import NonFiniteGuard, mask_padded_attention
-    from training.run_memory import peak_rss_gib
+    from training.run_memory import peak_gpu_gib, peak_rss_gib
     from training.shared_prompts import share_prompt_passes
 
     guard = NonFiniteGuard(script.max_nonfinite_steps)
@@ -543,6 +547,8 @@ def main(argv: list[str] | None = None) -> dict:
     info["step_wall_s"] = [round(x, 3) for x in timer.step_seconds]
     info["nonfinite_skipped"] = guard.skipped
     info["peak_rss_gib"] = peak_rss_gib()  # this process's; seed_sweep --parallel reads it (training/run_memory.py)
+    if (gpu := peak_gpu_gib(config.device)) is not None:
+        info["peak_gpu_gib"] = gpu  # a GPU run's, read alike
     if caps:
         info["spend"] = caps[0].summary()
     write_run_info(out, info, main_process)

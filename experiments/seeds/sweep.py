@@ -20,7 +20,9 @@ the held-out protocol, and the per-seed table with mean, spread and how many see
    says so. `--warmup DIR` starts every seed from an existing warm-up model instead.
 2. held-out evals (`experiments/heldout.py`, as `experiments/cost_sweep/sweep.py`): every pool member alone,
    then every trained seed's final model (the conductor options from the recipe); logs in
-   `<out>/logs`. Each seed's evaluation is also printed as `inspect eval` lines.
+   `<out>/logs`. Each seed's evaluation is also printed as `inspect eval` lines. With `--parallel K`
+   > 1 the seeds' evals run K at a time, each in a process of its own (`python -m experiments.heldout`,
+   this interpreter, the trainings' thread share), its output in `<out>/seed-S/heldout.log`.
 3. `<out>/seeds.csv` and `<out>/seeds.md` (printed): per seed MATH-500, MMLU and both (the mean of
    the two), the workers chosen per benchmark (share of samples whose workflow used the worker),
    whether it routes both domains, training wall time and device (run_info.json); then the mean
@@ -34,12 +36,13 @@ same questions; ties count for each tied worker).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -59,6 +62,7 @@ from experiments.heldout import (
     eval_command,
     eval_tasks,
     evaluate,
+    process_command,
     single_workers,
 )
 
@@ -172,16 +176,20 @@ def thread_env(parallel: int, cores: int | None = None) -> dict[str, str] | None
 
 def parallel_memory(args: argparse.Namespace, script: Any, config: Any, seeds: list[int]) -> str:
     """What `--parallel` runs side by side, or a SystemExit when they would not fit in memory
-    (training/run_memory.py: the runs' measured peak, else the recipe's, at the loss's micro-batch)."""
+    (training/run_memory.py: the runs' measured peak, else the recipe's, at the loss's micro-batch):
+    the machine's memory for CPU runs, the GPU's free memory for GPU runs (`--use_cpu false`)."""
     import yaml
 
-    from training.run_memory import available_gib, parallel_plan, per_run_peak
+    from training import run_memory
 
     micro = config.per_device_train_batch_size
     recipe_micro = yaml.safe_load(Path(args.recipe).read_text()).get("per_device_train_batch_size", micro)
     runs = [seed_dir(args.out, seed) for seed in seeds]
-    peak = per_run_peak(script.peak_rss_gib, recipe_micro, micro, runs)
-    return parallel_plan(args.parallel, seeds, peak, available_gib())
+    if config.use_cpu:
+        peak = run_memory.per_run_peak(script.peak_rss_gib, recipe_micro, micro, runs)
+        return run_memory.parallel_plan(args.parallel, seeds, peak, run_memory.available_gib())
+    peak = run_memory.per_run_peak(script.peak_gpu_gib, recipe_micro, micro, runs, field="peak_gpu_gib")
+    return run_memory.parallel_plan(args.parallel, seeds, peak, run_memory.available_gpu_gib(), "free on the GPU")
 
 
 def train_log(out: Path, seed: int, running: bool) -> Path:
@@ -227,6 +235,61 @@ def train_all(commands: Mapping[int, list[str]], out: Path, parallel: int, dry_r
             failed[seed] = f"training failed (exit {code}, log {train_log(out, seed, running=False)})"
             print(f"seed {seed}: {failed[seed]}", flush=True)
     return failed
+
+
+def evaluate_in_process(command: list[str], out: Path, seed: int, env: Mapping[str, str] | None) -> list[dict]:
+    """One seed's held-out eval in a process of its own (`process_command`, output in
+    `<out>/seed-S/heldout.log`): its rows, or a SystemExit naming the exit status and the log."""
+    log, rows = seed_dir(out, seed) / "heldout.log", Path(command[command.index("--rows") + 1])
+    print(f"seed {seed}: evaluating, output in {log}", flush=True)
+    rows.unlink(missing_ok=True)  # an earlier eval's rows are never read as this one's
+    with log.open("w") as f:
+        f.write(f"$ {shlex.join(command)}\n")
+        f.flush()
+        code = subprocess.run(command, stdout=f, stderr=subprocess.STDOUT, check=False, env=env).returncode
+    if code != 0 or not rows.is_file():
+        raise SystemExit(f"exit {code}, log {log}")
+    return json.loads(rows.read_text())
+
+
+def evaluate_seeds(args: argparse.Namespace, script: Any, config: Any, extra: Sequence[str], seeds: Sequence[int],
+                   failed: dict[int, str]) -> list[dict]:  # fmt: skip
+    """Every seed's held-out rows: in this process one after another (`--parallel 1`), else `--parallel`
+    at a time, each in its own process; a seed whose eval fails is added to `failed` and the others go on."""
+    options, logs, env = conductor_options(script, config, args.eval_temperature), args.out / "logs", None
+
+    def in_this_process(seed: int) -> list[dict]:
+        method = conductor_method(seed_label(seed), seed_dir(args.out, seed), options)
+        return evaluate(method, eval_tasks(script), logs, args.limit, args.eval_seed)
+
+    def in_own_process(seed: int) -> list[dict]:
+        run = seed_dir(args.out, seed)
+        command = process_command(args.recipe, extra, seed_label(seed), run, args.limit, args.eval_seed,
+                                  args.eval_temperature, logs, run / "heldout-rows.json")  # fmt: skip
+        return evaluate_in_process(command, args.out, seed, env)
+
+    if args.parallel == 1:
+        results = {seed: outcome(in_this_process, seed) for seed in seeds}
+    else:
+        env = thread_env(args.parallel)
+        with ThreadPoolExecutor(args.parallel) as pool:
+            results = dict(zip(seeds, pool.map(outcome, [in_own_process] * len(seeds), seeds), strict=True))
+    rows = []
+    for seed, result in results.items():
+        if isinstance(result, str):  # this seed's eval failed; the other seeds go on
+            failed[seed] = f"evaluation failed ({result})"
+            print(f"seed {seed}: {failed[seed]}", flush=True)
+        else:
+            rows += result
+    return rows
+
+
+def outcome(evaluate_one: Callable[[int], list[dict]], seed: int) -> list[dict] | str:
+    """The rows `evaluate_one(seed)` returns, or the message of the SystemExit it raised."""
+    try:
+        return evaluate_one(seed)
+    except SystemExit as error:
+        return str(error)
 
 
 def run_facts(run: Path) -> dict:
@@ -380,7 +443,7 @@ def main(argv: list[str] | None = None) -> Any:
         from training.model_prep import resolve_model_path
 
         resolve_model_path(model_args.model_name_or_path)
-    if args.parallel > 1 and config.use_cpu:
+    if args.parallel > 1:
         print(parallel_memory(args, script, config, seeds), flush=True)
     warmup = args.warmup
     if args.shared_warmup:
@@ -401,16 +464,10 @@ def main(argv: list[str] | None = None) -> Any:
 
     from reports.csv_safe import write_csv
 
-    logs, rows = args.out / "logs", []
+    rows = []
     for method in singles:
-        rows += evaluate(method, eval_tasks(script), logs, args.limit, args.eval_seed)
-    for seed in [s for s in seeds if s not in failed]:
-        try:
-            method = conductor_method(seed_label(seed), seed_dir(args.out, seed), options)
-            rows += evaluate(method, eval_tasks(script), logs, args.limit, args.eval_seed)
-        except SystemExit as error:  # this seed's eval failed; the other seeds go on
-            failed[seed] = f"evaluation failed ({error})"
-            print(f"seed {seed}: {failed[seed]}", flush=True)
+        rows += evaluate(method, eval_tasks(script), args.out / "logs", args.limit, args.eval_seed)
+    rows += evaluate_seeds(args, script, config, extra, [s for s in seeds if s not in failed], failed)
     frame = pd.DataFrame(rows)
     best = best_singles(frame, [m["label"] for m in singles])
     facts = {s: run_facts(seed_dir(args.out, s)) for s in seeds if s not in failed}
@@ -426,4 +483,3 @@ def main(argv: list[str] | None = None) -> Any:
     if failed:
         raise SystemExit("failed: " + "; ".join(f"seed {s}: {why}" for s, why in failed.items()))
     return table
-

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# One GPU session (issue 33 item 6), side by side within one deadline: the sim-routing seed table
+# (8 seeds, each with its own format warm-up, evaluated on the held-out protocol), the GPU check
+# (training/gpu_check.py, its bf16 padding-fix run included) and the training bench's GPU column.
+#     OUT=<results folder> bash training/gpu_session.sh [deadline_s, default 420]
+# From the project root of a GPU machine (after shared/gpu's stage.sh and finish.sh: `. /tmp/gpu/env.sh`).
+# Each job runs under `timeout`; on exit, whatever happened, the small results (tables, logs' tails,
+# run_info.json, metrics.jsonl, eval logs; never a model or checkpoint) go to $OUT as at most four files:
+# summary.md, session.log, results.tar.gz and evals.tar.gz (the .eval logs, when under 15 MB).
+# Knobs (environment): SEEDS (0-7), PARALLEL (8), SEED_ARGS (more sweep/train.py options, e.g. for a
+# shrunk CPU try: "--limit 2 --max_steps 1 --format_warmup_steps 1"), BENCH_STEPS (3), GPU_CHECK_STEPS (4),
+# RUNS (/tmp/gpu-runs), PY (python3). One torch thread per process: 8 trainings + the check + the bench on 16 cores.
+set -uo pipefail
+out=$(mkdir -p "${OUT:?set OUT to the folder the results go to}" && cd "$OUT" && pwd)
+cd "$(dirname "$0")/.." || exit 1
+deadline=${1:-420}
+runs=${RUNS:-/tmp/gpu-runs}
+py=${PY:-python3}
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
+export XDG_DATA_HOME="$runs/xdg" INSPECT_LOG_DIR="$runs/inspect-logs" INSPECT_DISPLAY=none
+mkdir -p "$runs"
+exec > >(tee -a "$out/session.log") 2>&1
+started=$(date +%s)
+say() { echo "[gpu_session +$(($(date +%s) - started))s] $*"; }
+
+collect() {  # runs on EXIT: the small files only, packed (the transfer takes at most 8 files)
+    say "collecting results"
+    kill "${smi:-}" 2>/dev/null
+    {
+        echo "# GPU session $(date -u +%FT%TZ), deadline ${deadline}s, ran $(($(date +%s) - started))s"
+        for job in seeds gpu_check bench; do echo "- $job: ${status[$job]:-not finished}"; done
+        echo; echo '## nvidia-smi'; echo '```'; cat "$runs/nvidia-smi.txt" 2>/dev/null; echo '```'
+        echo; echo '## seeds.md'; cat "$runs/seeds/seeds.md" 2>/dev/null || tail -n 30 "$runs/seeds.log" 2>/dev/null
+        echo; echo '## gpu_check.md'; cat "$runs/gpu-check/gpu_check.md" 2>/dev/null || tail -n 30 "$runs/gpu_check.log" 2>/dev/null
+        echo; echo '## bench_train'; tail -n 12 "$runs/bench_train.log" 2>/dev/null
+    } >"$out/summary.md"
+    (cd "$runs" && find . \( -name 'checkpoint-*' -o -name warmup -o -name xdg -o -name inspect-logs -o -name logs \
+        -o -name eval \) -prune -o -type f \( -name '*.md' -o -name '*.csv' -o -name 'run_info.json' \
+        -o -name '*.jsonl' -o -name '*rows.json' -o -name '*.log' -o -name '*.png' -o -name '*.txt' \) \
+        -size -4M -print0 | tar --null -T - -czf "$out/results.tar.gz")
+    (cd "$runs" && find . -name '*.eval' -size -4M -print0 | tar --null -T - -czf "$out/evals.tar.gz")
+    [ "$(stat -c %s "$out/evals.tar.gz")" -lt 15000000 ] || rm -f "$out/evals.tar.gz"
+    ls -l "$out"
+    cat "$out/summary.md"  # also in the command's output, should the files not come back
+}
+declare -A status pids
+trap collect EXIT
+
+nvidia-smi >"$runs/nvidia-smi.txt" 2>&1
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 15 >"$runs/gpu-usage.txt" 2>&1 &
+smi=$!
+read -ra seed_args <<<"${SEED_ARGS:-}"
+say "starting: seeds ${SEEDS:-0-7} (--parallel ${PARALLEL:-8}), gpu_check, bench; deadline ${deadline}s"
+timeout -k 15 "$deadline" "$py" -m experiments.seeds training/recipes/sim-routing.yaml --seeds "${SEEDS:-0-7}" \
+    --parallel "${PARALLEL:-8}" --use_cpu false --out "$runs/seeds" "${seed_args[@]}" >"$runs/seeds.log" 2>&1 &
+pids[seeds]=$!
+timeout -k 15 $((deadline - 20)) "$py" training/gpu_check.py --steps "${GPU_CHECK_STEPS:-4}" \
+    --out "$runs/gpu-check" >"$runs/gpu_check.log" 2>&1 &
+pids[gpu_check]=$!
+timeout -k 15 $((deadline - 20)) "$py" benchmarks/bench_train.py --device cuda --num_generations 8 \
+    --steps "${BENCH_STEPS:-3}" >"$runs/bench_train.log" 2>&1 &
+pids[bench]=$!
+for job in bench gpu_check seeds; do
+    wait "${pids[$job]}"
+    code=$?
+    status[$job]="exit $code$([ $code -eq 124 ] && echo ' (cut by the deadline)')"
+    say "$job: ${status[$job]}"
+done
