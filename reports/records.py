@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from solvers.strategy import NO_WORKFLOW, nested_step_models, step_models, strategy
@@ -50,6 +51,24 @@ def pool_kind(models: list[str]) -> str:
     if any(m.startswith("local/") for m in models):
         return "local"
     return "api" if models else "unknown"
+
+
+def pool_makeup(models: list[str]) -> str:
+    """What a pool's workers are: "simulated" (every one `sim/`), "mixed" (some simulated, some real
+    models), else `pool_kind`'s "local", "api" or "unknown"."""
+    simulated = sum(m.startswith("sim/") for m in models)
+    if simulated and simulated < len(models):
+        return "mixed"
+    return pool_kind(models)
+
+
+def pool_name(pool: object) -> str:
+    """A pool as a report names it: a bundled pool by its name, a pool YAML file by its stem, never the
+    path the log recorded (a host's folders)."""
+    text = str(pool)
+    if "/" in text or "\\" in text or Path(text).suffix:
+        return Path(text.replace("\\", "/")).stem or "pool"
+    return text
 
 
 def sample_fields(meta: Mapping[str, Any] | None, model_usage: Mapping[str, Any] | None = None) -> dict:
@@ -121,7 +140,7 @@ def run_fields(
     conductor_model: str | None,
     method: str | None = None,
 ) -> dict:
-    """The row identity: method, options that differ from the solver's defaults, pool.
+    """The row identity: method, options that differ from the solver's defaults, pool (by name: `pool_name`).
 
     `key` (method|option=value|...: worker as its pool index, model names without their
     provider) matches the paper reference file; `label` is for reading (worker by name)."""
@@ -144,7 +163,7 @@ def run_fields(
             label_parts.append(workers[v])
         else:
             label_parts.append(f"{k}={v}")
-    pool = str(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL)
+    pool = pool_name(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL)
     kind = pool_kind(workers)
     return {
         "method": name,

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import math
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from reports.run_files import read_metrics, read_run_info  # noqa: E402
 
 RECIPE = "training/recipes/gpu-small.yaml"
 EVAL_TASK = "tasks/gsm8k.py"
@@ -134,9 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     accuracy = None
     if _run(train_command(args.out, args.steps, args.pool, use_vllm), failures, "training"):
-        info = json.loads((out / "run_info.json").read_text())
-        metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
-        rows = step_rows(metrics, int(info["generations_per_step"]))
+        info = read_run_info(out, required=["generations_per_step"])
+        rows = step_rows(read_metrics(out), info["generations_per_step"])
         if _run(eval_command(args.out, args.pool), failures, "evaluation"):
             accuracy = eval_accuracy(out / "eval")
     problems = verdict(rows, failures)
