@@ -9,6 +9,7 @@ tables group by. Nothing here names a method: rows are whatever the logs hold.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,19 @@ def pool_makeup(models: list[str]) -> str:
     if simulated and simulated < len(models):
         return "mixed"
     return pool_kind(models)
+
+
+_SEPARATORS = re.compile(r"[\\/]")
+_HOST_PATH = re.compile(r"^([A-Za-z0-9_.-]+/)?(/|~|[A-Za-z]:[\\/])")  # a path, maybe after a provider/
+
+
+def no_host_path(value: object) -> object:
+    """`value`, but an absolute path in it (an option's file, a model's checkpoint: `hf//home/me/ckpt`)
+    shown by its last part (`hf/…/ckpt`): a host's folders stay out of the row labels."""
+    if isinstance(value, str) and (found := _HOST_PATH.match(value)):
+        last = _SEPARATORS.split(value.rstrip("/\\"))[-1]
+        return f"{found[1] or ''}…/{last}"
+    return value
 
 
 def pool_name(pool: object) -> str:
@@ -160,9 +174,9 @@ def run_fields(
     for k, v in changed.items():
         key_parts.append(f"{k}={short(v) if isinstance(v, str) else v}")
         if k == "worker" and isinstance(v, int) and 0 <= v < len(workers):
-            label_parts.append(workers[v])
+            label_parts.append(no_host_path(workers[v]))
         else:
-            label_parts.append(f"{k}={v}")
+            label_parts.append(f"{k}={no_host_path(v)}")
     pool = pool_name(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL)
     kind = pool_kind(workers)
     return {
