@@ -43,7 +43,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from solvers.conductor import Settings, answer_constraint_for, check_generation, check_settings, conduct, summary
 from solvers.executor import Worker
-from solvers.team import Overrides, Team, resolve_team, sample_subset
+from solvers.team import Overrides, Team, resolve_team, sample_subset, with_replacement
 from startup.errors import printed_cleanly, start_error
 from startup.options import OptionError, is_int, need_option
 from workers.pools import known_prices, load_pool
@@ -172,12 +172,14 @@ class ConductorAPI(ModelAPI):
         self.overrides = Overrides(g["temperature"], g["max_tokens"], g["grammar"], g["worker_temperature"],
                                    g["worker_max_tokens"])  # fmt: skip
         with _start_check(f"conductor/{self.pool}: a worker of the pool", POOL_WORKER_FIX):
-            self.team(replace=False)
+            team = self.team(replace=False)
         if self.settings.replace_workers:
             with _start_check(
                 f"conductor/{self.pool}: {_given('replace_workers', self.settings.replace_workers)}", MODEL_FIX
             ):
-                self.team()
+                team = self.replaced(team)
+        # whether a worker is simulated (it needs the sample's answer key), from the team resolved once here
+        self.simulated = any(str(w.model).startswith("sim/") for w in team.workers)
 
     def _chosen_models(self, name: str) -> list[Model] | None:
         """The models `-M <name>` names (None when unset)."""
@@ -193,9 +195,14 @@ class ConductorAPI(ModelAPI):
         by one model with `-M replace_workers` (as the solver's option)."""
         given = self.chosen["workers"]
         workers = [Worker(m, str(m), price=known_prices().get(str(m))) for m in given] if given else None
-        return resolve_team(self.pool, self.overrides, answer_constraint_for(None),
-                            lead=(self.chosen["conductor"] or [_role("conductor")])[0], workers=workers,
-                            replace_workers=self.settings.replace_workers if replace else None)  # fmt: skip
+        team = resolve_team(self.pool, self.overrides, answer_constraint_for(None),
+                            lead=(self.chosen["conductor"] or [_role("conductor")])[0], workers=workers)  # fmt: skip
+        return self.replaced(team) if replace else team
+
+    def replaced(self, team: Team) -> Team:
+        """`team` with every slot run by `-M replace_workers` (`team` itself when it is not given)."""
+        return with_replacement(team, self.settings.replace_workers, self.pool, self.overrides,
+                                answer_constraint_for(None))  # fmt: skip
 
     async def generate(
         self,

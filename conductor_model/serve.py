@@ -236,7 +236,7 @@ def make_app(model: Model, limits: Limits = Limits()) -> Any:
     from workers.sim_provider import answer_key
 
     served = served_name(model)
-    simulated = any(str(w.model).startswith("sim/") for w in model.api.team().workers)  # type: ignore[attr-defined]
+    simulated = model.api.simulated  # type: ignore[attr-defined]  (resolved once when the model was built)
     app = FastAPI(title="conductor-bench endpoint", docs_url=None, redoc_url=None, openapi_url=None,
                   default_response_class=OpenAIJSON)  # fmt: skip
     busy = {"rounds": 0}

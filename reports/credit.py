@@ -50,7 +50,7 @@ import pandas as pd
 from reports.csv_safe import write_csv
 from reports.diagnostics import input_text
 from reports.paired import compare
-from reports.records import pool_kind
+from reports.records import pool_makeup, pool_name
 from reports.tables import markdown, md_text, pool_heading
 from solvers.conductor import check_generation
 from solvers.prompts import QUESTION_MODES
@@ -372,6 +372,11 @@ def credit_table(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=COLUMNS)
 
 
+def by_name(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with each pool by its name (`reports.records.pool_name`), not the path a log named."""
+    return frame.assign(pool=frame["pool"].map(pool_name)) if len(frame) else frame
+
+
 def readable(table: pd.DataFrame) -> pd.DataFrame:
     ci = ["—" if math.isnan(lo) else f"[{lo:+.1f}, {hi:+.1f}]" for lo, hi in zip(table["ci_low"], table["ci_high"],
                                                                                   strict=True)]
@@ -463,7 +468,7 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
     specs = {w.model: w for pool in pools.values() for w in pool.workers}
     prices = {**known_prices(), **{name: w.price for name, w in specs.items()}}
     est = estimate(items, prices.get, lambda name: name in specs and bool(specs[name].grammar))
-    kinds = {pool_kind([w.model for w in pool.workers]) for pool in pools.values()}
+    kinds = {pool_makeup([w.model for w in pool.workers]) for pool in pools.values()}
     cost = "unknown (a worker has no price)" if est.usd is None else f"{est.usd:.4f} USD"
     say(f"{est.samples} sample(s), {est.runs} workflow runs: at most {est.calls} model calls "
         f"(the rest are cache hits), estimated cost {cost}; pool kind: {', '.join(sorted(kinds))}")
@@ -475,15 +480,15 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
     table = credit_table(runs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_csv(runs, out / "credit-runs.csv")
-    write_csv(table, out / "credit.csv")
+    write_csv(by_name(runs), out / "credit-runs.csv")
+    write_csv(by_name(table), out / "credit.csv")
     agree = sum(float(r[0]) == _logged(s) for (s, _), r in zip(items, results, strict=True))
     parts = [f"# Counterfactual credit\n\nReplay agrees with the logged score on {agree} of {len(items)} samples. "
              "credit = replay accuracy - changed accuracy (points; positive: the step, or the worker at it, "
              "earned accuracy).\n"]
     for pool, part in table.groupby("pool", sort=True):
-        kind = pool_kind([w.model for w in pools[pool].workers])
-        parts.append(f"## {md_text(pool_heading(str(pool), kind, ''))}\n\n{markdown(readable(part))}")
+        kind = pool_makeup([w.model for w in pools[pool].workers])
+        parts.append(f"## {md_text(pool_heading(pool_name(pool), kind, ''))}\n\n{markdown(readable(part))}")
     text = "\n".join(parts)
     (out / "credit.md").write_text(text)
     say(text)

@@ -5,9 +5,11 @@ Expected rows come from the matrix runner's methods files (`solvers/matrix.yaml`
 logged rows (`reports.records.run_fields`). A missing cell is filled by the matrix runner
 (`python -m solvers.matrix --matrix FILE --tasks T --pool P --methods M --log-dir DIR`, resumable:
 it skips what is done); a logged row that no methods file produces gets the `inspect eval`
-command of its own solver and options. Log text is untrusted: each name from a log is `checked`
-before it enters a command and every argument is shell-quoted (`shlex.join`); a name that fails its
-check leaves its command out with a note that names the field, the value and the rule.
+command of its own solver and options. A pool is named as the tables name it (`reports.records.pool_name`:
+a pool file by its stem, never a host path), with a note where that name is not a bundled pool. Log
+text is untrusted: each name from a log is `checked` before it enters a command and every argument is
+shell-quoted (`shlex.join`); a name that fails its check leaves its command out with a note that names
+the field, the value and the rule.
 """
 
 from __future__ import annotations
@@ -150,7 +152,19 @@ def _commands(groups: dict[tuple, set[str]], pool: str, places: Places) -> Comma
     for (file, tasks), methods in merged.items():
         source = ("matrix", file, ",".join(sorted(set(methods))))
         out.add(attempt(partial(_command, source, tasks, pool, log_dir, limit)))
-    return sorted(out - {None}), sorted(notes)
+    out -= {None}
+    if out and pool not in bundled():
+        notes.add(f"pool {pool} is not bundled: the report names a pool file by its stem, not its path; give that "
+                  f"file's path in place of {pool} in these commands")
+    return sorted(out), sorted(notes)
+
+
+@lru_cache(maxsize=1)
+def bundled() -> frozenset[str]:
+    """The bundled pools' names (what a command's --pool / -S pool may name without a path)."""
+    from workers.pools import bundled_pools
+
+    return frozenset(bundled_pools())
 
 
 def _row_sources(built: Built, frame: pd.DataFrame) -> dict[str, tuple]:

@@ -39,7 +39,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from reports.records import pool_kind, short
+from reports.records import pool_kind, pool_name, short
+from reports.run_files import read_run_info
 from solvers.strategy import STRATEGIES
 
 LABEL_CHARS = 48  # log-derived text per label in a plot
@@ -440,7 +441,7 @@ PLOT_FIELDS = ("step", "item_id", "reward", "parsed", "correct", "steps", "worke
 
 def read_run(run: str | Path, fields: Sequence[str] | None = None) -> tuple[pd.DataFrame, dict]:
     """A training run's rollouts (one row per rollout; only `fields` when given: the big text
-    fields are not kept) and its run_info.json ({} when absent)."""
+    fields are not kept) and its run_info.json ({} when absent; checked: `reports.run_files`)."""
     run = Path(run)
     path = run / "rollouts.jsonl"
     if not path.is_file():
@@ -456,9 +457,7 @@ def read_run(run: str | Path, fields: Sequence[str] | None = None) -> tuple[pd.D
                 raise ValueError(f"{path} line {number} is not JSON ({err.msg}); fix: remove the line "
                                  "(a run killed while writing leaves half a line)") from None
             rows.append(row if fields is None else {k: row.get(k) for k in fields})
-    info_file = run / "run_info.json"
-    info = json.loads(info_file.read_text()) if info_file.is_file() else {}
-    return pd.DataFrame(rows), info
+    return pd.DataFrame(rows), read_run_info(run)
 
 
 def per_step(rollouts: pd.DataFrame | Sequence[Mapping]) -> pd.DataFrame:
@@ -610,7 +609,7 @@ def training_plots(runs: Iterable[str | Path], out_dir: str | Path, *, window: i
 def pool_of_run(info: Mapping) -> str:
     """The pool a run trained on, labelled: SIMULATION / local / the pool's name."""
     data = info.get("data") or {}
-    pool = plain(data.get("pool") or (info.get("script") or {}).get("pool") or "unknown")
+    pool = plain(pool_name(data.get("pool") or (info.get("script") or {}).get("pool") or "unknown"))
     kind = pool_kind([str(m) for m in data.get("pool_workers") or []])
     if info.get("simulated") or data.get("simulated") or kind == "simulated":
         return f"SIMULATION (pool {pool})"

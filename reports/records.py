@@ -9,7 +9,9 @@ tables group by. Nothing here names a method: rows are whatever the logs hold.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from solvers.strategy import NO_WORKFLOW, nested_step_models, step_models, strategy
@@ -50,6 +52,37 @@ def pool_kind(models: list[str]) -> str:
     if any(m.startswith("local/") for m in models):
         return "local"
     return "api" if models else "unknown"
+
+
+def pool_makeup(models: list[str]) -> str:
+    """What a pool's workers are: "simulated" (every one `sim/`), "mixed" (some simulated, some real
+    models), else `pool_kind`'s "local", "api" or "unknown"."""
+    simulated = sum(m.startswith("sim/") for m in models)
+    if simulated and simulated < len(models):
+        return "mixed"
+    return pool_kind(models)
+
+
+_SEPARATORS = re.compile(r"[\\/]")
+_HOST_PATH = re.compile(r"^([A-Za-z0-9_.-]+/)?(/|~|[A-Za-z]:[\\/])")  # a path, maybe after a provider/
+
+
+def no_host_path(value: object) -> object:
+    """`value`, but an absolute path in it (an option's file, a model's checkpoint: `hf//home/me/ckpt`)
+    shown by its last part (`hf/…/ckpt`): a host's folders stay out of the row labels."""
+    if isinstance(value, str) and (found := _HOST_PATH.match(value)):
+        last = _SEPARATORS.split(value.rstrip("/\\"))[-1]
+        return f"{found[1] or ''}…/{last}"
+    return value
+
+
+def pool_name(pool: object) -> str:
+    """A pool as a report names it: a bundled pool by its name, a pool YAML file by its stem, never the
+    path the log recorded (a host's folders)."""
+    text = str(pool)
+    if "/" in text or "\\" in text or Path(text).suffix:
+        return Path(text.replace("\\", "/")).stem or "pool"
+    return text
 
 
 def sample_fields(meta: Mapping[str, Any] | None, model_usage: Mapping[str, Any] | None = None) -> dict:
@@ -121,7 +154,7 @@ def run_fields(
     conductor_model: str | None,
     method: str | None = None,
 ) -> dict:
-    """The row identity: method, options that differ from the solver's defaults, pool.
+    """The row identity: method, options that differ from the solver's defaults, pool (by name: `pool_name`).
 
     `key` (method|option=value|...: worker as its pool index, model names without their
     provider) matches the paper reference file; `label` is for reading (worker by name)."""
@@ -141,10 +174,10 @@ def run_fields(
     for k, v in changed.items():
         key_parts.append(f"{k}={short(v) if isinstance(v, str) else v}")
         if k == "worker" and isinstance(v, int) and 0 <= v < len(workers):
-            label_parts.append(workers[v])
+            label_parts.append(no_host_path(workers[v]))
         else:
-            label_parts.append(f"{k}={v}")
-    pool = str(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL)
+            label_parts.append(f"{k}={no_host_path(v)}")
+    pool = pool_name(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL)
     kind = pool_kind(workers)
     return {
         "method": name,

@@ -222,6 +222,8 @@ def pool_slug(pool: str) -> str:
 def pool_heading(pool: str, kind: str, setting: str) -> str:
     if kind == "simulated":
         return f"SIMULATION: pool {pool} (simulated workers; not comparable to the paper's numbers)"
+    if kind == "mixed":  # `reports.records.pool_makeup`
+        return f"MIXED: pool {pool} (simulated and real workers; not comparable to the paper's numbers)"
     if kind == "local":
         return f"local pool {pool} (small local models; not comparable to the paper's numbers)"
     if setting:

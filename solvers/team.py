@@ -79,10 +79,18 @@ def resolve_team(
     task = current_task_name()
     if workers is None:
         workers = pool_workers(name, o.worker_temperature, o.worker_max_tokens, answer_constraint, task)
-    if replace_workers:
-        workers = replaced_workers(workers, replace_workers, name, o.worker_temperature, o.worker_max_tokens,
-                                   answer_constraint)  # fmt: skip
-    return Team(conductor, workers)
+    return with_replacement(Team(conductor, workers), replace_workers, name, o, answer_constraint)
+
+
+def with_replacement(
+    team: Team, model: str | None, pool: str, overrides: Overrides, answer_constraint: Constraint | None = None
+) -> Team:
+    """`team` with every worker slot run by `model` (`replaced_workers`); `team` itself when `model` is None."""
+    if not model:
+        return team
+    o = overrides
+    return Team(team.conductor, replaced_workers(team.workers, model, pool, o.worker_temperature, o.worker_max_tokens,
+                                                 answer_constraint))  # fmt: skip
 
 
 def eval_conductor() -> Model | None:

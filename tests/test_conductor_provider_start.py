@@ -114,3 +114,32 @@ def test_the_cli_prints_one_message_without_a_traceback_and_fails(tmp_path, args
     assert result.returncode != 0
     assert message.format(tmp=tmp_path) in printed, printed[-2000:]
     assert "Traceback" not in printed and not list((tmp_path / "logs").glob("*")), printed[-2000:]
+
+
+def test_the_team_is_resolved_once_at_start_and_the_endpoint_reuses_it(monkeypatch):
+    """With -M replace_workers, building the model and its endpoint resolve the pool's team once and
+    replace its workers once; the endpoint reads whether the team is simulated from the model."""
+    from collections import Counter
+
+    import conductor_model.provider as provider
+    import solvers.team as team
+    from conductor_model.serve import make_app
+
+    calls = Counter()
+
+    def counted(name, function):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(provider, "resolve_team", counted("teams", provider.resolve_team))
+    monkeypatch.setattr(team, "pool_workers", counted("pool workers", team.pool_workers))
+    monkeypatch.setattr(team, "replaced_workers", counted("replacements", team.replaced_workers))
+    model = get_model("conductor/sim", conductor=scripted("unused"), replace_workers="sim/mediocre", memoize=False)
+    make_app(model)
+    assert calls == {"teams": 1, "pool workers": 1, "replacements": 1}
+    assert model.api.simulated and [w.name for w in model.api.team().workers] == ["sim/mediocre"] * 4
+    real = get_model("conductor/sim", conductor=scripted("unused"), replace_workers="mockllm/model", memoize=False)
+    assert not real.api.simulated  # every slot is the replacement's

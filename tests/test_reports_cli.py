@@ -142,3 +142,21 @@ def test_an_unreadable_log_is_skipped_and_named(built, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "skipping unreadable log" in err and "99999_math500_broken.eval" in err
     assert "| conductor [conductor smollm2-135m] |" in (tmp_path / "o" / "tables.md").read_text()
+
+
+
+def test_a_pool_file_is_named_by_its_stem_never_its_host_path(tmp_path):
+    """Logs whose pool option is a pool file's path: every table, CSV, command, plot and the page name the
+    pool by the file's stem, and missing.md says the name is not a bundled pool."""
+    pool = "/home/alice/secret/pools/mine.yaml"
+    for solver, options, w in (("single_worker", {"pool": pool, "worker": 0}, 0), ("conductor", {"pool": pool}, 1)):
+        meta = syn.record(solver, SIM, [syn.step(0, w, SIM[w])])
+        syn.write_log(tmp_path / "logs", "math500", solver, options, [syn.sample("q0", 1, "C", meta)])
+    assert main(["build", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out")]) == 0
+    written = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert [str(p) for p in written if "alice" in p.name] == []
+    assert [str(p) for p in written if p.suffix != ".png" and "alice" in p.read_text()] == []
+    gaps = (tmp_path / "out" / "missing.md").read_text()
+    assert "SIMULATION: pool mine (" in gaps and "-S pool=mine " in gaps
+    assert "pool mine is not bundled: the report names a pool file by its stem" in gaps
+    assert set(pd.read_csv(tmp_path / "out" / "tables-long.csv")["pool"]) == {"mine"}

@@ -223,3 +223,29 @@ def test_the_users_mixed_pool_still_asks_about_the_cost(attacker_logs, standins)
         credit.main(["--logs", str(root / "logs"), "--out", str(root / "out"), "--pool", str(pool)],
                     say=lambda _: None, ask=None)
     assert standins.requests == []
+
+
+
+def test_a_mixed_pool_is_labelled_mixed_and_named_without_its_path(attacker_logs, standins):  # noqa: F811
+    """A pool of a simulated and a real worker is "mixed" in the summary and the headings (not
+    "simulated"), and the outputs name the pool file by its stem, not the path the log recorded."""
+    import pandas as pd
+
+    root, pool, _ = attacker_logs
+    lines = []
+    args = ["--logs", str(root / "logs"), "--out", str(root / "out"), "--no-swap", "--pool", str(pool), "--yes"]
+    assert credit.main(args, say=lines.append, ask=None) == 0
+    assert "pool kind: mixed" in "\n".join(lines)
+    text = (root / "out" / "credit.md").read_text()
+    assert "## MIXED: pool pool (simulated and real workers" in text and "SIMULATION" not in text
+    for name in ("credit.md", "credit.csv", "credit-runs.csv"):
+        assert str(pool) not in (root / "out" / name).read_text(), name
+    assert set(pd.read_csv(root / "out" / "credit.csv")["pool"]) == {"pool"}
+
+
+def test_a_pool_is_labelled_by_what_it_holds():
+    from reports.records import pool_makeup
+
+    assert pool_makeup(["sim/a", "sim/b"]) == "simulated" and pool_makeup(["sim/a", "openai/x"]) == "mixed"
+    assert pool_makeup(["sim/a", "local/x"]) == "mixed" and pool_makeup(["local/x"]) == "local"
+    assert pool_makeup(["openai/x"]) == "api" and pool_makeup([]) == "unknown"

@@ -67,3 +67,15 @@ def test_nested_round_models_are_kept_apart():
     assert f["step_models"] == [SIM[0], SIM[3], SIM[2]]  # a recursive step counts its round's workers
     assert f["nested_step_models"] == [SIM[3], SIM[2]]
     assert json.loads(f["graph"])[1]["nested"] is True
+
+
+def test_row_labels_show_no_host_path():
+    """An option's file or a model's checkpoint given as an absolute path is labelled by its last part."""
+    f = rec.run_fields("conductor", {"pool": "/home/me/pools/mine.yaml", "few_shot": "/home/me/shots.json",
+                                     "replace_workers": "hf//home/me/ckpt/final", "max_steps": 3}, None,
+                       {"few_shot": "ood", "replace_workers": None, "max_steps": 5}, ["sim/a"], None)
+    assert f["label"] == "conductor (few_shot=…/shots.json, max_steps=3, replace_workers=hf/…/final)"
+    assert f["pool"] == "mine" and "/home" not in f["key"]
+    worker = rec.run_fields("single_worker", {"worker": 0}, None, {}, ["vllm//srv/me/model-7b"], None)
+    assert worker["label"] == "single_worker (vllm/…/model-7b)"
+    assert rec.no_host_path("openai/gpt-5") == "openai/gpt-5" and rec.no_host_path("C:\\m\\x.gguf") == "…/x.gguf"

@@ -297,30 +297,6 @@ def test_a_failed_seed_is_marked_written_and_named_at_exit(tmp_path, monkeypatch
     assert "mean ± sample sd over 2 evaluated seed(s): 0.938 ± 0.088." in (out / "seeds.md").read_text()
 
 
-BAD_RUN_INFO = [
-    ("{not json", "not JSON"),
-    ("[1, 2]", "a JSON list, not an object"),
-    ('{"global_step": "60"}', "field global_step is '60', not a whole number"),
-    ('{"global_step": true}', "field global_step is True, not a whole number"),
-    ('{"global_step": 60, "wall_s": "3 min"}', "field wall_s is '3 min', not seconds"),
-    ('{"global_step": 60, "wall_s": NaN}', "field wall_s is nan, not seconds"),
-    ('{"global_step": 60, "device": 5}', "field device is 5, not text"),
-    ('{"seed": 1.5}', "field seed is 1.5, not a whole number"),
-    ('{"warmup": {"wall_s": [1]}}', r"field warmup.wall_s is \[1\], not seconds"),
-    ('{"warmup": "yes"}', "field warmup is 'yes', not an object"),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize(("text", "match"), BAD_RUN_INFO)
-def test_a_bad_run_info_is_named_with_its_field(text, match, tmp_path):
-    from experiments.cost_sweep.sweep import read_run_info
-
-    (tmp_path / "run_info.json").write_text(text)
-    with pytest.raises(SystemExit, match=match) as refused:
-        read_run_info(tmp_path)
-    assert str(refused.value).startswith(f"{tmp_path / 'run_info.json'}: ") and "\n" not in str(refused.value)
-
-
 def test_a_bad_run_file_stops_the_sweep_before_anything_runs(tmp_path, monkeypatch):
     """A finished seed whose wall_s is text: refused when first read, not after every training and eval."""
     import experiments.seeds.sweep as sweep

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import math
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from reports.run_files import read_metrics, read_run_info  # noqa: E402
 
 RECIPE = "training/recipes/gpu-small.yaml"
 EVAL_TASK = "tasks/gsm8k.py"
@@ -165,7 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     fix_rows: list[dict] | None = None
     accuracy = None
     if _run(train_command(args.out, args.steps, args.pool, use_vllm), failures, "training"):
+<<<<<<< HEAD
         rows = run_rows(out)
+=======
+        info = read_run_info(out, required=["generations_per_step"])
+        rows = step_rows(read_metrics(out), info["generations_per_step"])
+>>>>>>> leftovers
         if _run(eval_command(args.out, args.pool), failures, "evaluation"):
             accuracy = eval_accuracy(out / "eval")
     if args.fix_steps:

@@ -11,11 +11,12 @@ A GPU run (`--use_cpu false`) is checked the same way against the GPU's free mem
 
 from __future__ import annotations
 
-import json
 import resource
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from reports.run_files import read_run_info
 
 HEADROOM = 0.9  # of the available memory: the sweep's own process, the workers, the page cache
 
@@ -55,15 +56,10 @@ def available_gib(meminfo: Path = Path("/proc/meminfo")) -> float | None:
 
 
 def measured_peak(runs: Iterable[Path], field: str = "peak_rss_gib") -> float | None:
-    """The largest `field` (peak_rss_gib, peak_gpu_gib) recorded by earlier runs (their run_info.json);
-    None if none did."""
-    peaks = []
-    for run in runs:
-        try:
-            peaks.append(float(json.loads((run / "run_info.json").read_text())[field]))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return max(peaks, default=None)
+    """The largest `field` (peak_rss_gib, peak_gpu_gib) recorded by earlier runs (their run_info.json,
+    checked: `reports.run_files`); None if none did."""
+    peaks = [read_run_info(run).get(field) for run in runs]
+    return max((float(p) for p in peaks if p is not None), default=None)
 
 
 def per_run_peak(recipe_peak: float | None, recipe_micro: int, micro: int, runs: Iterable[Path],

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
-import math
 import shlex
 import subprocess
 import sys
@@ -39,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.heldout import BASELINE, conductor_method, conductor_options, eval_tasks, evaluate, single_workers
+from reports.run_files import read_run_info
 
 TRAIN = importlib.util.find_spec("training.train").origin  # the training script, run as a subprocess
 DEFAULT_WEIGHTS = "0,0.1,0.25,0.4"
@@ -85,49 +84,9 @@ def check_warmup(path: Path | None) -> None:
         raise SystemExit(f"--warmup {path}: no model there (config.json); give a saved warm-up model directory")
 
 
-# run_info.json fields the sweeps read (train.py writes them), each absent or null when unknown:
-# name -> (what it must be, its check); `warmup` holds the format warm-up's own fields
-RUN_FIELDS = {
-    "global_step": ("a whole number >= 0", lambda v: type(v) is int and v >= 0),
-    "wall_s": ("seconds (a finite number >= 0)", lambda v: type(v) in (int, float) and 0 <= v < math.inf),
-    "device": ("text", lambda v: isinstance(v, str)),
-    "seed": ("a whole number", lambda v: type(v) is int),
-    "warmup": ("an object", lambda v: isinstance(v, dict)),
-}
-WARMUP_FIELDS = {"wall_s": RUN_FIELDS["wall_s"]}
-MAX_RUN_INFO = 16 * 2**20  # bytes: a run_info.json train.py writes is a few kB
-RUN_INFO_FIX = "fix it or move the run folder aside (train.py writes this file)"
-
-
-def read_run_info(run: Path) -> dict:
-    """`run`'s run_info.json ({} when there is none), the fields the sweeps read checked (`RUN_FIELDS`). A run
-    folder may be anyone's: a file that is not such a JSON object ends the command with one line naming the
-    file and the field."""
-    path = run / "run_info.json"
-    if not path.is_file():
-        return {}
-    if path.stat().st_size > MAX_RUN_INFO:
-        raise SystemExit(f"{path}: larger than {MAX_RUN_INFO // 2**20} MiB, not a run_info.json; {RUN_INFO_FIX}")
-    try:
-        info = json.loads(path.read_bytes())
-    except (ValueError, RecursionError) as error:  # JSONDecodeError, bad UTF-8, nesting too deep
-        raise SystemExit(f"{path}: not JSON ({' '.join(str(error).split())[:120]}); {RUN_INFO_FIX}") from None
-    if not isinstance(info, dict):
-        raise SystemExit(f"{path}: a JSON {type(info).__name__}, not an object; {RUN_INFO_FIX}")
-    _check_fields(info, RUN_FIELDS, path, "")
-    _check_fields(info.get("warmup") or {}, WARMUP_FIELDS, path, "warmup.")
-    return info
-
-
-def _check_fields(info: dict, fields: dict, path: Path, prefix: str) -> None:
-    for name, (what, ok) in fields.items():
-        value = info.get(name)
-        if value is not None and not ok(value):
-            raise SystemExit(f"{path}: field {prefix}{name} is {ascii(value)[:80]}, not {what}; {RUN_INFO_FIX}")
-
-
 def check_run_files(runs: Sequence[Path]) -> None:
-    """Read (`read_run_info`) every run folder's run_info.json a sweep will read, before anything runs."""
+    """Read every run folder's run_info.json a sweep will read (`reports.run_files.read_run_info`: a bad file
+    ends the command naming it), before anything runs."""
     for run in runs:
         read_run_info(run)
 

@@ -52,7 +52,6 @@ from experiments.cost_sweep.sweep import (
     check_run_files,
     check_warmup,
     finished,
-    read_run_info,
     saved_model,
 )
 from experiments.heldout import (
@@ -65,6 +64,7 @@ from experiments.heldout import (
     process_command,
     single_workers,
 )
+from reports.run_files import read_run_info
 
 DOMAINS = {"math500": "MATH-500", "mmlu": "MMLU"}  # Inspect task name -> column
 COLUMNS = ["seed", "status", *DOMAINS.values(), "both", "n", *(f"worker {c}" for c in DOMAINS.values()), "routes both",
