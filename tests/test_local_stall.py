@@ -136,6 +136,16 @@ async def test_the_first_call_runs_alone_so_the_others_reuse_its_cached_prompt(s
     assert server.arrivals == [1, 1, 2], "the second call waited for the first; then both slots"
 
 
+async def test_a_call_held_back_by_the_first_is_named_so_on_the_console(served, caplog):
+    model, _ = served(slots=2, seconds=0.8, warn_after=0.3)
+    with caplog.at_level(logging.WARNING, logger="workers.local_provider"):
+        await asyncio.gather(model.generate("1+1?"), model.generate("2+2?"))
+    messages = [r.getMessage() for r in caplog.records if r.name == "workers.local_provider"]
+    assert any(
+        "1/2 slots busy from this process, 1 call(s) waiting for one (the first call runs alone" in m for m in messages
+    ), messages
+
+
 async def test_a_failed_first_call_does_not_hold_the_others_back(served):
     model, server = served(slots=2, seconds=0.1, fail_first=True)
     with anyio.fail_after(10):

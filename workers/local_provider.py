@@ -491,7 +491,11 @@ class SlotGate:
                 self._primed.set()
 
     def describe(self) -> str:
-        state = "" if self.primed else " (the first call runs alone, to fill the server's prompt cache)"
+        state = (
+            " (the first call runs alone, to fill the server's prompt cache)"
+            if self.waiting and not self.primed
+            else ""
+        )
         return (
             f"{self.in_flight}/{self.slots} slots busy from this process, {self.waiting} call(s) waiting for one{state}"
         )
