@@ -58,7 +58,8 @@ def ask(address: str, question: str) -> dict:
     with opener.open(request, timeout=3600) as response:
         timings = json.loads(response.read())["timings"]
     wall = time.perf_counter() - start
-    return {"prompt_tokens": timings["prompt_n"], "outside_timers_s": round(wall - (timings["prompt_ms"] + timings["predicted_ms"]) / 1000, 2)}  # fmt: skip
+    server_s = (timings["prompt_ms"] + timings["predicted_ms"]) / 1000
+    return {"prompt_tokens": timings["prompt_n"], "outside_timers_s": round(wall - server_s, 2)}
 
 
 def cold_server(gguf: Path):
@@ -75,7 +76,8 @@ def speed(gguf: Path) -> dict:
         cpu = cpu_seconds() - before
     finally:
         server.close()
-    return {"prompt_tokens": call["prompt_tokens"], "cpu_s": round(cpu, 2), "tokens_per_cpu_s": round(call["prompt_tokens"] / cpu)}  # fmt: skip
+    tokens = call["prompt_tokens"]
+    return {"prompt_tokens": tokens, "cpu_s": round(cpu, 2), "tokens_per_cpu_s": round(tokens / cpu)}
 
 
 def first_calls(gguf: Path, together: bool) -> dict:

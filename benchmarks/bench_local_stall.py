@@ -1,6 +1,6 @@
 """Does the in-process llama.cpp conductor stall? (issue 32.2)
 
-    python benchmarks/bench_local_stall.py [--loads idle loaded] [--repo PATH] [--json out.json]
+    python benchmarks/bench_local_stall.py [--loads idle loaded] [--runs eval endpoint] [--repo PATH] [--json out.json]
 
 Two everyday runs, each in a fresh process (so the first call includes starting the server):
 
@@ -131,10 +131,10 @@ def burner() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
-def measure(loads: list[str], repo: Path, cap: float) -> list[dict]:
+def measure(loads: list[str], repo: Path, cap: float, runs: list[str]) -> list[dict]:
     rows = []
     for load in loads:
-        for kind in ("eval", "endpoint"):
+        for kind in runs:
             other = burner() if load == "loaded" else None
             try:
                 before = os.getloadavg()[0]
@@ -173,6 +173,7 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--loads", nargs="+", default=["idle", "loaded"], choices=["idle", "loaded"])
+    parser.add_argument("--runs", nargs="+", default=["eval", "endpoint"], choices=["eval", "endpoint"])
     parser.add_argument("--repo", type=Path, default=ROOT, help="checkout whose code runs (default: this one)")
     parser.add_argument("--cap", type=float, default=900.0, help="seconds before a run is cut")
     parser.add_argument("--json", help="also write the rows here")
@@ -182,7 +183,7 @@ def main() -> None:
         sys.path.insert(0, os.environ.get("CONDUCTOR_BENCH_STALL_REPO", str(ROOT)))
         print(json.dumps((child_eval if args.child == "eval" else child_endpoint)()))
         return
-    rows = measure(args.loads, args.repo.resolve(), args.cap)
+    rows = measure(args.loads, args.repo.resolve(), args.cap, args.runs)
     print(f"conductor/sim (SmolLM2-135M conductor in-process), code from {args.repo}; {os.cpu_count()} CPUs\n")
     print(table(rows))
     if args.json:
