@@ -28,8 +28,9 @@ Model args (``-M``): ``n_threads`` (default 1; 0 = usable cores, at most 8:
 llama.cpp's OpenMP threads spin at every barrier, so on shared cores more than one
 thread stalls, see docs/benchmarks.md), ``n_ctx`` (context per request/slot,
 default 4096), ``n_parallel`` (parallel slots, continuous batching, default 2;
-this process never sends a server more requests than it has slots: the others
-wait in the client, before their attempt clock starts), ``n_batch`` (prompt batch, default
+this process never sends a server more requests than it has slots, and its first
+call alone, so that the others reuse its cached prompt: they wait in the client, before
+their attempt clock starts), ``n_batch`` (prompt batch, default
 512), ``verbosity`` (llama.cpp log threshold, default 1 = errors only; env
 ``CONDUCTOR_BENCH_LLAMA_VERBOSITY`` overrides), ``chat_template`` (jinja text
 or path of a ``.jinja`` file, replaces the model's), ``default_max_tokens``
