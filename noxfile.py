@@ -111,6 +111,7 @@ def bench(session: nox.Session) -> None:
         "bench_orchestration.py",
         "bench_local_provider.py",
         "bench_local_stall.py",
+        "bench_local_prompt.py",
         "bench_api_latency.py",
         "bench_sandbox.py",
         "bench_train.py",

@@ -1,6 +1,6 @@
 """Does the in-process llama.cpp conductor stall? (issue 32.2)
 
-    python benchmarks/bench_local_stall.py [--loads idle loaded] [--repo PATH] [--json out.json]
+    python benchmarks/bench_local_stall.py [--loads idle loaded] [--runs eval endpoint] [--repo PATH] [--json out.json]
 
 Two everyday runs, each in a fresh process (so the first call includes starting the server):
 
@@ -10,9 +10,10 @@ Two everyday runs, each in a fresh process (so the first call includes starting 
 on an idle machine and on a loaded one (a CPU-bound process beside it, started here). Per run:
 wall seconds, CPU-seconds of the process (llama.cpp's threads included), and the longest
 single conductor call: its wall time, the server's own prompt + generation time for it
-(`metadata["llama_timings"]`), the rest (waiting), and its attempts. Goal: no call waits
-more than its generation time plus queueing for a free slot (here 2 calls on 2 slots: no
-queueing), i.e. no attempt abandoned as stalled. `--repo` runs another checkout's code (e.g.
+(`metadata["llama_timings"]`), its wait for a slot in the client (`slot_wait_s`: the first
+call on a cold server runs alone, so that the other reuses its cached prompt), the rest
+(neither), and its attempts. Goal: no call waits more than its generation time plus
+queueing for a free slot, i.e. no attempt abandoned as stalled. `--repo` runs another checkout's code (e.g.
 the code before the fix); a run is cut at `--cap` seconds. The machine is shared: the load
 average is printed with each row.
 """
@@ -48,7 +49,9 @@ def _longest_call(events: list) -> dict:
         wall = (e.completed - e.timestamp).total_seconds() if e.completed else e.working_time
         timings = (e.output.metadata or {}).get("llama_timings")  # absent on a failed call
         generation = timings["prompt_s"] + timings["generation_s"] if timings else None
-        calls.append({"wall_s": wall, "generation_s": generation, "tokens": (timings or {}).get("generated_tokens"),
+        calls.append({"wall_s": wall, "generation_s": generation, "slot_wait_s": (timings or {}).get("slot_wait_s"),
+                      "prompt_tokens": (timings or {}).get("prompt_tokens"),
+                      "tokens": (timings or {}).get("generated_tokens"),
                       "attempts": 1 + (e.retries or 0), "error": e.error})  # fmt: skip
     return max(calls, key=lambda c: c["wall_s"], default={})
 
@@ -70,7 +73,7 @@ def child_endpoint() -> dict:
     import httpx
     from inspect_ai.model import get_model
 
-    from workers.serve import make_app
+    from conductor_model.serve import make_app
 
     async def first_answer() -> dict:
         app = make_app(get_model("conductor/sim"))
@@ -128,10 +131,10 @@ def burner() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
-def measure(loads: list[str], repo: Path, cap: float) -> list[dict]:
+def measure(loads: list[str], repo: Path, cap: float, runs: list[str]) -> list[dict]:
     rows = []
     for load in loads:
-        for kind in ("eval", "endpoint"):
+        for kind in runs:
             other = burner() if load == "loaded" else None
             try:
                 before = os.getloadavg()[0]
@@ -152,16 +155,17 @@ def _num(value: object, fmt: str = ".1f") -> str:
 def table(rows: list[dict]) -> str:
     lines = [
         "| run | machine | load avg (start-end) | wall s | CPU s | longest call s | its prompt+generation s "
-        "| its wait s | its attempts | status |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| its slot wait s | its other wait s | its attempts | status |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         c = r.get("longest") or {}
-        wait = c["wall_s"] - c["generation_s"] if c.get("generation_s") is not None else None
+        slot_wait = c.get("slot_wait_s") or 0.0
+        wait = c["wall_s"] - c["generation_s"] - slot_wait if c.get("generation_s") is not None else None
         lines.append(
             f"| {r['run']} | {r['load']} | {r['loadavg']} | {_num(r.get('wall_s'))} | {_num(r.get('cpu_s'))} "
-            f"| {_num(c.get('wall_s'))} | {_num(c.get('generation_s'))} | {_num(wait)} | {c.get('attempts', '-')} "
-            f"| {r['status']} |"
+            f"| {_num(c.get('wall_s'))} | {_num(c.get('generation_s'))} | {_num(c.get('slot_wait_s'))} | {_num(wait)} "
+            f"| {c.get('attempts', '-')} | {r['status']} |"
         )
     return "\n".join(lines)
 
@@ -169,6 +173,7 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--loads", nargs="+", default=["idle", "loaded"], choices=["idle", "loaded"])
+    parser.add_argument("--runs", nargs="+", default=["eval", "endpoint"], choices=["eval", "endpoint"])
     parser.add_argument("--repo", type=Path, default=ROOT, help="checkout whose code runs (default: this one)")
     parser.add_argument("--cap", type=float, default=900.0, help="seconds before a run is cut")
     parser.add_argument("--json", help="also write the rows here")
@@ -178,7 +183,7 @@ def main() -> None:
         sys.path.insert(0, os.environ.get("CONDUCTOR_BENCH_STALL_REPO", str(ROOT)))
         print(json.dumps((child_eval if args.child == "eval" else child_endpoint)()))
         return
-    rows = measure(args.loads, args.repo.resolve(), args.cap)
+    rows = measure(args.loads, args.repo.resolve(), args.cap, args.runs)
     print(f"conductor/sim (SmolLM2-135M conductor in-process), code from {args.repo}; {os.cpu_count()} CPUs\n")
     print(table(rows))
     if args.json:

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 
+import anyio
 import pytest
 from standins import send_json
 
@@ -38,7 +39,10 @@ class SlotHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.server.count(+1)
+        if self.server.count(+1) == 1 and self.server.fail_first:
+            self.server.count(-1)
+            self.send_error(400, "bad request")  # not retried: the call fails at once
+            return
         with self.server.free:  # queued inside the server, as llama.cpp does
             time.sleep(self.server.seconds)
         self.server.count(-1)
@@ -53,22 +57,28 @@ class SlotHandler(BaseHTTPRequestHandler):
 
 class SlotServer(ThreadingHTTPServer):
     """A loopback server with `slots` parallel slots and `seconds` per request; it records
-    how many requests were open at once."""
+    how many requests were open at once, and at each request's arrival (`arrivals`)."""
 
     daemon_threads = True
 
-    def __init__(self, slots: int, seconds: float) -> None:
+    def __init__(self, slots: int, seconds: float, fail_first: bool = False) -> None:
         super().__init__(("127.0.0.1", 0), SlotHandler)
         self.free, self.seconds, self.lock = threading.Semaphore(slots), seconds, threading.Lock()
         self.requests = self.open = self.most_open = 0
+        self.arrivals: list[int] = []
+        self.fail_first = fail_first
         self.address = f"http://127.0.0.1:{self.server_address[1]}"
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
-    def count(self, step: int) -> None:
+    def count(self, step: int) -> int:
+        """Count a request in (+1) or out (-1); returns the number of requests so far."""
         with self.lock:
             self.requests += step > 0
             self.open += step
             self.most_open = max(self.most_open, self.open)
+            if step > 0:
+                self.arrivals.append(self.open)
+            return self.requests
 
     def close(self) -> None:
         self.shutdown()
@@ -85,10 +95,10 @@ def served(monkeypatch):
     """served(slots, seconds, **model_args) -> (a `local/fake` model, its SlotServer)."""
     servers: list[SlotServer] = []
 
-    def make(slots: int, seconds: float, config=None, **model_args):
+    def make(slots: int, seconds: float, config=None, fail_first: bool = False, **model_args):
         from inspect_ai.model import GenerateConfig, get_model
 
-        server = SlotServer(slots, seconds)
+        server = SlotServer(slots, seconds, fail_first)
         servers.append(server)
         stub = SimpleNamespace(
             address=server.address, base_url=server.address + "/v1", settings=lp.ServerSettings(n_parallel=slots)
@@ -108,9 +118,41 @@ async def test_no_more_requests_in_flight_than_the_server_has_slots(served):
     outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(6)))
     assert [o.completion for o in outputs] == ["4"] * 6
     assert server.requests == 6 and server.most_open == 2
-    assert outputs[0].metadata["llama_timings"] == {
+    timings = outputs[0].metadata["llama_timings"]
+    assert timings == {
         "prompt_tokens": 3, "prompt_s": 0.013, "generated_tokens": 1, "generation_s": 0.04,
+        "slot_wait_s": timings["slot_wait_s"],
     }  # fmt: skip  # the server's own timings: a log tells generation from waiting
+    assert timings["slot_wait_s"] < 0.1  # the first call found a slot at once
+    assert outputs[-1].metadata["llama_timings"]["slot_wait_s"] >= 0.3  # 6 calls, 2 slots, 0.15 s each
+
+
+async def test_the_first_call_runs_alone_so_the_others_reuse_its_cached_prompt(served):
+    """llama.cpp shares a finished call's prompt prefix with every slot, but calls that start
+    together on a cold server each process their whole prompt: the first call goes alone."""
+    model, server = served(slots=2, seconds=0.2)
+    outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(3)))
+    assert [o.completion for o in outputs] == ["4"] * 3
+    assert server.arrivals == [1, 1, 2], "the second call waited for the first; then both slots"
+
+
+async def test_a_call_held_back_by_the_first_is_named_so_on_the_console(served, caplog):
+    model, _ = served(slots=2, seconds=0.8, warn_after=0.3)
+    with caplog.at_level(logging.WARNING, logger="workers.local_provider"):
+        await asyncio.gather(model.generate("1+1?"), model.generate("2+2?"))
+    messages = [r.getMessage() for r in caplog.records if r.name == "workers.local_provider"]
+    assert any(
+        "1/2 slots busy from this process, 1 call(s) waiting for one (the first call runs alone" in m for m in messages
+    ), messages
+
+
+async def test_a_failed_first_call_does_not_hold_the_others_back(served):
+    model, server = served(slots=2, seconds=0.1, fail_first=True)
+    with anyio.fail_after(10):
+        outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(3)), return_exceptions=True)
+    assert isinstance(outputs[0], Exception)
+    assert [o.completion for o in outputs[1:]] == ["4", "4"]
+    assert server.arrivals[1:] == [1, 2]
 
 
 async def test_the_attempt_clock_starts_when_a_slot_is_free(served):

@@ -28,8 +28,9 @@ Model args (``-M``): ``n_threads`` (default 1; 0 = usable cores, at most 8:
 llama.cpp's OpenMP threads spin at every barrier, so on shared cores more than one
 thread stalls, see docs/benchmarks.md), ``n_ctx`` (context per request/slot,
 default 4096), ``n_parallel`` (parallel slots, continuous batching, default 2;
-this process never sends a server more requests than it has slots: the others
-wait in the client, before their attempt clock starts), ``n_batch`` (prompt batch, default
+this process never sends a server more requests than it has slots, and its first
+call alone, so that the others reuse its cached prompt: they wait in the client, before
+their attempt clock starts), ``n_batch`` (prompt batch, default
 512), ``verbosity`` (llama.cpp log threshold, default 1 = errors only; env
 ``CONDUCTOR_BENCH_LLAMA_VERBOSITY`` overrides), ``chat_template`` (jinja text
 or path of a ``.jinja`` file, replaces the model's), ``default_max_tokens``
@@ -439,12 +440,18 @@ DEFAULT_WARN_AFTER = 60.0  # seconds an attempt runs before the console hears of
 
 
 class SlotGate:
-    """At most `slots` requests of this event loop in flight to one server at a time.
+    """At most `slots` requests of this event loop in flight to one server at a time, and
+    the first alone.
 
     llama.cpp queues requests beyond its parallel slots inside the server, where the
     caller's attempt clock would run while nothing is generated for it; here they wait
     in the client instead, and the attempt starts once a slot is free. (Inspect's
     adaptive connection limit, on by default, does not use `max_connections()`.)
+
+    The first call runs alone (`primed`): once a call has finished, llama.cpp starts any
+    slot's prompt from the longest prefix it has cached (the conductor prompt's ~1,300-token
+    few-shot block is the same for every question), but calls that start together on a
+    cold server each process their whole prompt (docs/benchmarks.md).
     """
 
     def __init__(self, slots: int) -> None:
@@ -454,23 +461,45 @@ class SlotGate:
         self.in_flight = 0
         self.waiting = 0
         self._free = anyio.Semaphore(slots)
+        self._primed = anyio.Event()  # set when the first call has ended, however it ended
+        self._priming = False
+
+    @property
+    def primed(self) -> bool:
+        return self._primed.is_set()
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
-        self.waiting += 1
+        first = False
         try:
-            await self._free.acquire()
+            self.waiting += 1
+            try:
+                while self._priming and not self.primed:  # the first call is still running
+                    await self._primed.wait()
+                first = not self.primed
+                self._priming = self._priming or first
+                await self._free.acquire()
+            finally:
+                self.waiting -= 1
+            self.in_flight += 1
+            try:
+                yield
+            finally:
+                self.in_flight -= 1
+                self._free.release()
         finally:
-            self.waiting -= 1
-        self.in_flight += 1
-        try:
-            yield
-        finally:
-            self.in_flight -= 1
-            self._free.release()
+            if first:  # however it ended: a failed first call must not hold the others back
+                self._primed.set()
 
     def describe(self) -> str:
-        return f"{self.in_flight}/{self.slots} slots busy from this process, {self.waiting} call(s) waiting for one"
+        state = (
+            " (the first call runs alone, to fill the server's prompt cache)"
+            if self.waiting and not self.primed
+            else ""
+        )
+        return (
+            f"{self.in_flight}/{self.slots} slots busy from this process, {self.waiting} call(s) waiting for one{state}"
+        )
 
 
 def slot_gate(address: str, slots: int) -> SlotGate:
@@ -503,10 +532,11 @@ _GATES: Any = None  # RunVar, made at first use (anyio is imported lazily)
 _SERVER_TIMINGS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("llama_timings", default=None)
 
 
-def with_server_timings(result: Any) -> Any:
+def with_server_timings(result: Any, slot_wait_s: float) -> Any:
     """The generate result with the server's own timings in the output's
-    `metadata["llama_timings"]`: tokens and seconds of prompt and generation, so a log
-    tells a call's generation time from its wait."""
+    `metadata["llama_timings"]`: tokens and seconds of prompt and generation, and the
+    seconds the answering attempt waited in this process for a slot, so a log tells a
+    call's generation time from its wait."""
     timings = _SERVER_TIMINGS.get()
     output = result[0] if isinstance(result, tuple) else result
     if isinstance(timings, dict):
@@ -517,6 +547,7 @@ def with_server_timings(result: Any) -> Any:
                 "prompt_s": round(float(timings.get("prompt_ms") or 0) / 1000, 3),
                 "generated_tokens": timings.get("predicted_n"),
                 "generation_s": round(float(timings.get("predicted_ms") or 0) / 1000, 3),
+                "slot_wait_s": round(slot_wait_s, 3),
             },
         }
     return result
@@ -704,13 +735,15 @@ def _api_class() -> type[ModelAPI]:
             server = self.local_server
             gate = slot_gate(server.address, server.settings.n_parallel)
             error: BaseException | None = None
+            queued = time.monotonic()
             async with gate.slot():  # the attempt's clock starts once a slot is free
+                slot_wait_s = time.monotonic() - queued
                 call = self._calls.begin(config, budget)  # same config object on every attempt
                 if not call.exhausted():
                     call.attempts += 1
                     limit = call.attempt_limit()
                     try:
-                        result = await self._attempt(input, tools, tool_choice, config, limit, gate)
+                        result = await self._attempt(input, tools, tool_choice, config, limit, gate, slot_wait_s)
                     except TimeoutError as ex:
                         error = AttemptStalled(limit)  # transient for Inspect: retried
                         error.__cause__ = ex
@@ -741,6 +774,7 @@ def _api_class() -> type[ModelAPI]:
             config: GenerateConfig,
             limit: float,
             gate: SlotGate,
+            slot_wait_s: float,
         ) -> Any:
             """One request, at most `limit` seconds (TimeoutError), warned about while it runs long."""
             # a hair under Inspect's own attempt_timeout, so the clearer AttemptStalled wins
@@ -750,7 +784,9 @@ def _api_class() -> type[ModelAPI]:
                         address = self.local_server.address
                         tasks.start_soon(warn_while_running, self.model_name, address, gate, self.warn_after)
                         try:
-                            return with_server_timings(await super().generate(input, tools, tool_choice, config))
+                            return with_server_timings(
+                                await super().generate(input, tools, tool_choice, config), slot_wait_s
+                            )
                         finally:
                             tasks.cancel_scope.cancel()
                 except BaseExceptionGroup as group:  # only the request raises (the warnings only log)
