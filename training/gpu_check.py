@@ -115,8 +115,8 @@ def verdict(rows: list[dict], failures: list[str], fix_rows: list[dict] | None =
 
 def run_rows(out: Path) -> list[dict]:
     """`step_rows` of a finished train.py run in `out` (its run_info.json and metrics.jsonl)."""
-    info = json.loads((out / "run_info.json").read_text())
-    metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    info = read_run_info(out, required=["generations_per_step"])
+    metrics = read_metrics(out)
     return step_rows(metrics, int(info["generations_per_step"]))
 
 
@@ -168,12 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     fix_rows: list[dict] | None = None
     accuracy = None
     if _run(train_command(args.out, args.steps, args.pool, use_vllm), failures, "training"):
-<<<<<<< HEAD
         rows = run_rows(out)
-=======
-        info = read_run_info(out, required=["generations_per_step"])
-        rows = step_rows(read_metrics(out), info["generations_per_step"])
->>>>>>> leftovers
         if _run(eval_command(args.out, args.pool), failures, "evaluation"):
             accuracy = eval_accuracy(out / "eval")
     if args.fix_steps:
