@@ -125,7 +125,7 @@ def test_gpu_check_reads_the_runs_files(gpu_check_after_training, tmp_path):
     (tmp_path / "run_info.json").write_text(json.dumps({"generations_per_step": 8}))
     metric = {"step": 1, "loss": 0.1, "grad_norm": 2.0, "completions/mean_length": 10.0, "step_wall_s": 4.0}
     (tmp_path / "metrics.jsonl").write_text(json.dumps(metric) + "\n")
-    assert gpu_check_after_training(["--out", str(tmp_path)]) == 0
+    assert gpu_check_after_training(["--out", str(tmp_path), "--fix_steps", "0"]) == 0
     assert "| 1 | 4 | 20 |" in (tmp_path / "gpu_check.md").read_text()
 
 
@@ -139,7 +139,7 @@ def test_gpu_check_refuses_bad_run_files(gpu_check_after_training, tmp_path, inf
     (tmp_path / "run_info.json").write_text(info)
     (tmp_path / "metrics.jsonl").write_text(metrics)
     with pytest.raises(SystemExit, match=match) as refused:
-        gpu_check_after_training(["--out", str(tmp_path)])
+        gpu_check_after_training(["--out", str(tmp_path), "--fix_steps", "0"])
     assert one_line(refused, tmp_path / where)
 
 
