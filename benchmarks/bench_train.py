@@ -243,6 +243,8 @@ def main() -> None:
     ap.add_argument("--json", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.steps < 2 or args.num_generations < 2:
+        ap.error("--steps and --num_generations must be >= 2 (step 1 warms up; GRPO compares rollouts)")
     if args.device == "cuda" and not args.arm:
         import torch
 
