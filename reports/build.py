@@ -30,8 +30,14 @@ SETTINGS = ("The paper's constrained/unconstrained split does not apply here: ea
             "on its benchmarks.")
 NOTE_SIM = ("Simulated workers answer from the answer key with per-profile accuracy (workers/simulation.py): "
             "these numbers test the harness, they say nothing about real models or the paper. " + SETTINGS)
+NOTE_MIXED = ("Some of this pool's workers are simulated (answering from the answer key, workers/simulation.py), "
+              "some are real models: these numbers test the harness, they are not comparable to the paper's. "
+              + SETTINGS)
 NOTE_LOCAL = ("Small local models (CPU): these numbers prove the plumbing; they are not comparable to the paper's. "
               + SETTINGS)
+KIND_NOTES = {"simulated": NOTE_SIM, "mixed": NOTE_MIXED, "local": NOTE_LOCAL}
+PAPER_ROWS_NOTE = (" '↳ paper' rows: the paper's numbers for the method and worker slot above, run with the "
+                   "paper's API models: reference only.")
 CELL_NOTE = ("Cells: accuracy % as mean ± standard error of the mean clustered by question (the epochs of a "
              "question are repeated measures, not independent samples: Miller 2024, 'Adding Error Bars to Evals', "
              "arXiv:2411.00640; Inspect's stderr(cluster=...); with one epoch the usual standard error over "
@@ -148,12 +154,8 @@ def write_tables(built: Sequence[tables.Built], out: Path) -> None:
 def table_note(b: tables.Built) -> str:
     lines = []
     paper = b.wide["key"].str.startswith(tables.PAPER_ROW).any()
-    if b.kind == "simulated":
-        lines.append(NOTE_SIM + (" '↳ paper' rows: the paper's numbers for the method and worker slot above, run "
-                                 "with the paper's API models: reference only." if paper else ""))
-    elif b.kind == "local":
-        lines.append(NOTE_LOCAL + (" '↳ paper' rows: the paper's numbers for the method and worker slot above, "
-                                   "run with the paper's API models: reference only." if paper else ""))
+    if b.kind in KIND_NOTES:
+        lines.append(KIND_NOTES[b.kind] + (PAPER_ROWS_NOTE if paper else ""))
     elif not b.comparable:
         lines.append("Not one of the paper's pools in this table's setting: no paper numbers beside these.")
     else:
@@ -248,7 +250,7 @@ def intro(frame: pd.DataFrame, log_dir: str | Path) -> str:
 
 def banner(frame: pd.DataFrame) -> str:
     kinds = set(frame["pool_kind"]) if len(frame) else set()
-    if kinds & {"simulated", "local"}:
-        return ("Simulated and local-pool sections are labelled as such: their numbers test the harness and are "
+    if kinds & {"simulated", "mixed", "local"}:
+        return ("Simulated, mixed and local-pool sections are labelled as such: their numbers test the harness and are "
                 "never comparable to the paper's.")
     return ""

@@ -65,7 +65,7 @@ class Analysis:
 
     kind: str  # a key of TITLES
     pool: str
-    pool_kind: str  # simulated | local | api | unknown
+    pool_kind: str  # simulated | mixed | local | api | unknown
     setting: str
     heading: str
     data: pd.DataFrame

@@ -76,9 +76,11 @@ def plain(text: object, limit: int = LABEL_CHARS) -> str:
 
 
 def pool_title(pool: str, kind: str, setting: str = "") -> str:
-    """The title prefix of a pool's plots: SIMULATION / LOCAL / the API pool's setting."""
+    """The title prefix of a pool's plots: SIMULATION / MIXED / LOCAL / the API pool's setting."""
     if kind == "simulated":
         return f"SIMULATION (pool {plain(pool)}: simulated workers, not comparable to the paper)"
+    if kind == "mixed":
+        return f"MIXED (pool {plain(pool)}: simulated and real workers, not comparable to the paper)"
     if kind == "local":
         return f"LOCAL (pool {plain(pool)}: small local models, not comparable to the paper)"
     return f"pool {plain(pool)}" + (f" ({setting})" if setting else "")

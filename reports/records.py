@@ -178,7 +178,7 @@ def run_fields(
         else:
             label_parts.append(f"{k}={no_host_path(v)}")
     pool = pool_name(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL)
-    kind = pool_kind(workers)
+    kind = pool_makeup(workers)
     return {
         "method": name,
         "key": "|".join(key_parts),

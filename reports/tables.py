@@ -193,7 +193,7 @@ class Built:
 
     spec: Spec
     pool: str
-    kind: str  # simulated | local | api | unknown
+    kind: str  # simulated | mixed | local | api | unknown
     setting: str
     comparable: bool  # the paper's numbers stand beside ours
     wide: pd.DataFrame
@@ -368,7 +368,7 @@ def row_note(key: str, kind: str, conductor_model: str) -> str:
         notes.append("simulated workers ignore max_tokens: the same answers as the single worker without it")
     if "embeddings=hash" in key.split("|"):
         notes.append("hashed embeddings, not the paper's embedding model")
-    if solver in ("router_dc", "mas_router") and kind in ("simulated", "local"):
+    if solver in ("router_dc", "mas_router") and kind in ("simulated", "mixed", "local"):
         notes.append("a router trained at a small size for this pool (solvers/matrix.yaml router_training)")
     return "; ".join(notes)
 
