@@ -47,7 +47,7 @@ from solvers.executor import (
     final_answer,
     run_step,
 )
-from solvers.options import checked_options
+from solvers.options import check_worker_option, checked_options
 from solvers.random_workflow import random_workflow as draw_workflow
 from solvers.team import current_task_name, resolve_workers
 from solvers.workflow import DEFAULT_MAX_STEPS
@@ -70,7 +70,7 @@ def single_worker(
 ) -> Solver:
     """One pool member answers the benchmark prompt alone (Model `worker` of the pool)."""
     options = baseline_options(locals())
-    need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")
+    check_worker_option(worker, pool)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         chosen = _member(sample_workers(state, pool, temperature, max_tokens), worker)
@@ -96,7 +96,7 @@ def self_reflection(
     attempt in its conversation; `stop`: "unchanged" ends when a revision states the previous
     attempt's answer (by the task's check, `check`), "never" runs every round."""
     options = baseline_options(locals())
-    need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")
+    check_worker_option(worker, pool)
     need_option(is_int(rounds) and rounds >= 0, "rounds", rounds, "an integer >= 0 (revisions after the first answer)")
     need_option(stop in reflection.STOP_RULES, "stop", stop, " | ".join(reflection.STOP_RULES))
     need_option(check in CHECK_OPTIONS, "check", check, " | ".join(CHECK_OPTIONS))
@@ -146,7 +146,7 @@ def consensus(
     majority answer wins, two answers being equal when the task's check (`check`) says so;
     a tie goes to the answer given first (rules: `solvers.consensus`)."""
     options = baseline_options(locals())
-    need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")
+    check_worker_option(worker, pool)
     need_option(is_int(samples) and samples >= 1, "samples", samples, "an integer >= 1")
     need_option(check in CHECK_OPTIONS, "check", check, " | ".join(CHECK_OPTIONS))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from startup.options import checked, need_option
+from startup.options import checked, is_int, need_option
 from workers.pools import PoolError, load_pool
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,6 +25,17 @@ def check_pool_option(pool: object, flag: str = "-S") -> None:
         return
     need_option(isinstance(pool, str), "pool", pool, "a bundled pool name or a pool YAML path", flag)
     load_pool(pool)  # type: ignore[arg-type]
+
+
+def check_worker_option(worker: object, pool: str | None) -> None:
+    """A `worker` option is an index into the pool's workers. Checked against the pool when one is
+    named; without one the workers may come from `--model-role workers`, given to `eval()` after
+    the solver is built, so the sample checks it."""
+    need_option(is_int(worker) and worker >= 0, "worker", worker, "a pool index >= 0")  # type: ignore[operator]
+    if pool is None:
+        return
+    size = len(load_pool(pool).workers)
+    need_option(worker < size, "worker", worker, f"a pool index 0..{size - 1} (the pool has {size} workers)")  # type: ignore[operator]
 
 
 def _pool_of(arguments: Mapping[str, Any]) -> None:

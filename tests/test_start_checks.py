@@ -108,6 +108,14 @@ def test_every_solver_refuses_a_misspelt_option_at_start(tutorial, solver, capsy
     assert err.strip() == f"error: {name} has no option -S step_timout; did you mean 'step_timeout'?"
 
 
+@pytest.mark.parametrize("solver", ["single_worker", "self_reflection", "consensus"])
+def test_a_worker_index_past_the_pool_is_refused_at_start(tutorial, solver, capsys):
+    err = run_in_process(tutorial, solver, {"pool": "sim", "worker": 9}, capsys)
+    assert (
+        err.strip() == "error: invalid solver option -S worker=9: expected a pool index 0..3 (the pool has 4 workers)"
+    )
+
+
 def test_a_bad_option_value_is_refused_without_a_traceback(tutorial):
     done = inspect_cli(tutorial, "--solver", "conductor", "-S", "pool=my_pool.yaml", "-S", "few_shot=odd")
     assert_refused(done, FEW_SHOT)
