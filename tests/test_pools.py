@@ -173,6 +173,13 @@ WORKER = "workers:\n  - model: openai/gpt-5\n"
             r"\(vllm/m\)\.config\.top_k: Inspect's vllm provider",
             "extra_body: {top_k: 20}",
         ),
+        ("workers: [sim/mediocer]\n", r"workers\[0\] \(sim/mediocer\)\.model: no simulated profile", "sim/mediocre"),
+        ("workers: [sim/zzz]\n", r"no simulated profile 'zzz'", "use sim/<one of math-strong"),
+        (
+            "workers:\n  - {model: sim/premium, model_args: {profiles: /nonexistent/p.yaml}}\n",
+            r"\(sim/premium\)\.model_args\.profiles: simulated profiles file",
+            "profiles YAML",
+        ),
     ],
 )
 def test_malformed_pool_names_file_entry_field_and_fix(tmp_path, text, where, fix):

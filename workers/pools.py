@@ -197,6 +197,7 @@ def _model(entry: Any, where: str) -> ModelSpec:
         task_overrides=_task_overrides(entry.get("task_overrides"), f"{where}.task_overrides"),
     )
     _check_top_k(spec, where)
+    _check_sim_profile(spec, where)
     _check_sdk_timeout(spec, where)
     _check_secret_routes(spec, where)
     return spec
@@ -205,6 +206,23 @@ def _model(entry: Any, where: str) -> ModelSpec:
 def _config_blocks(spec: ModelSpec) -> dict[str, dict[str, Any]]:
     """The entry's generate configs by where they are written: `config` and each task's, merged."""
     return {"config": spec.config, **{f"task_overrides.{t}": spec.config_for(t) for t in spec.task_overrides}}
+
+
+def _check_sim_profile(spec: ModelSpec, where: str) -> None:
+    """Refuse a simulated worker whose profile does not exist (the sample would fail on it)."""
+    provider, _, name = spec.model.partition("/")
+    if provider != "sim":
+        return
+    from workers.simulation import SimError, load_profiles  # a simulated pool's check only
+
+    try:
+        profiles = load_profiles(spec.model_args.get("profiles"))
+    except SimError as error:
+        raise _Invalid(f"{where}.model_args.profiles", str(error), "give the path of a profiles YAML file") from None
+    if name not in profiles:
+        close = difflib.get_close_matches(name, list(profiles), n=1)
+        fix = f"did you mean 'sim/{close[0]}'?" if close else f"use sim/<one of {', '.join(profiles)}>"
+        raise _Invalid(f"{where}.model", f"no simulated profile {name!r}", fix)
 
 
 def _check_sdk_timeout(spec: ModelSpec, where: str) -> None:
