@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import sys
 from functools import cache
+from typing import Any, TypeVar
 
 from inspect_ai._util.error import PrerequisiteError, SilentException
+
+T = TypeVar("T")
 
 
 class StartError(SilentException):
@@ -44,3 +47,23 @@ def start_error(message: str) -> StartError:
 def printed_cleanly(error: BaseException) -> bool:
     """Whether `error` already reached the user as a message without a traceback."""
     return isinstance(error, (StartError, PrerequisiteError))
+
+
+@cache
+def start_checked(api: type[T]) -> type[T]:
+    """`api`, a model provider class, whose constructor's ValueError (a model name or model arg it
+    does not know: `--model sim/zzz`, `--model-role workers=local/nope`) is `refuse`d: one line,
+    no traceback, whichever `--display`; other errors pass unchanged. One subclass per class
+    (cached), so class-level state stays shared."""
+
+    class Checked(api):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            try:
+                super().__init__(*args, **kwargs)
+            except ValueError as error:
+                if printed_cleanly(error):
+                    raise
+                raise refuse(error) from None
+
+    Checked.__name__, Checked.__qualname__, Checked.__doc__ = api.__name__, api.__qualname__, api.__doc__
+    return Checked

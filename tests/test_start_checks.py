@@ -116,6 +116,26 @@ def test_a_worker_index_past_the_pool_is_refused_at_start(tutorial, solver, caps
     )
 
 
+@pytest.mark.parametrize(
+    ("role", "message"),
+    [
+        (
+            "workers=sim/zzz",
+            "no simulated profile 'zzz'; use sim/<one of math-strong, choice-strong, mediocre, premium>",
+        ),
+        (
+            "workers=local/nope",
+            "Unknown local model 'nope'. Known: gemma3-270m, smollm2-135m (or a path to a .gguf file).",
+        ),
+        ("conductor=scripted/nope", "no scripted model 'nope'; use scripted/fixed-workflows"),
+    ],
+)
+def test_a_model_the_projects_providers_do_not_know_is_one_line(tutorial, role, message):
+    """Inspect makes the --model-role models before any project code: the providers refuse themselves."""
+    done = inspect_cli(tutorial, "--solver", "conductor", "-S", "pool=my_pool.yaml", "--model-role", role)
+    assert_refused(done, message)
+
+
 def test_a_bad_option_value_is_refused_without_a_traceback(tutorial):
     done = inspect_cli(tutorial, "--solver", "conductor", "-S", "pool=my_pool.yaml", "-S", "few_shot=odd")
     assert_refused(done, FEW_SHOT)

@@ -73,6 +73,7 @@ from typing import TYPE_CHECKING, Any
 
 from inspect_ai.model import modelapi
 
+from startup.errors import start_checked
 from workers.call_budget import (
     RETRY_WAIT_INITIAL,
     RETRY_WAIT_JITTER,
@@ -826,4 +827,4 @@ def __getattr__(name: str) -> Any:  # `from workers.local_provider import LocalM
 
 @modelapi(name="local")
 def local() -> type[ModelAPI]:
-    return _api_class()
+    return start_checked(_api_class())

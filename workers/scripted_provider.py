@@ -15,6 +15,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from startup.errors import start_checked
 from workers.scripted_workflows import scripted_completion
 
 NAMES = ("fixed-workflows",)
@@ -64,4 +65,4 @@ class ScriptedModelAPI(ModelAPI):
 
 @modelapi(name="scripted")
 def scripted() -> type[ModelAPI]:
-    return ScriptedModelAPI
+    return start_checked(ScriptedModelAPI)

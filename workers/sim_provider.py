@@ -44,6 +44,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from startup.errors import start_checked
 from workers.simulation import (
     DOMAINS,
     AnswerKey,
@@ -203,4 +204,4 @@ def _seconds(model: str, name: str, value: Any) -> float:
 
 @modelapi(name="sim")
 def sim() -> type[ModelAPI]:
-    return SimModelAPI
+    return start_checked(SimModelAPI)
