@@ -50,12 +50,13 @@ import pandas as pd
 from reports.csv_safe import write_csv
 from reports.diagnostics import input_text
 from reports.paired import compare
-from reports.records import pool_makeup, pool_name
+from reports.records import pool_makeup
 from reports.tables import markdown, md_text, pool_heading
 from solvers.conductor import check_generation
 from solvers.prompts import QUESTION_MODES
 from solvers.workflow import DEFAULT_MAX_STEPS, Workflow, WorkflowError, validate
 from workers.endpoints import Endpoint, endpoint, free, offline, shown
+from workers.redact import pool_label
 
 DEFAULT_OUT = "reports/out/credit"
 CONCURRENT_SAMPLES = 8
@@ -373,8 +374,8 @@ def credit_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def by_name(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` with each pool by its name (`reports.records.pool_name`), not the path a log named."""
-    return frame.assign(pool=frame["pool"].map(pool_name)) if len(frame) else frame
+    """`frame` with each pool by its name (`workers.redact.pool_label`), not the path a log named."""
+    return frame.assign(pool=frame["pool"].map(lambda p: pool_label(str(p)))) if len(frame) else frame
 
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:
@@ -488,7 +489,7 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
              "earned accuracy).\n"]
     for pool, part in table.groupby("pool", sort=True):
         kind = pool_makeup([w.model for w in pools[pool].workers])
-        parts.append(f"## {md_text(pool_heading(pool_name(pool), kind, ''))}\n\n{markdown(readable(part))}")
+        parts.append(f"## {md_text(pool_heading(pool_label(str(pool)), kind, ''))}\n\n{markdown(readable(part))}")
     text = "\n".join(parts)
     (out / "credit.md").write_text(text)
     say(text)

@@ -5,7 +5,7 @@ Expected rows come from the matrix runner's methods files (`solvers/matrix.yaml`
 logged rows (`reports.records.run_fields`). A missing cell is filled by the matrix runner
 (`python -m solvers.matrix --matrix FILE --tasks T --pool P --methods M --log-dir DIR`, resumable:
 it skips what is done); a logged row that no methods file produces gets the `inspect eval`
-command of its own solver and options. A pool is named as the tables name it (`reports.records.pool_name`:
+command of its own solver and options. A pool is named as the tables name it (`workers.redact.pool_label`:
 a pool file by its stem, never a host path), with a note where that name is not a bundled pool. Log
 text is untrusted: each name from a log is `checked` before it enters a command and every argument is
 shell-quoted (`shlex.join`); a name that fails its check leaves its command out with a note that names

@@ -39,9 +39,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from reports.records import pool_kind, pool_name, short
+from reports.records import pool_kind, short
 from reports.run_files import read_run_info
 from solvers.strategy import STRATEGIES
+from workers.redact import pool_label
 
 LABEL_CHARS = 48  # log-derived text per label in a plot
 LEGEND_CHARS = 72  # per method in the Fig. 5 legend (method options make labels long)
@@ -611,7 +612,7 @@ def training_plots(runs: Iterable[str | Path], out_dir: str | Path, *, window: i
 def pool_of_run(info: Mapping) -> str:
     """The pool a run trained on, labelled: SIMULATION / local / the pool's name."""
     data = info.get("data") or {}
-    pool = plain(pool_name(data.get("pool") or (info.get("script") or {}).get("pool") or "unknown"))
+    pool = plain(pool_label(str(data.get("pool") or (info.get("script") or {}).get("pool") or "unknown")))
     kind = pool_kind([str(m) for m in data.get("pool_workers") or []])
     if info.get("simulated") or data.get("simulated") or kind == "simulated":
         return f"SIMULATION (pool {pool})"

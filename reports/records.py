@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from solvers.strategy import NO_WORKFLOW, nested_step_models, step_models, strategy
+from workers.redact import pool_label
 
 # paper tasks (Inspect task names) -> the paper's column names
 PAPER_COLUMNS = {
@@ -74,15 +74,6 @@ def no_host_path(value: object) -> object:
         last = _SEPARATORS.split(value.rstrip("/\\"))[-1]
         return f"{found[1] or ''}…/{last}"
     return value
-
-
-def pool_name(pool: object) -> str:
-    """A pool as a report names it: a bundled pool by its name, a pool YAML file by its stem, never the
-    path the log recorded (a host's folders)."""
-    text = str(pool)
-    if "/" in text or "\\" in text or Path(text).suffix:
-        return Path(text.replace("\\", "/")).stem or "pool"
-    return text
 
 
 def sample_fields(meta: Mapping[str, Any] | None, model_usage: Mapping[str, Any] | None = None) -> dict:
@@ -154,7 +145,8 @@ def run_fields(
     conductor_model: str | None,
     method: str | None = None,
 ) -> dict:
-    """The row identity: method, options that differ from the solver's defaults, pool (by name: `pool_name`).
+    """The row identity: method, options that differ from the solver's defaults, pool (by name:
+    `workers.redact.pool_label`).
 
     `key` (method|option=value|...: worker as its pool index, model names without their
     provider) matches the paper reference file; `label` is for reading (worker by name)."""
@@ -177,7 +169,7 @@ def run_fields(
             label_parts.append(no_host_path(workers[v]))
         else:
             label_parts.append(f"{k}={no_host_path(v)}")
-    pool = pool_name(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL)
+    pool = pool_label(str(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL))
     kind = pool_makeup(workers)
     return {
         "method": name,

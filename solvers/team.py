@@ -23,7 +23,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model, model_roles
 from solvers.executor import Worker
 from solvers.grammar import Constraint
 from workers.call_budget import eval_call_budget
-from workers.client_secrets import route_secrets
+from workers.client_secrets import client_body_fields, route_secrets
 from workers.pools import DEFAULT_POOL, ModelSpec, PoolSpec, Price, known_prices, load_pool
 from workers.provider_settings import sdk_model_args
 
@@ -259,7 +259,7 @@ _BODY_FIELD_MODELS: dict[str, Model] = {}
 def _model(name: str, role: str | None, config: GenerateConfig, model_args: dict) -> Model:
     """`get_model`, memoized by Inspect, or here for a model whose HTTP client adds body fields:
     Inspect's memo key cannot tell two such clients apart."""
-    fields = getattr(model_args.get("http_client"), "body_fields", None)  # workers.body_fields.BodyFieldsClient
+    fields = client_body_fields(model_args)
     if fields is None:
         return get_model(name, role=role, config=config, **model_args)
     others = {k: v for k, v in model_args.items() if k != "http_client"}

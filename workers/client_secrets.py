@@ -75,13 +75,18 @@ def route_secrets(
     return kept, args
 
 
+def client_body_fields(model_args: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The body fields a model's HTTP client adds (`route_secrets`; None: a plain client)."""
+    return getattr(model_args.get("http_client"), "body_fields", None)  # workers.body_fields.BodyFieldsClient
+
+
 def client_settings(model_args: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
     """What `route_secrets` handed a model's client, as the config fields it came from (for a
     record: workers/redact.py redacts them); `config` is the model's config, whose body fields win."""
     settings: dict[str, Any] = {}
     if headers := model_args.get("default_headers"):
         settings["extra_headers"] = dict(headers)
-    if fields := getattr(model_args.get("http_client"), "body_fields", None):  # workers.body_fields
+    if fields := client_body_fields(model_args):
         settings["extra_body"] = {**fields, **(config.get("extra_body") or {})}
     return settings
 

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PureWindowsPath
 from typing import Any
 
+from workers.client_secrets import client_body_fields
+
 REDACTED = "[redacted]"
 ERROR_FIELDS = ("error", "rejection_message")  # round-record fields holding error text
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9]{16,}")
@@ -84,7 +86,7 @@ def worker_secrets(models: Sequence[Any]) -> list[str]:
         found.append(getattr(getattr(model, "api", None), "api_key", None) or "")
         model_args = getattr(model, "model_args", None) or {}
         found += _strings(model_args)
-        found += _strings(getattr(model_args.get("http_client"), "body_fields", None) or {})  # workers.body_fields
+        found += _strings(client_body_fields(model_args) or {})
         found += _strings([v for v in model.config.model_dump(exclude_none=True).values() if isinstance(v, Mapping)])
     return [s for s in found if s]
 

@@ -185,11 +185,11 @@ def parallel_memory(args: argparse.Namespace, script: Any, config: Any, seeds: l
     micro = config.per_device_train_batch_size
     recipe_micro = yaml.safe_load(Path(args.recipe).read_text()).get("per_device_train_batch_size", micro)
     runs = [seed_dir(args.out, seed) for seed in seeds]
-    if config.use_cpu:
-        peak = run_memory.per_run_peak(script.peak_rss_gib, recipe_micro, micro, runs)
-        return run_memory.parallel_plan(args.parallel, seeds, peak, run_memory.available_gib())
-    peak = run_memory.per_run_peak(script.peak_gpu_gib, recipe_micro, micro, runs, field="peak_gpu_gib")
-    return run_memory.parallel_plan(args.parallel, seeds, peak, run_memory.available_gpu_gib(), "free on the GPU")
+    gpu = not config.use_cpu
+    field = "peak_gpu_gib" if gpu else "peak_rss_gib"  # the recipe's figure and the runs' records
+    peak = run_memory.per_run_peak(getattr(script, field), recipe_micro, micro, runs, field=field)
+    available = run_memory.available_gpu_gib() if gpu else run_memory.available_gib()
+    return run_memory.parallel_plan(args.parallel, seeds, peak, available, "free on the GPU" if gpu else "available")
 
 
 def train_log(out: Path, seed: int, running: bool) -> Path:
@@ -237,10 +237,11 @@ def train_all(commands: Mapping[int, list[str]], out: Path, parallel: int, dry_r
     return failed
 
 
-def evaluate_in_process(command: list[str], out: Path, seed: int, env: Mapping[str, str] | None) -> list[dict]:
-    """One seed's held-out eval in a process of its own (`process_command`, output in
+def evaluate_in_process(command: list[str], rows: Path, out: Path, seed: int, env: Mapping[str, str] | None
+                        ) -> list[dict]:  # fmt: skip
+    """One seed's held-out eval in a process of its own (`process_command`, writing `rows`; output in
     `<out>/seed-S/heldout.log`): its rows, or a SystemExit naming the exit status and the log."""
-    log, rows = seed_dir(out, seed) / "heldout.log", Path(command[command.index("--rows") + 1])
+    log = seed_dir(out, seed) / "heldout.log"
     print(f"seed {seed}: evaluating, output in {log}", flush=True)
     rows.unlink(missing_ok=True)  # an earlier eval's rows are never read as this one's
     with log.open("w") as f:
@@ -264,9 +265,10 @@ def evaluate_seeds(args: argparse.Namespace, script: Any, config: Any, extra: Se
 
     def in_own_process(seed: int) -> list[dict]:
         run = seed_dir(args.out, seed)
+        rows = run / "heldout-rows.json"
         command = process_command(args.recipe, extra, seed_label(seed), run, args.limit, args.eval_seed,
-                                  args.eval_temperature, logs, run / "heldout-rows.json")  # fmt: skip
-        return evaluate_in_process(command, args.out, seed, env)
+                                  args.eval_temperature, logs, rows)  # fmt: skip
+        return evaluate_in_process(command, rows, args.out, seed, env)
 
     if args.parallel == 1:
         results = {seed: outcome(in_this_process, seed) for seed in seeds}
