@@ -523,9 +523,13 @@ def worker_shares(rows: pd.DataFrame) -> pd.DataFrame:
 
 def domain_worker_shares(rows: pd.DataFrame) -> pd.DataFrame:
     """Columns step, domain, then one per worker name: that worker's share of the step's executed
-    worker steps in rollouts of that domain (rows only where the domain had worker steps)."""
+    worker steps in rollouts of that domain (rows only where the domain had worker steps). Rollouts
+    whose first worker was assigned (`assigned`, training/explore.py) are the policy's exploration,
+    not its routing: left out."""
     if rows.empty or not {"worker_names", "domain", "step"} <= set(rows):
         return pd.DataFrame()
+    if "assigned" in rows:
+        rows = rows[rows["assigned"].isna()]
     named = rows[["step", "domain", "worker_names"]].explode("worker_names").dropna()
     if named.empty:
         return pd.DataFrame()

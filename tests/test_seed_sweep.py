@@ -203,9 +203,11 @@ def test_one_evaluated_seed_has_no_spread():
 
 @pytest.mark.parametrize(("shares", "best", "expected"), [
     ({"math-strong": 1.0}, {"math-strong"}, True),
-    ({"math-strong": 0.5, "premium": 0.5}, {"math-strong"}, False),  # not a majority
-    ({"premium": 0.9, "math-strong": 0.1}, {"math-strong"}, False),  # a majority, not the best single worker
-    ({"premium": 0.6}, {"math-strong", "premium"}, True),  # tied best single workers count each
+    ({"math-strong": 0.9, "premium": 0.1}, {"math-strong"}, True),  # exactly 90%
+    ({"math-strong": 0.57, "choice-strong": 0.43}, {"math-strong"}, False),  # a majority is not routing
+    ({"math-strong": 0.8875, "premium": 0.1125}, {"math-strong"}, False),  # 71 of 80
+    ({"premium": 0.9, "math-strong": 0.1}, {"math-strong"}, False),  # 90%, not to the best single worker
+    ({"premium": 0.6, "math-strong": 0.35, "mediocre": 0.05}, {"math-strong", "premium"}, True),  # tied best count together
     ({}, {"math-strong"}, False),  # no workflow
 ])  # fmt: skip
 def test_routes_rule(shares, best, expected):

@@ -169,6 +169,7 @@ class ConductorReward:
         self.pool_names = [w.model for w in self.pool.workers]
         self._workers: dict[tuple, list[Worker]] = {}
         self.last_metrics: dict[str, float] = {}
+        self.assigned: Callable[[], Sequence[int | None]] | None = None  # exploring groups (training/explore.py)
         self.recursion_first_weight = recursion_first_weight
         check_cost_options(cost_weight, cost_charge)
         self.cost_weight, self.cost_charge = cost_weight, cost_charge
@@ -190,6 +191,10 @@ class ConductorReward:
             rollout_row(r, row, text, _conductor_tokens(row, ids[i] if ids else None), step, self.pool_names)
             for i, (r, row, text) in enumerate(zip(rollouts, rows, texts, strict=True))
         ]
+        assigned = self.assigned() if self.assigned else None
+        if assigned is not None and len(assigned) == len(records):
+            for record, worker in zip(records, assigned, strict=True):
+                record["assigned"] = worker  # the first worker was assigned, not chosen: not the policy's routing
         if self.log:
             self.log.write(records)
         self.last_metrics = batch_metrics(records, self.pool_names)

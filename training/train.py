@@ -119,6 +119,14 @@ class ScriptArguments:
             " balanced steps"
         },
     )
+    explore_workers: int = field(
+        default=0,
+        metadata={
+            "help": "rows of each GRPO group whose first worker is assigned, every worker in turn (0: off, the"
+            " paper's sampling): a group always compares every worker, so a collapsed choice can recover"
+            " (training/explore.py)"
+        },
+    )
     reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
     cost_weight: float = field(
         default=0.0,
@@ -180,6 +188,7 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
             raise
         script.cpu_stand_ins = f"{' '.join(CPU_STAND_INS)} ({error})"
     check(script)
+    check_exploration(script, config)
     if script.interleave_domains:
         config.shuffle_dataset = False  # the sampler must keep the turns, or the balance is lost
     return script, config, model
@@ -230,6 +239,21 @@ def check(script: ScriptArguments) -> None:
     except PoolError as error:
         raise SystemExit(f"error: --pool {script.pool}: {error}") from None
     check_max_usd(script.max_usd, pool, script.reward)
+
+
+def check_exploration(script: ScriptArguments, config: Any) -> None:
+    from training.explore import check_explore
+
+    try:
+        check_explore(script.explore_workers, config.num_generations, pool_listing_size(script), config.use_vllm,
+                      script.max_depth)  # fmt: skip
+    except ValueError as error:
+        raise SystemExit(f"error: {error}") from None
+
+
+def pool_listing_size(script: ScriptArguments) -> int:
+    """How many workers a training prompt lists (Model 0..n-1)."""
+    return script.pool_size or len(load_pool(script.pool).workers)
 
 
 def settings_of(script: ScriptArguments) -> Settings:
@@ -524,6 +548,12 @@ def main(argv: list[str] | None = None) -> dict:
     write_run_info(out, info, main_process)
     if script.warmup_only:
         return info
+    if script.explore_workers:  # after the warm-up: only GRPO's rollouts explore (training/explore.py)
+        from training.explore import assign_first_workers
+
+        reward.assigned = assign_first_workers(
+            model, tokenizer, script.explore_workers, pool_listing_size(script), config.seed
+        )
     rollout_log = getattr(reward, "log", None)  # the conductor reward's; gathered at each step's end
     flushes = [flush_callback(rollout_log, config)] if rollout_log and rollout_log.gather else []
     caps = [spend_cap(script.max_usd, reward.log.path)] if script.max_usd is not None else []

@@ -1,0 +1,139 @@
+"""Exploring groups (training/explore.py): assigned first workers, every worker in every group, free
+rows untouched, options refused where they cannot work, assigned rollouts kept out of the routing curves."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from training.explore import FirstWorker, assign_first_workers, check_explore, group_assignments  # noqa: E402
+
+DIGITS = [10, 11, 12, 13]  # the tokens of worker ids "0".."3" in these tests
+
+
+def grouped_rows(groups: int = 2, generations: int = 8) -> torch.Tensor:
+    """`groups` distinct prompts, each repeated `generations` times in a row, as TRL batches them."""
+    return torch.cat([torch.full((generations, 5), g + 1) for g in range(groups)])
+
+
+def test_each_group_assigns_every_worker_once_and_leaves_the_rest_free():
+    assigned = group_assignments(grouped_rows(), explore=4, n_workers=4, generator=torch.Generator().manual_seed(0))
+    for group in (assigned[:8], assigned[8:]):
+        assert sorted(group[:4]) == [0, 1, 2, 3]
+        assert group[4:] == [None] * 4
+
+
+def test_more_assigned_rows_than_workers_cycle_the_permutation():
+    assigned = group_assignments(grouped_rows(1), explore=6, n_workers=4, generator=torch.Generator().manual_seed(3))
+    assert sorted(assigned[:4]) == [0, 1, 2, 3] and assigned[4:6] == assigned[:2] and assigned[6:] == [None, None]
+
+
+def scores_with_digit_mass(rows: int, digit_logit: float) -> torch.Tensor:
+    scores = torch.zeros(rows, 20)
+    scores[:, DIGITS] = digit_logit
+    return scores
+
+
+def test_a_row_is_forced_only_where_the_model_writes_a_worker_id():
+    forcing = FirstWorker([2, None, 1], DIGITS)
+    prompt = torch.ones(3, 4, dtype=torch.long)
+    not_yet = forcing(prompt, scores_with_digit_mass(3, -5.0))  # a word comes next: nothing forced
+    assert torch.isfinite(not_yet).all()
+    decided = forcing(prompt, scores_with_digit_mass(3, 5.0))
+    assert decided[0].argmax() == DIGITS[2] and torch.isinf(decided[0]).sum() == 19
+    assert torch.isfinite(decided[1]).all()  # a free row samples as it would
+    assert decided[2].argmax() == DIGITS[1]
+
+
+def test_a_row_that_wrote_its_first_worker_is_not_forced_again():
+    forcing = FirstWorker([3], DIGITS)
+    forcing(torch.ones(1, 4, dtype=torch.long), scores_with_digit_mass(1, 5.0))
+    later = forcing(torch.tensor([[1, 1, 1, 1, DIGITS[3], 5]]), scores_with_digit_mass(1, 5.0))
+    assert torch.isfinite(later).all()  # "model_id = [3" after the line is the model's own copy
+
+
+class DigitTokenizer:
+    def __call__(self, text: str, add_special_tokens: bool = False):
+        return type("Encoded", (), {"input_ids": [DIGITS[int(text)]]})()
+
+
+def tiny_llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=30, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
+                         pad_token_id=0, eos_token_id=1, bos_token_id=None)  # fmt: skip
+    torch.manual_seed(0)
+    return LlamaForCausalLM(config).eval()
+
+
+class DigitsAtThirdToken:
+    """A stand-in for a warm-up model: its third completion token is a digit, no earlier one is."""
+
+    def __init__(self, prompt_len: int):
+        self.prompt_len = prompt_len
+
+    def __call__(self, input_ids, scores):
+        written = input_ids.size(1) - self.prompt_len
+        if written < 2:
+            scores[:, DIGITS] = float("-inf")
+        elif written == 2:
+            scores[:, DIGITS] += 50.0
+        return scores
+
+
+def test_generate_gives_assigned_rows_their_worker_and_reports_the_assignment():
+    from transformers import GenerationConfig, LogitsProcessorList
+
+    model = tiny_llama()
+    last_assigned = assign_first_workers(model, DigitTokenizer(), explore=4, n_workers=4, seed=0)
+    ids = grouped_rows(2, 8)
+    config = GenerationConfig(max_new_tokens=4, do_sample=True, temperature=1.0, top_k=0, pad_token_id=0, eos_token_id=1)
+    torch.manual_seed(7)
+    out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config,
+                         logits_processor=LogitsProcessorList([DigitsAtThirdToken(ids.size(1))]))  # fmt: skip
+    assigned = last_assigned()
+    third = out[:, ids.size(1) + 2].tolist()
+    for row, worker in enumerate(assigned):
+        if worker is not None:
+            assert third[row] == DIGITS[worker]
+    for group in (slice(0, 8), slice(8, 16)):
+        assert {third[r] for r in range(16)[group] if assigned[r] is not None} == set(DIGITS)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"explore": 9}, "0..num_generations"),
+        ({"explore": -1}, "0..num_generations"),
+        ({"n_workers": 11}, "one-digit"),
+        ({"use_vllm": True}, "use_vllm false"),
+        ({"max_depth": 1}, "recursion"),
+    ],
+)
+def test_settings_that_cannot_explore_are_refused_with_the_fix(kwargs, words):
+    options = {"explore": 4, "num_generations": 8, "n_workers": 4, "use_vllm": False, "max_depth": 0, **kwargs}
+    with pytest.raises(ValueError, match=words):
+        check_explore(**options)
+
+
+def test_off_is_accepted_whatever_the_rest():
+    check_explore(0, 8, 40, True, 1)
+
+
+def test_assigned_rollouts_are_left_out_of_the_routing_shares():
+    pd = pytest.importorskip("pandas")
+    from reports.plots import domain_worker_shares
+
+    rows = pd.DataFrame(
+        {
+            "step": [1, 1, 1, 1],
+            "domain": ["math"] * 4,
+            "worker_names": [["a"], ["a"], ["b"], ["c"]],
+            "assigned": [None, None, 1, 2],
+        }
+    )
+    shares = domain_worker_shares(rows)
+    assert shares.loc[0, "a"] == 1.0 and "b" not in shares and "c" not in shares

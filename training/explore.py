@@ -1,0 +1,114 @@
+"""Exploring groups: some rollouts of every GRPO group are assigned their first worker (recipe
+option `explore_workers`; 0 = off, the paper's sampling).
+
+Why: GRPO learns only from reward differences inside a group. Once a question form's rollouts all
+pick one worker, every rollout of a group gets the same outcome (a simulated worker's answer is
+fixed per question and subtask), the group's advantages are zero and the choice can no longer
+move: a collapse onto the wrong worker is permanent (docs/training.md, "Routing on every seed").
+With `explore_workers: k`, the first k rollouts of each group have their first worker assigned,
+every pool worker in turn from a seeded permutation, and the rest sample freely, so every group
+compares every worker on its question and the advantage of the better one never vanishes.
+
+How: `assign_first_workers(model, ...)` wraps `model.generate` (the public method TRL's GRPOTrainer
+calls on its transformers path) and adds a logits processor. A row's first worker is its first
+digit token (the warm-up's layouts write the first worker before any other digit: "...: 2 answers
+first." or "model_id = [2"): at the first position where the model puts more than half of its
+probability on digit tokens, an assigned row gets its worker's digit and nothing else. The forced
+token is part of the completion, so GRPO's loss weighs its log-probability by the rollout's
+advantage like any sampled token. Rows of one group are recognised as equal prompt rows.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from transformers import LogitsProcessor, LogitsProcessorList
+
+MAX_WORKERS = 10  # one digit token per worker id
+
+
+def group_assignments(rows: torch.Tensor, explore: int, n_workers: int, generator: torch.Generator) -> list[int | None]:
+    """Per row of a generation batch, the worker assigned to it or None: in each group of equal
+    rows (a prompt and its repeats, in batch order) the first `explore` rows take the workers of a
+    seeded permutation, cycled; the others stay free."""
+    _, group_of = torch.unique(rows, dim=0, return_inverse=True)
+    out: list[int | None] = [None] * len(rows)
+    for group in group_of.unique().tolist():
+        members = (group_of == group).nonzero().flatten().tolist()[:explore]
+        order = torch.randperm(n_workers, generator=generator).tolist()
+        for slot, row in enumerate(members):
+            out[row] = order[slot % n_workers]
+    return out
+
+
+class FirstWorker(LogitsProcessor):
+    """Forces each assigned row's first digit token (its first worker id) to the assigned worker."""
+
+    def __init__(self, assigned: list[int | None], digit_ids: list[int]):
+        self.assigned = assigned
+        self.digit_ids = torch.tensor(digit_ids)
+        self.prompt_len: int | None = None
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if self.prompt_len is None:
+            self.prompt_len = input_ids.size(1)
+        digits = self.digit_ids.to(scores.device)
+        written = torch.isin(input_ids[:, self.prompt_len :], digits).any(dim=1)
+        digit_mass = scores.float().softmax(-1)[:, digits].sum(-1)
+        for row, worker in enumerate(self.assigned):
+            if worker is None or written[row] or digit_mass[row] <= 0.5:
+                continue
+            scores[row] = float("-inf")
+            scores[row, digits[worker]] = 0.0
+        return scores
+
+
+def digit_token_ids(tokenizer: Any, n_workers: int) -> list[int]:
+    """The token of each worker id 0..n_workers-1 (each must be one token)."""
+    ids = []
+    for i in range(n_workers):
+        tokens = tokenizer(str(i), add_special_tokens=False).input_ids
+        if len(tokens) != 1:
+            raise ValueError(f"explore_workers: worker id {i} is {len(tokens)} tokens for this tokenizer, not one")
+        ids.append(tokens[0])
+    return ids
+
+
+def check_explore(explore: int, num_generations: int, n_workers: int, use_vllm: bool, max_depth: int) -> None:
+    """Refuse settings under which exploring groups cannot work, naming the fix."""
+    if explore < 0 or explore > num_generations:
+        raise ValueError(f"explore_workers must be in 0..num_generations ({num_generations}), got {explore}")
+    if not explore:
+        return
+    if n_workers > MAX_WORKERS:
+        raise ValueError(f"explore_workers assigns one-digit worker ids: the pool has {n_workers} workers (at most 10)")
+    if use_vllm:
+        raise ValueError("explore_workers acts on the transformers generation path: set use_vllm false")
+    if max_depth:
+        raise ValueError("explore_workers is not combined with recursion training (max_depth): set one to 0")
+
+
+def assign_first_workers(model: Any, tokenizer: Any, explore: int, n_workers: int, seed: int) -> Callable[[], list]:
+    """Wrap `model.generate` so that each group's first `explore` rows get assigned first workers
+    (training only: call it on the GRPO model after the format warm-up). Returns a function giving
+    the last generation batch's assignments (a worker or None per row), for the rollout log."""
+    generate = model.generate
+    digit_ids = digit_token_ids(tokenizer, n_workers)
+    generator = torch.Generator().manual_seed(seed)
+    last: list[list[int | None]] = [[]]
+
+    @functools.wraps(generate)
+    def generate_exploring(input_ids=None, attention_mask=None, logits_processor=None, **kwargs):  # noqa: ANN001, ANN202
+        if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
+            return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=logits_processor, **kwargs)
+        rows = input_ids if attention_mask is None else torch.cat([input_ids, attention_mask.to(input_ids.dtype)], 1)
+        last[0] = group_assignments(rows.cpu(), explore, n_workers, generator)
+        forcing = FirstWorker(last[0], digit_ids)
+        processors = LogitsProcessorList([*(logits_processor or []), forcing])
+        return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=processors, **kwargs)
+
+    model.generate = generate_exploring
+    return lambda: last[0]
