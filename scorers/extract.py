@@ -82,6 +82,7 @@ class Marker:
 
 _SPAN = MAX_ANSWER_CHARS + 1
 _OPENERS = frozenset({"", "\\[", "$$", "\\(", "```", "**", "$"})
+_DISPLAY = {"\\[": "\\]", "$$": "$$", "\\begin{equation*}": "\\end{equation*}", "\\begin{align*}": "\\end{align*}"}
 
 
 def _eol(text: str, pos: int) -> int:
@@ -92,12 +93,18 @@ def _eol(text: str, pos: int) -> int:
 
 
 def _line_content(text: str, pos: int) -> tuple[int, int]:
-    """Span of the rest of the line at pos; the next non-empty line if it is blank.
+    """Span of the rest of the line at pos; the next non-empty line if it is blank; the
+    display math below when the line only opens it (`ANSWER: \\[` ... `\\]`).
 
     Spans stop MAX_ANSWER_CHARS + 1 after their start (longer answers are rejected).
     """
     end = _eol(text, pos)
-    if text[pos:end].strip(" \t*_`"):
+    line = text[pos:end].strip(" \t*_`")
+    if line in _DISPLAY:  # "ANSWER: \\[" with the math on the lines below: up to its closer
+        close = text.find(_DISPLAY[line], end, pos + _SPAN)
+        if close >= 0:
+            return end, close
+    elif line:
         return pos, end
     nxt = end + 1
     while nxt < len(text):
@@ -234,19 +241,39 @@ _BOX_GAP = re.compile(
 _MAX_BOX_GAP = 40
 
 
+# a label right before a box: "y_2 = \\boxed{...}", "\\( y_2 = \\boxed{...}"
+_BOX_LABEL = re.compile(r"([A-Za-z](?:_\{?\w{1,3}\}?)?)[ \t]{0,2}=[ \t]{0,2}(?:\\\(|\\\[|\$)?[ \t]{0,2}$")
+
+
+def _box_label(text: str, start: int) -> str | None:
+    m = _BOX_LABEL.search(text[max(0, start - 24) : start])
+    return m.group(1) if m else None
+
+
 def _box_run(text: str, last: Marker) -> str:
-    """The last box, joined with the boxes right before it that form one list answer."""
-    boxes = [b for b in _boxes(text[max(0, last.start - 4 * _SPAN) : last.cend + 1])]
+    """The last box, joined with the boxes right before it that form one list answer.
+
+    Boxes that each carry a distinct label (`y_1 = \\boxed{A}` and `y_2 = \\boxed{B}`) are one
+    answer in parts: "y_1 = A, y_2 = B".
+    """
     offset = max(0, last.start - 4 * _SPAN)
-    parts = [text[last.cstart : last.cend].strip()]
+    boxes = _boxes(text[offset : last.cend + 1])
+    run = [(last.start, text[last.cstart : last.cend].strip())]
     end = last.start
     for b in reversed(boxes[:-1]):
         gap = text[offset + b.cend + 1 : end]
-        if len(gap) > _MAX_BOX_GAP or not _BOX_GAP.fullmatch(gap):
+        if len(gap) > _MAX_BOX_GAP:
             break
-        parts.append(text[offset + b.cstart : offset + b.cend].strip())
+        label = _BOX_LABEL.search(gap)
+        if not _BOX_GAP.fullmatch(gap[: label.start()] if label else gap):
+            break
+        run.append((offset + b.start, text[offset + b.cstart : offset + b.cend].strip()))
         end = offset + b.start
-    return ", ".join(reversed(parts))
+    run.reverse()
+    labels = [_box_label(text, start) for start, _ in run]
+    if len(run) > 1 and all(labels) and len(set(labels)) == len(labels):
+        return ", ".join(f"{label} = {part}" for label, (_, part) in zip(labels, run))
+    return ", ".join(part for _, part in run)
 
 
 def final_answer(text: str | None) -> tuple[str | None, str]:

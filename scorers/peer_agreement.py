@@ -49,6 +49,10 @@ class Tally:
         return ok, n
 
 
+def _miss(c: dict) -> str:
+    return f"{c['_where']}: {c['output'][-80:]!r} vs {c['reference'][:40]!r} want {c['verdict']}"
+
+
 def tally(cases: list[dict]) -> Tally:
     """Run each case's check; count agreement per (check, source group) and overall."""
     t = Tally()
@@ -57,13 +61,15 @@ def tally(cases: list[dict]) -> Tally:
         if c.get("ambiguous"):
             t.ambiguous[0] += got == c["verdict"]
             t.ambiguous[1] += 1
+            if got != c["verdict"]:
+                t.misses.append(f"(ambiguous, policy not followed) {_miss(c)}")
             continue
         group, where = source_group(c["source"]), c["_where"].split(".jsonl")[0] + ".jsonl"
         for key in ((c["check"], group), (c["check"], "ALL"), ("*", group), ("file", where)):
             t.agree[key][0] += got == c["verdict"]
             t.agree[key][1] += 1
         if got != c["verdict"]:
-            t.misses.append(f"{c['_where']}: {c['output'][-80:]!r} vs {c['reference'][:40]!r} want {c['verdict']}")
+            t.misses.append(_miss(c))
     return t
 
 
