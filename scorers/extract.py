@@ -59,7 +59,7 @@ _ANSWER_TAG = re.compile(
 _FINAL_IS = re.compile(r"(?i:final[ \t]{1,3}answer[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be)[ \t:]{0,4})")
 _ANSWER_OPEN = re.compile(r"(?i:<answer>)")
 _ANSWER_CLOSE = re.compile(r"(?i:</answer>)")
-_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]{0,4}(\{)?")
+_BOX = re.compile(r"\\(?:begin)?(?:boxed|fbox)[ \t]{0,4}(\{)?")  # "\\beginboxed{": a garbled box
 
 
 def strip_markdown(text: str) -> str:
@@ -314,7 +314,7 @@ def normalize_unicode(text: str) -> str:
     for ch in text:
         if ord(ch) > 127 and unicodedata.decomposition(ch).startswith("<fraction>"):
             num = unicodedata.normalize("NFKC", ch).replace("\u2044", "/")
-            out.append(" " + num)
+            out.append(num if out and out[-1] in "+-\u2212" else " " + num)  # "1½" -> "1 1/2", "-½" -> "-1/2"
         else:
             out.append(ch)
     text = unicodedata.normalize("NFKC", "".join(out))

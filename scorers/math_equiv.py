@@ -210,9 +210,12 @@ def _as_sentence(pred: str, gold: str) -> str:
         if not _LIST_GAP.fullmatch(pred[tok[1] : value[-1][0]]):
             break
         value.append(tok)
+    if _HEDGED_BEFORE.search(pred[max(0, value[-1][0] - 12) : value[-1][0]]):
+        return pred  # "<something> or 0": the sentence hedges, judged whole (refused)
     return ", ".join(t[2].strip() for t in reversed(value))
 
 
+_HEDGED_BEFORE = re.compile(r"(?i:\b(?:or|either|otherwise|unless|else))\W{0,4}$")
 _SCALE = re.compile(
     r"(\d)[ \t]{0,3}(?:\\(?:text|mathrm|mbox)[ \t]{0,3}\{[ \t]{0,3})?"
     r"(thousand|million|billion|trillion)[ \t]{0,3}\}?"

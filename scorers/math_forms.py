@@ -1,6 +1,7 @@
 """Answer forms that math-verify misreads: rewritten, compared or refused first (pure).
 
-- rewritten (`rewrite`): doubly escaped LaTeX (`\\\\frac` -> `\\frac`); mixed numbers
+- rewritten (`rewrite`): doubly escaped LaTeX (`\\\\frac` -> `\\frac`); Python's `2**(1/4)` and
+  `sqrt(3)`; `33.5 pct` / `percentage` as `33.5\\%`; `2 = x` as `x = 2`; mixed numbers
   (`4 4/9` -> `\\frac{40}{9}`, `4 4/9%` -> `\\frac{40}{900}`; only a proper fraction after a
   whole number on one line); a fraction with a percent sign; degrees inside a trigonometric
   function (`\\sin 30^\\circ` -> `\\sin\\frac{30\\pi}{180}`, never read as radians);
@@ -32,6 +33,10 @@ _MIXED = re.compile(
 _FRAC_PERCENT = re.compile(rf"\\[dt]?frac[ \t]{{0,2}}\{{([^{{}}]{{1,40}})\}}[ \t]{{0,2}}\{{([^{{}}]{{1,40}})\}}[ \t]{{0,2}}{_PERCENT}")
 # digit groups joined by ",\!" (LaTeX thin space): one number, Indian grouping included
 _GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\\!\d{2}){0,6}(?:,\\!\d{3}){1,6}(?![\d,])")
+_POWER = re.compile(r"(?<=[\w)}])[ \t]{0,2}\*\*[ \t]{0,2}(?=[\w({-])")  # Python's 2**(1/4)
+_PLAIN_SQRT = re.compile(r"(?<![\\A-Za-z])sqrt[ \t]{0,2}\(([^()]{1,60})\)")  # sqrt(3)
+_PERCENT_WORD = re.compile(r"(?<=\d)[ \t]{0,2}(?:percentage|pct)(?![A-Za-z])")
+_VALUE_EQ_VAR = re.compile(r"([^=<>]{1,600}?)[ \t]{0,3}=[ \t]{0,3}([A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?)[ \t]{0,3}")
 _TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
 _DEGREES = re.compile(r"(\d{1,9}(?:\.\d{1,9})?)[ \t]{0,2}(?:\^[ \t]{0,2}\{?[ \t]{0,2}\\circ[ \t]{0,2}\}?|°)")
 
@@ -48,6 +53,11 @@ def _mixed(m: re.Match[str]) -> str:
 def rewrite(s: str) -> str:
     """The answer with the forms above rewritten into ones math-verify reads as meant."""
     s = _DOUBLE_ESCAPED.sub(r"\\", s)
+    s = _PLAIN_SQRT.sub(r"\\sqrt{\1}", _POWER.sub("^", s))
+    s = _PERCENT_WORD.sub(r"\\%", s)
+    flipped = _VALUE_EQ_VAR.fullmatch(s)
+    if flipped and not re.fullmatch(r"[ \t]{0,3}[A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?[ \t]{0,3}", flipped[1]):
+        s = f"{flipped[2]} = {flipped[1].strip()}"  # "2 = x" is "x = 2"
     s = _GROUPED.sub(lambda m: m[0].replace(",\\!", ""), s)
     s = _MIXED.sub(_mixed, s)
     s = _FRAC_PERCENT.sub(r"\\frac{\1}{100\\cdot(\2)}", s)
@@ -91,6 +101,7 @@ _UNITS = {
     "rad": "rad radian radians",
 }
 _UNIT_OF = {alias: unit for unit, aliases in _UNITS.items() for alias in aliases.split()}
+UNIT_WORDS = frozenset(_UNIT_OF)
 
 
 def _unit(word: str) -> str | None:
