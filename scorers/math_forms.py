@@ -68,7 +68,7 @@ def rewrite(s: str) -> str:
 
 # ------------------------------------------------------------------------ refusals
 
-_PRIMED = re.compile(r"([A-Za-z])[ \t]{0,2}((?:'|’|\\prime|\^[ \t]{0,2}\{?[ \t]{0,2}\\prime[ \t]{0,2}\}?){1,3})(?![A-Za-z])")
+_PRIMED = re.compile(r"(?<![A-Za-z])([A-Za-z])[ \t]{0,2}((?:'|’|\\prime|\^[ \t]{0,2}\{?[ \t]{0,2}\\prime[ \t]{0,2}\}?){1,3})(?![A-Za-z])")
 _ELLIPSIS = re.compile(r"\\(?:l|c)?dots(?![A-Za-z])|\.\.\.|…")
 _UNIT_SPOT = re.compile(
     r"(?<=[\d}])[ \t]{0,3}(?:\\[,;: ][ \t]{0,3})?(?:\\(?:text|mathrm|mbox|textnormal|operatorname)[ \t]{0,2}\{[ \t]{0,3})?"

@@ -28,7 +28,7 @@ _NUMBER = re.compile(
     r"|\.(?P<dec>\d+))"
     r"(?:[ \t]{0,3}(?P<scale>(?i:thousand|million|billion|trillion))\b)?"
     # a number ends at a non-alphanumeric or at a unit or ordinal suffix: "5cm", "2nd", not "42abc"
-    rf"(?=(?i:{'|'.join(sorted(UNIT_WORDS | {'st', 'nd', 'rd', 'th', 'usd', 'pct', 'percent'}, key=len, reverse=True))})"
+    rf"(?=(?i:{'|'.join(sorted(UNIT_WORDS | {'st', 'nd', 'rd', 'th', 'usd', 'pct', 'percent', 'mph', 'kph'}, key=len, reverse=True))})"
     r"(?![A-Za-z])|[^A-Za-z0-9]|$)"
 )
 _SCALE = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}

@@ -32,6 +32,17 @@ def test_agreement_with_peer_verdicts():
     for check in CHECKS:
         ok, n = t.rate(check)
         assert n and ok / n >= THRESHOLD, f"{check}: {ok}/{n} below {THRESHOLD:.0%}\n" + "\n".join(t.misses)
+    for (check, group), (ok, n) in t.agree.items():  # each peer suite on its own, not only the sum
+        if check == "*":
+            assert ok / n >= THRESHOLD, f"{group}: {ok}/{n} below {THRESHOLD:.0%}\n" + "\n".join(t.misses)
+
+
+def test_own_cases_state_the_policy_exactly():
+    """Our own cases (conductor-bench) are the policy: every one holds, both ways."""
+    own = [c for c in CASES if c["source"].startswith("conductor-bench") and not c.get("ambiguous")]
+    t = tally(own)
+    assert not t.misses, "\n".join(t.misses)
+    assert {c["verdict"] for c in own if "round 3" in c["source"]} == {True, False}
 
 
 @pytest.mark.parametrize("check", sorted(CHECKS))
