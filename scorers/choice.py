@@ -3,9 +3,12 @@
 The answer (see scorers.extract.final_answer) must name exactly one option letter, at its
 start or, failing that, as the only upper-case option letter in it (`I'd go with C`):
 `B`, `(B)`, `[B]`, `B.`, `B) because ...`, `**B**`, `$C$`, `$\\mathrm{C}$`, `\\text{(B)}`,
-`option D`, full-width `Ｂ`; lower case only alone (`b`, `(b)`). An answer naming a
-second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`) is a hedge and scores 0.
-Without any marker, the last "the answer is (X)" / "correct option is X" phrase counts.
+`option D`, full-width `Ｂ`, `$\\mathcal{D}$`; lower case only alone (`b`, `(b)`). An answer
+naming a second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`, `A but maybe B`) is a hedge
+and scores 0; a letter it rules out in its own clause does not count (`It is D, it can't be A
+or B`, `A is wrong, it is B`, `C (not A)`), and ruling out every letter names none.
+Without any marker, the last "the answer is (X)" / "the answer: X" / "correct option is X"
+phrase counts, its letter on the same line or the next ("the best answer is:", then "(B) ...").
 """
 
 from __future__ import annotations

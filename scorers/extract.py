@@ -1,10 +1,12 @@
 """Answer extraction shared by the checks (pure: no Inspect import).
 
 The final answer is the content of the LAST explicit marker in the output:
-- an `ANSWER:` line (upper case anywhere; `Answer:` / `Final answer:` at a line start),
+- an `ANSWER:` line (upper case anywhere; `Answer:` / `Final answer:` at a line start;
+  `ANSWER: \\[` or `$$` alone on the line: the display math below, up to its closer),
 - `<answer>...</answer>` tags (an unclosed tag runs to the end of the text),
 - "the final answer is X" (Minerva style: `$X$`, or the text up to ". " / end of line),
-- `\\boxed{...}` / `\\fbox{...}` (nested braces allowed).
+- `\\boxed{...}` / `\\fbox{...}` (nested braces allowed; also the garbled `\\beginboxed{...}`);
+  boxes in a row form one list answer, labelled ones as `y_1 = A, y_2 = B`.
 A marker inside another marker's content (`ANSWER: \\boxed{5}`) does not compete with
 it: the outer content is read, then a marker inside it is unwrapped (see `final_answer`).
 

@@ -11,6 +11,8 @@
    which keeps only the last value (`5 \\\\ 7`, `5 \\lor 7`, `5 | 7`, `x=5 \\text{ } x=7`).
    An answer written as a sentence ("Thus $x \\geq 5$ is the solution.") is read by its
    last math segment or number (values joined by commas/and/or stay a list).
+   Forms math-verify misreads are rewritten, compared or refused first (scorers.math_forms:
+   mixed numbers, clock times, degrees inside trig functions, `i`, primes, units, letters).
 3. Compare with math-verify (parse + verify: fractions vs decimals, intervals, tuples,
    sets, sqrt, pi, units), after reading `x = 2` / `2 = x` as 2 (when the reference is
    not an equation), `1.5e3` as `1.5\\times10^{3}`, `0.\\overline{3}` as 1/3, and
