@@ -3,9 +3,12 @@
 The answer (see scorers.extract.final_answer) must name exactly one option letter, at its
 start or, failing that, as the only upper-case option letter in it (`I'd go with C`):
 `B`, `(B)`, `[B]`, `B.`, `B) because ...`, `**B**`, `$C$`, `$\\mathrm{C}$`, `\\text{(B)}`,
-`option D`, full-width `Ｂ`; lower case only alone (`b`, `(b)`). An answer naming a
-second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`) is a hedge and scores 0.
-Without any marker, the last "the answer is (X)" / "correct option is X" phrase counts.
+`option D`, full-width `Ｂ`, `$\\mathcal{D}$`; lower case only alone (`b`, `(b)`). An answer
+naming a second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`, `A but maybe B`) is a hedge
+and scores 0; a letter it rules out in its own clause does not count (`It is D, it can't be A
+or B`, `A is wrong, it is B`, `C (not A)`), and ruling out every letter names none.
+Without any marker, the last "the answer is (X)" / "the answer: X" / "correct option is X"
+phrase counts, its letter on the same line or the next ("the best answer is:", then "(B) ...").
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from scorers.extract import (
     strip_markdown,
 )
 
-_WRAPPERS = re.compile(r"\\(?:text|mathrm|textbf|mathbf|textrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,80})\}")
+_WRAPPERS = re.compile(
+    r"\\(?:text|mathrm|textbf|mathbf|textrm|mbox|boxed|fbox|mathcal|mathscr|mathit|mathsf|mathtt|textit|textnormal"
+    r"|textsf|texttt|boldsymbol|bm)[ \t]{0,3}\{([^{}]{0,80})\}"
+)
 _MATH_DELIMS = re.compile(r"\\[()\[\]]|\$")
 _PREFIX = re.compile(
     r"^(?i:(?:the[ \t]{1,3})?(?:correct[ \t]{1,3})?(?:option|choice|answer)[ \t]{0,3}(?:is[ \t]{1,3})?:?[ \t]{0,3})"
@@ -45,14 +51,20 @@ def _clean(content: str) -> str:
 
 
 def _letter_in_prose(s: str, letters: str) -> tuple[str | None, str]:
-    """ "I'd go with C": the one upper-case option letter standing alone in the answer."""
-    named = {t for t in _STANDALONE.findall(s[:MAX_ANSWER_CHARS]) if t in letters}
-    if named and _NEGATION.search(s):
-        return None, f"answer negates or rules out an option, naming none: {s[:60]!r}"
+    """ "I'd go with C", "it is D, it can't be A or B": the one upper-case option letter the
+    answer names in a clause that does not negate it (letters it rules out do not count)."""
+    named: set[str] = set()
+    ruled_out: set[str] = set()
+    for clause in _CLAUSE.split(s[:MAX_ANSWER_CHARS]):
+        found = {t for t in _STANDALONE.findall(clause) if t in letters}
+        (ruled_out if _NEGATION.search(clause) else named).update(found)
+    named -= ruled_out
     if len(named) == 1:
         return named.pop(), ""
     if named:
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
+    if ruled_out:
+        return None, f"answer negates or rules out an option, naming none: {s[:60]!r}"
     return None, f"answer names no choice letter {'/'.join(letters)}: {s[:60]!r}"
 
 
@@ -78,19 +90,30 @@ def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     other = next((m for m in _STANDALONE.finditer(rest[:MAX_ANSWER_CHARS]) if m.group(0) in letters), None)
     if other is not None and other.group(0) != letter.upper():
+        if _NEGATION.search(s):  # "A is wrong, it is B", "D. it can't be A or B": by clause
+            return _letter_in_prose(s, letters)
         gap = rest[: other.start()]
-        if _NEGATION.search(gap):  # "A is wrong, it is B"
-            return None, f"answer rules out its first option: {s[:60]!r}"
-        if not _PROSE_WORD.search(_COMMAND.sub(" ", gap)) and not re.search(r"\d", gap):  # "A \\ B", "A; B"
+        hedged = _HEDGE_WORD.search(gap)  # "A but maybe B", "A, or possibly B"
+        if hedged or (not _PROSE_WORD.search(_COMMAND.sub(" ", gap)) and not re.search(r"\d", gap)):  # "A; B"
             return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     return letter.upper(), ""
 
 
 _STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’])")
-_NEGATION = re.compile(r"(?i:\b(?:not|isn't|never|except|wrong|incorrect|none|neither|nor)\b)")
+_NEGATION = re.compile(
+    r"(?i:\b(?:not|never|except|wrong|incorrect|none|neither|nor|cannot|rather[ \t]than|instead[ \t]of|eliminat\w{0,4}|exclud\w{0,3}|rul\w{0,3}[ \t]out)\b"
+    r"|n['’]t\b)"
+)
+# clause breaks: punctuation and the conjunctions that start a new claim
+_CLAUSE = re.compile(r"[,;.!?\n—–]|\((?![A-Za-z]\))|[ \t]-[ \t]|(?=\b(?i:rather[ \t]than|instead[ \t]of)\b)|(?i:\b(?:because|since|therefore|so|thus|hence|but|while|whereas|although)\b)")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
+_HEDGE_WORD = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|or|either|alternatively)\b)")
 _PROSE_WORD = re.compile(r"(?i:\b(?!(?:or|and|vs|maybe|perhaps|possibly|also|then)\b)[a-z]{2,})")
-_PHRASE = re.compile(r"(?i:answer|option|choice)[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}(?=[*_(\[$\\A-Za-z])")
+# "the answer is (B)", "the best answer is:" with the letter on the next line, "the answer: D"
+_PHRASE = re.compile(
+    r"(?i:answer|option|choice)(?:[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}|[ \t]{0,2}:[ \t]{0,4})"
+    r"(?:\n[ \t]{0,4}){0,2}(?=[*_(\[$\\A-Za-z])"
+)
 
 
 def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str | None, str]:

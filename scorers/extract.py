@@ -1,10 +1,12 @@
 """Answer extraction shared by the checks (pure: no Inspect import).
 
 The final answer is the content of the LAST explicit marker in the output:
-- an `ANSWER:` line (upper case anywhere; `Answer:` / `Final answer:` at a line start),
+- an `ANSWER:` line (upper case anywhere; `Answer:` / `Final answer:` at a line start;
+  `ANSWER: \\[` or `$$` alone on the line: the display math below, up to its closer),
 - `<answer>...</answer>` tags (an unclosed tag runs to the end of the text),
 - "the final answer is X" (Minerva style: `$X$`, or the text up to ". " / end of line),
-- `\\boxed{...}` / `\\fbox{...}` (nested braces allowed).
+- `\\boxed{...}` / `\\fbox{...}` (nested braces allowed; also the garbled `\\beginboxed{...}`);
+  boxes in a row form one list answer, labelled ones as `y_1 = A, y_2 = B`.
 A marker inside another marker's content (`ANSWER: \\boxed{5}`) does not compete with
 it: the outer content is read, then a marker inside it is unwrapped (see `final_answer`).
 
@@ -59,7 +61,7 @@ _ANSWER_TAG = re.compile(
 _FINAL_IS = re.compile(r"(?i:final[ \t]{1,3}answer[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be)[ \t:]{0,4})")
 _ANSWER_OPEN = re.compile(r"(?i:<answer>)")
 _ANSWER_CLOSE = re.compile(r"(?i:</answer>)")
-_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]{0,4}(\{)?")
+_BOX = re.compile(r"\\(?:begin)?(?:boxed|fbox)[ \t]{0,4}(\{)?")  # "\\beginboxed{": a garbled box
 
 
 def strip_markdown(text: str) -> str:
@@ -82,6 +84,7 @@ class Marker:
 
 _SPAN = MAX_ANSWER_CHARS + 1
 _OPENERS = frozenset({"", "\\[", "$$", "\\(", "```", "**", "$"})
+_DISPLAY = {"\\[": "\\]", "$$": "$$", "\\begin{equation*}": "\\end{equation*}", "\\begin{align*}": "\\end{align*}"}
 
 
 def _eol(text: str, pos: int) -> int:
@@ -92,12 +95,18 @@ def _eol(text: str, pos: int) -> int:
 
 
 def _line_content(text: str, pos: int) -> tuple[int, int]:
-    """Span of the rest of the line at pos; the next non-empty line if it is blank.
+    """Span of the rest of the line at pos; the next non-empty line if it is blank; the
+    display math below when the line only opens it (`ANSWER: \\[` ... `\\]`).
 
     Spans stop MAX_ANSWER_CHARS + 1 after their start (longer answers are rejected).
     """
     end = _eol(text, pos)
-    if text[pos:end].strip(" \t*_`"):
+    line = text[pos:end].strip(" \t*_`")
+    if line in _DISPLAY:  # "ANSWER: \\[" with the math on the lines below: up to its closer
+        close = text.find(_DISPLAY[line], end, pos + _SPAN)
+        if close >= 0:
+            return end, close
+    elif line:
         return pos, end
     nxt = end + 1
     while nxt < len(text):
@@ -234,19 +243,39 @@ _BOX_GAP = re.compile(
 _MAX_BOX_GAP = 40
 
 
+# a label right before a box: "y_2 = \\boxed{...}", "\\( y_2 = \\boxed{...}"
+_BOX_LABEL = re.compile(r"([A-Za-z](?:_\{?\w{1,3}\}?)?)[ \t]{0,2}=[ \t]{0,2}(?:\\\(|\\\[|\$)?[ \t]{0,2}$")
+
+
+def _box_label(text: str, start: int) -> str | None:
+    m = _BOX_LABEL.search(text[max(0, start - 24) : start])
+    return m.group(1) if m else None
+
+
 def _box_run(text: str, last: Marker) -> str:
-    """The last box, joined with the boxes right before it that form one list answer."""
-    boxes = [b for b in _boxes(text[max(0, last.start - 4 * _SPAN) : last.cend + 1])]
+    """The last box, joined with the boxes right before it that form one list answer.
+
+    Boxes that each carry a distinct label (`y_1 = \\boxed{A}` and `y_2 = \\boxed{B}`) are one
+    answer in parts: "y_1 = A, y_2 = B".
+    """
     offset = max(0, last.start - 4 * _SPAN)
-    parts = [text[last.cstart : last.cend].strip()]
+    boxes = _boxes(text[offset : last.cend + 1])
+    run = [(last.start, text[last.cstart : last.cend].strip())]
     end = last.start
     for b in reversed(boxes[:-1]):
         gap = text[offset + b.cend + 1 : end]
-        if len(gap) > _MAX_BOX_GAP or not _BOX_GAP.fullmatch(gap):
+        if len(gap) > _MAX_BOX_GAP:
             break
-        parts.append(text[offset + b.cstart : offset + b.cend].strip())
+        label = _BOX_LABEL.search(gap)
+        if not _BOX_GAP.fullmatch(gap[: label.start()] if label else gap):
+            break
+        run.append((offset + b.start, text[offset + b.cstart : offset + b.cend].strip()))
         end = offset + b.start
-    return ", ".join(reversed(parts))
+    run.reverse()
+    labels = [_box_label(text, start) for start, _ in run]
+    if len(run) > 1 and all(labels) and len(set(labels)) == len(labels):
+        return ", ".join(f"{label} = {part}" for label, (_, part) in zip(labels, run))
+    return ", ".join(part for _, part in run)
 
 
 def final_answer(text: str | None) -> tuple[str | None, str]:
@@ -287,7 +316,7 @@ def normalize_unicode(text: str) -> str:
     for ch in text:
         if ord(ch) > 127 and unicodedata.decomposition(ch).startswith("<fraction>"):
             num = unicodedata.normalize("NFKC", ch).replace("\u2044", "/")
-            out.append(" " + num)
+            out.append(num if out and out[-1] in "+-\u2212" else " " + num)  # "1½" -> "1 1/2", "-½" -> "-1/2"
         else:
             out.append(ch)
     text = unicodedata.normalize("NFKC", "".join(out))

@@ -11,6 +11,8 @@
    which keeps only the last value (`5 \\\\ 7`, `5 \\lor 7`, `5 | 7`, `x=5 \\text{ } x=7`).
    An answer written as a sentence ("Thus $x \\geq 5$ is the solution.") is read by its
    last math segment or number (values joined by commas/and/or stay a list).
+   Forms math-verify misreads are rewritten, compared or refused first (scorers.math_forms:
+   mixed numbers, clock times, degrees inside trig functions, `i`, primes, units, letters).
 3. Compare with math-verify (parse + verify: fractions vs decimals, intervals, tuples,
    sets, sqrt, pi, units), after reading `x = 2` / `2 = x` as 2 (when the reference is
    not an equation), `1.5e3` as `1.5\\times10^{3}`, `0.\\overline{3}` as 1/3, and
@@ -40,6 +42,7 @@ import threading
 from fractions import Fraction
 from pathlib import Path
 
+from scorers import math_forms
 from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode
 
 DEFAULT_TIMEOUT = 5.0
@@ -100,7 +103,7 @@ def normalize_math_answer(answer: str) -> str:
     s = _SPACING.sub(" ", s)
     s = re.sub(r"\\[dt]frac", r"\\frac", s)
     s = _DEGREES.sub("", s)
-    s = re.sub(r"\\(?:text|textbf|textit|mathrm|mbox|operatorname)[ \t]{0,3}\{([^{}]{0,200})\}", r"\1", s)
+    s = math_forms.unfont(re.sub(r"\\operatorname[ \t]{0,3}\{([^{}]{0,200})\}", r"\1", s))
     s = s.replace("\\le ", "\\leq ").replace("\\ge ", "\\geq ")
     s = s.strip().rstrip(".").strip()
     m = _VAR_EQ.match(s)
@@ -148,7 +151,7 @@ def _repeating(m: re.Match[str]) -> str:
 
 
 def _for_math_verify(s: str, gold_is_equation: bool) -> str:
-    s = normalize_unicode(s).replace("\\$", "")
+    s = math_forms.strip_units(normalize_unicode(s).replace("\\$", ""))
     s = _DELIMS.sub("", s).strip().rstrip(".").strip()
     s = re.sub(r"(\d),\\!\s?(?=\d{3}(?!\d))", r"\1,", s)
     s = re.sub(r"(\d)\\[,;:](?=\d{3}(?!\d))", r"\1", s)
@@ -209,9 +212,12 @@ def _as_sentence(pred: str, gold: str) -> str:
         if not _LIST_GAP.fullmatch(pred[tok[1] : value[-1][0]]):
             break
         value.append(tok)
+    if _HEDGED_BEFORE.search(pred[max(0, value[-1][0] - 12) : value[-1][0]]):
+        return pred  # "<something> or 0": the sentence hedges, judged whole (refused)
     return ", ".join(t[2].strip() for t in reversed(value))
 
 
+_HEDGED_BEFORE = re.compile(r"(?i:\b(?:or|either|otherwise|unless|else))\W{0,4}$")
 _SCALE = re.compile(
     r"(\d)[ \t]{0,3}(?:\\(?:text|mathrm|mbox)[ \t]{0,3}\{[ \t]{0,3})?"
     r"(thousand|million|billion|trillion)[ \t]{0,3}\}?"
@@ -257,6 +263,9 @@ def refusal(pred: str, gold: str, count: bool = True) -> str | None:
     blur = sorted((_words(pred) & _VALUE_WORDS) - _words(gold))
     if blur:
         return f"answer has words that change or hedge its value: {', '.join(blur)}"
+    form = math_forms.mismatch(pred, gold)
+    if form:
+        return form
     if not count:
         return None
     if _count_values(gold) == 1:  # several values hidden from the count: math-verify keeps the last
@@ -293,8 +302,28 @@ def _verify_in_process(gold: str, pred: str, timeout: int | None) -> bool:
     p = parse(f"${pred}$", extraction_config=config, parsing_timeout=timeout)
     if not g or not p:
         return False
+    g, p = _imaginary_unit(g, p)
     # set/relation comparison: "-2 < x < 2" answers the interval "(-2, 2)"
     return bool(verify(g, p, timeout_seconds=timeout, allow_set_relation_comp=True))
+
+
+def _imaginary_unit(g: list, p: list) -> tuple[list, list]:
+    """A reference written with `i` as the imaginary unit (`1+2i`): read `i` so on both sides."""
+    import sympy
+
+    def names_i(x: object) -> bool:
+        return isinstance(x, sympy.Basic) and any(s.name == "i" for s in x.free_symbols)
+
+    if not names_i(g[0]):
+        return g, p
+
+    def sub(x: object) -> object:
+        if not names_i(x):
+            return x
+        assert isinstance(x, sympy.Basic)
+        return x.subs({s: sympy.I for s in x.free_symbols if s.name == "i"})
+
+    return [sub(x) for x in g], [sub(x) for x in p]
 
 
 class _Worker:
@@ -380,19 +409,33 @@ def symbolic_equal(gold: str, pred: str, timeout: float = DEFAULT_TIMEOUT) -> bo
 # ------------------------------------------------------------------------- check
 
 
+def _compare_forms(pred: str, gold: str) -> tuple[bool, str] | None:
+    """Clock times and choice letters, which math-verify misreads: (equal, why) or None."""
+    tp, tg = math_forms.clock_seconds(pred), math_forms.clock_seconds(gold)
+    if tp is not None and tg is not None:
+        return tp == tg, f"clock times {'equal' if tp == tg else 'differ'}"
+    lp, lg = math_forms.option_letter(pred), math_forms.option_letter(gold)
+    if lp and lg and not (lp[1] and lg[1]):  # "C. x = 42" answers "C"
+        return lp[0] == lg[0], f"choice {lp[0]} {'==' if lp[0] == lg[0] else '!='} {lg[0]}"
+    return None
+
+
 def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
     """Is the final answer mathematically equivalent to the target?"""
     raw, how = extract_math_answer(completion)
     if raw is None:
         return CheckResult(False, None, how)
-    gold_raw = _read_scale(gold_answer(str(target)))
-    raw = _read_scale(raw)
+    gold_raw = math_forms.rewrite(_read_scale(gold_answer(str(target))))
+    raw = math_forms.rewrite(_read_scale(raw))
     why = refusal(raw, gold_raw, count=False)
     if why is None:
         raw = _as_sentence(raw, gold_raw)
         why = refusal(raw, gold_raw)
     if why is not None:
         return CheckResult(False, raw, f"{why} ({how})")
+    direct = _compare_forms(raw, gold_raw)
+    if direct is not None:
+        return CheckResult(direct[0], raw, f"{direct[1]} ({how})")
     same = symbolic_equal(gold_raw, raw, timeout)  # math-verify on the answers as written
     if not same:
         is_eq = "=" in gold_raw
@@ -402,6 +445,10 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
     if not same and gold_raw.count("\\pm") == 1:  # "a \\pm b" answers "a + b, a - b"
         both = f"{gold_raw.replace(chr(92) + 'pm', '+')}, {gold_raw.replace(chr(92) + 'pm', '-')}"
         same = symbolic_equal(both, raw, timeout) or same
+    if not same:
+        rhs = math_forms.function_rhs(raw), math_forms.function_rhs(gold_raw)
+        if rhs[0] and rhs[1]:  # "f(x) = 2x+3" answers "y = 2x+3"
+            same = symbolic_equal(rhs[1], rhs[0], timeout) or same
     if same:
         return CheckResult(True, raw, f"equivalent by math-verify ({how})")
     pred, gold = normalize_math_answer(raw), normalize_math_answer(gold_raw)

@@ -57,6 +57,16 @@ ADVERSARIAL = {
     "long answer tag": _rep("x", "<answer>", "\\boxed{5}</answer>"),
     "answer tag of open boxes": _rep("\\boxed{", "<answer>", "</answer>"),
     "answer tag of lines": _rep("5\n", "<answer>", "</answer>"),
+    "mixed numbers": _rep("1 1/2 ", "ANSWER: "),
+    "mixed numbers in the answer": _rep("x", suffix="ANSWER: " + "11 6/6 " * 80),
+    "clock times": _rep("10:30 PM "),
+    "primes in the answer": _rep("x", suffix="ANSWER: " + "f'" * 290),
+    "units in the answer": _rep("x", suffix="ANSWER: " + "5 \\text{ cm}^2 " * 40),
+    "doubly escaped commands": _rep("\\\\frac"),
+    "display math never closed": _rep("ANSWER: \\[\n"),
+    "labelled boxes": _rep("y_1 = \\boxed{1} and "),
+    "best answer phrases": _rep("the best answer is:\n"),
+    "negated letters": _rep("not A, ", "ANSWER: "),
 }
 
 

@@ -1,0 +1,212 @@
+"""Answer forms that math-verify misreads: rewritten, compared or refused first (pure).
+
+- rewritten (`rewrite`): doubly escaped LaTeX (`\\\\frac` -> `\\frac`); Python's `2**(1/4)` and
+  `sqrt(3)`; `33.5 pct` / `percentage` as `33.5\\%`; `2 = x` as `x = 2`; mixed numbers
+  (`4 4/9` -> `\\frac{40}{9}`, `4 4/9%` -> `\\frac{40}{900}`; only a proper fraction after a
+  whole number on one line); a fraction with a percent sign; degrees inside a trigonometric
+  function (`\\sin 30^\\circ` -> `\\sin\\frac{30\\pi}{180}`, never read as radians);
+- compared here: clock times (`10:30 PM` = `22:30` = `22:30:00`; `10:30 AM` != `22:30`);
+  a choice letter with or without its value (`C. x = 42` = `C`, `\\mathcal{B}` = `B`); the same
+  function under another name (`f(x) = 2x+3` = `y = 2x+3`);
+- refused (`mismatch`): a malformed mixed number (`11 6/6`), primed symbols that differ from
+  the reference's (`E'` is not `E`), a unit other than the reference's (`5 m` is not `5 cm`),
+  a trailing ellipsis the reference lacks (`1, 2, 3, ...` is not `1, 2, 3`).
+Every pattern uses bounded repetition: linear in the (at most MAX_ANSWER_CHARS long) answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+_COMMANDS = (
+    "frac|dfrac|tfrac|sqrt|pi|cdot|times|left|right|text|mathrm|boxed|leq?|geq?|neq|infty|circ|"
+    "sin|cos|tan|log|ln|pm|cup|cap|in|alpha|beta|gamma|theta|begin|end|dots|ldots|mathbf|operatorname"
+)
+_DOUBLE_ESCAPED = re.compile(rf"(?<!\\)\\\\(?=(?:{_COMMANDS})(?![A-Za-z]))")
+_PERCENT = r"(?:\\?%|\\text\{[ \t]{0,2}(?:percent(?:age)?|pct)[ \t]{0,2}\}|[ \t]{0,2}(?:percent(?:age)?|pct)(?![A-Za-z]))"
+_MIXED = re.compile(
+    r"(?<![\w.,/)}\]^_\\])(?P<sign>[-+]?)(?P<whole>\d{1,3}(?: \d{3}){1,4}|\d{1,9})[ \t]{1,3}"
+    r"(?P<num>\d{1,9})[ \t]{0,2}/[ \t]{0,2}(?P<den>\d{1,9})"
+    rf"(?P<pct>[ \t]{{0,2}}{_PERCENT})?(?![\w,/(\[{{^]|\.\d)(?![ \t]{{0,3}}\d)"
+)
+_FRAC_PERCENT = re.compile(rf"\\[dt]?frac[ \t]{{0,2}}\{{([^{{}}]{{1,40}})\}}[ \t]{{0,2}}\{{([^{{}}]{{1,40}})\}}[ \t]{{0,2}}{_PERCENT}")
+# digit groups joined by ",\!" (LaTeX thin space): one number, Indian grouping included
+_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\\!\d{2}){0,6}(?:,\\!\d{3}){1,6}(?![\d,])")
+_POWER = re.compile(r"(?<=[\w)}])[ \t]{0,2}\*\*[ \t]{0,2}(?=[\w({-])")  # Python's 2**(1/4)
+_PLAIN_SQRT = re.compile(r"(?<![\\A-Za-z])sqrt[ \t]{0,2}\(([^()]{1,60})\)")  # sqrt(3)
+_PERCENT_WORD = re.compile(r"(?<=\d)[ \t]{0,2}(?:percentage|pct)(?![A-Za-z])")
+_VALUE_EQ_VAR = re.compile(r"([^=<>]{1,600}?)[ \t]{0,3}=[ \t]{0,3}([A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?)[ \t]{0,3}")
+_TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
+_DEGREES = re.compile(r"(\d{1,9}(?:\.\d{1,9})?)[ \t]{0,2}(?:\^[ \t]{0,2}\{?[ \t]{0,2}\\circ[ \t]{0,2}\}?|°)")
+
+
+def _mixed(m: re.Match[str]) -> str:
+    num, den = int(m["num"]), int(m["den"])
+    if den == 0 or num >= den:
+        return m[0]  # not a mixed number (`11 6/6`, `4 4/0`): left for `mismatch` to refuse
+    top = int(m["whole"].replace(" ", "")) * den + num
+    sign = "-" if m["sign"] == "-" else ""
+    return f"{sign}\\frac{{{top}}}{{{den * 100 if m['pct'] else den}}}"
+
+
+def rewrite(s: str) -> str:
+    """The answer with the forms above rewritten into ones math-verify reads as meant."""
+    s = _DOUBLE_ESCAPED.sub(r"\\", s)
+    s = _PLAIN_SQRT.sub(r"\\sqrt{\1}", _POWER.sub("^", s))
+    s = _PERCENT_WORD.sub(r"\\%", s)
+    flipped = _VALUE_EQ_VAR.fullmatch(s)
+    if flipped and not re.fullmatch(r"[ \t]{0,3}[A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?[ \t]{0,3}", flipped[1]):
+        s = f"{flipped[2]} = {flipped[1].strip()}"  # "2 = x" is "x = 2"
+    s = _GROUPED.sub(lambda m: m[0].replace(",\\!", ""), s)
+    s = _MIXED.sub(_mixed, s)
+    s = _FRAC_PERCENT.sub(r"\\frac{\1}{100\\cdot(\2)}", s)
+    if _TRIG.search(s):  # an angle inside sin/cos/... keeps its unit: degrees become radians
+        s = _DEGREES.sub(r"\\frac{\1\\pi}{180}", s)
+    return s
+
+
+# ------------------------------------------------------------------------ refusals
+
+_PRIMED = re.compile(r"(?<![A-Za-z])([A-Za-z])[ \t]{0,2}((?:'|’|\\prime|\^[ \t]{0,2}\{?[ \t]{0,2}\\prime[ \t]{0,2}\}?){1,3})(?![A-Za-z])")
+_ELLIPSIS = re.compile(r"\\(?:l|c)?dots(?![A-Za-z])|\.\.\.|…")
+_UNIT_SPOT = re.compile(
+    r"(?<=[\d}])[ \t]{0,3}(?:\\[,;: ][ \t]{0,3})?(?:\\(?:text|mathrm|mbox|textnormal|operatorname)[ \t]{0,2}\{[ \t]{0,3})?"
+    r"(?:(square|sq\.?|cubic)[ \t]{1,3})?([A-Za-z]{1,12})(?![A-Za-z])[ \t]{0,2}\}?[ \t]{0,2}(?:\^[ \t]{0,2}\{?([23])\}?)?"
+)
+_UNITS = {
+    "mm": "mm millimeter millimeters millimetre millimetres",
+    "cm": "cm centimeter centimeters centimetre centimetres",
+    "m": "m meter meters metre metres",
+    "km": "km kilometer kilometers kilometre kilometres",
+    "in": "in inch inches",
+    "ft": "ft foot feet",
+    "yd": "yd yard yards",
+    "mi": "mi mile miles",
+    "s": "s sec secs second seconds",
+    "min": "min mins minute minutes",
+    "h": "h hr hrs hour hours",
+    "day": "day days",
+    "week": "week weeks",
+    "year": "year years yr yrs",
+    "g": "g gram grams",
+    "kg": "kg kilogram kilograms",
+    "lb": "lb lbs pound pounds",
+    "oz": "oz ounce ounces",
+    "L": "l liter liters litre litres",
+    "mL": "ml milliliter milliliters millilitre millilitres",
+    "cent": "cent cents",
+    "dollar": "dollar dollars",
+    "deg": "degree degrees",
+    "rad": "rad radian radians",
+}
+_UNIT_OF = {alias: unit for unit, aliases in _UNITS.items() for alias in aliases.split()}
+UNIT_WORDS = frozenset(_UNIT_OF)
+
+
+def _unit(word: str) -> str | None:
+    return _UNIT_OF.get(word if word in ("mL", "L") else word.lower())
+
+
+def units(s: str) -> set[str]:
+    """Measurement units written after a number (`5 cm`, `5\\text{ cm}^2`, `3 square feet`)."""
+    found = set()
+    for m in _UNIT_SPOT.finditer(s):
+        unit = _unit(m[2])
+        if unit:
+            power = m[3] or {"square": "2", "sq": "2", "sq.": "2", "cubic": "3"}.get((m[1] or "").lower(), "")
+            found.add(unit + (f"^{power}" if power else ""))
+    return found
+
+
+def strip_units(s: str) -> str:
+    """Unit words dropped (`5 \\text{ cm}^2` -> `5`); a bare one-letter unit stays (`2m` may be 2*m)."""
+
+    def drop(m: re.Match[str]) -> str:
+        wrapped, closed = "{" in m[0], re.search(r"\}[ \t]{0,2}(?:\^.{0,4})?$", m[0]) is not None
+        if not _unit(m[2]) or (wrapped and not closed) or (not wrapped and len(m[2]) == 1):
+            return m[0]
+        return " }" if closed and not wrapped else " "  # a closing brace not ours (`\\boxed{5 cm}`) stays
+
+    return _UNIT_SPOT.sub(drop, s)
+
+
+def _value_side(s: str) -> str:
+    return s.split("=")[-1] if s.count("=") == 1 else s
+
+
+def _primes(s: str) -> Counter[tuple[str, int]]:
+    return Counter((m[1], len(re.findall(r"'|’|\\prime", m[2]))) for m in _PRIMED.finditer(_value_side(s)))
+
+
+def mismatch(pred: str, gold: str) -> str | None:
+    """Why pred differs from gold in a way math-verify would not see, or None."""
+    for m in _MIXED.finditer(pred):
+        if int(m["den"]) == 0 or int(m["num"]) >= int(m["den"]):
+            return f"answer writes {m[0].strip()!r}, not a mixed number (its fraction is not proper)"
+    if _primes(pred) != _primes(gold):
+        return "answer's primed symbols differ from the reference's (f' is not f)"
+    pu, gu = units(pred), units(gold)
+    if pu and gu and pu != gu:
+        return f"answer's unit ({', '.join(sorted(pu))}) is not the reference's ({', '.join(sorted(gu))})"
+    if _ELLIPSIS.search(pred) and not _ELLIPSIS.search(gold):
+        return "answer trails off with an ellipsis the reference lacks"
+    return None
+
+
+# ---------------------------------------------------------------- direct comparisons
+
+_BARE = re.compile(r"\\(?:text|mathrm|textrm|mbox|textnormal|operatorname)[ \t]{0,2}\{([^{}]{0,40})\}|\$|\\[()\[\]]|\\[,;: !]|~")
+_CLOCK = re.compile(
+    r"(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?(?::(?P<s>[0-5]\d))?[ \t]{0,2}(?:(?P<ap>[AaPp])\.?[ \t]{0,1}[Mm]\.?)?"
+)
+
+
+def _bare(s: str) -> str:
+    return _BARE.sub(lambda m: m[1] or "", s).strip().rstrip(".").strip()
+
+
+def clock_seconds(s: str) -> int | None:
+    """Seconds after midnight of a clock time (`10:30`, `10:30:15`, `10:30 PM`, `3 p.m.`), or None."""
+    m = _CLOCK.fullmatch(_bare(s))
+    if not m or not (m["m"] or m["ap"]):
+        return None
+    h = int(m["h"])
+    if m["ap"]:
+        if not 1 <= h <= 12:
+            return None
+        h = h % 12 + (12 if m["ap"] in "Pp" else 0)
+    elif h > 24:
+        return None
+    return (h % 24) * 3600 + int(m["m"] or 0) * 60 + int(m["s"] or 0)
+
+
+_FONTS = re.compile(
+    r"\\(?:mathcal|mathscr|mathbf|mathit|mathsf|mathtt|mathrm|textbf|textit|textrm|textsf|texttt|textnormal|"
+    r"text|boldsymbol|bm|mbox)[ \t]{0,2}\{([^{}]{0,200})\}"
+)
+_OPTION = re.compile(r"\(?(?P<a>[A-J])\)?|(?:\((?P<b>[A-J])\)|(?P<c>[A-J])[.:)])[ \t]{1,3}\S.{0,200}", re.S)
+
+
+def unfont(s: str) -> str:
+    """Font and text wrappers dropped (`\\mathcal{B}` -> `B`); `\\mathbb` is kept (it names a set)."""
+    for _ in range(2):
+        s = _FONTS.sub(r"\1", s)
+    return s
+
+
+def option_letter(s: str) -> tuple[str, bool] | None:
+    """(letter, written with its value) for a choice letter answer (`C`, `(C)`, `C. x = 42`)."""
+    m = _OPTION.fullmatch(_bare(unfont(s)))
+    if not m:
+        return None
+    return (m["a"], False) if m["a"] else (m["b"] or m["c"], True)
+
+
+_FUNCTION_LHS = re.compile(r"[ \t]{0,3}(?:[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]{0,2}\([ \t]{0,2}[A-Za-z][ \t]{0,2}\)|y)[ \t]{0,3}=([^=]{1,600})")
+
+
+def function_rhs(s: str) -> str | None:
+    """The right side of `f(x) = ...` / `y = ...` (a function by any name), or None."""
+    m = _FUNCTION_LHS.fullmatch(_bare(s))
+    return m[1].strip() if m else None
