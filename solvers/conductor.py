@@ -10,6 +10,7 @@ sample's metadata under "conductor" and summarised in the transcript.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -262,13 +263,14 @@ def check_generation(**options: float | int | None) -> None:
         if value is None:
             continue
         if name.endswith("temperature"):
-            need_option(_is_number(value) and value >= 0, name, value, "a number >= 0")
+            need_option(_is_number(value) and value >= 0, name, value, "a finite number >= 0")
         else:
             need_option(is_int(value) and value >= 1, name, value, "an integer >= 1")
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float (not a bool): NaN and infinity are no setting."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass
