@@ -1,9 +1,10 @@
 """A training run's own files, read as anyone's: `run_info.json` and `metrics.jsonl`, which
 training/train.py writes in its output_dir. A run folder may come from elsewhere, so a file that is not
 what train.py writes ends the command (`SystemExit`) with one line naming the file, the field (or
-line) and the fix, never a traceback. Every string read is made writable (`reports.safe_text`: a lone
-surrogate becomes its escape), so no text of a run folder can crash a table, CSV or plot written from it. Only the fields something reads are checked (`RUN_FIELDS`,
-`METRIC_FIELDS`); each may be absent or null (unknown) unless a reader requires it.
+line) and the fix, never a traceback. Only the fields something reads are checked (`RUN_FIELDS`,
+`METRIC_FIELDS`); each may be absent or null (unknown) unless a reader requires it. Every string read
+is made writable (`reports.safe_text`: a lone surrogate becomes its escape), so no text of a run
+folder can crash a table, CSV or plot written from it.
 
 The training plots (`reports.plots.read_run`), training/curves.py, training/gpu_check.py,
 training/run_memory.py and both sweeps under experiments/ read run folders through this module."""

@@ -64,9 +64,9 @@ from solvers.workflow import (
     parse_workflow,
 )
 from startup.options import is_int, need_option
+from workers.clean_errors import guard_errors
 from workers.costs import register_eval_costs
 from workers.provider_settings import sdk_settings
-from workers.clean_errors import guard_errors
 from workers.redact import model_secrets, redact_config, redact_round, redact_text
 
 SubtaskMode = Literal["written", "fixed"]

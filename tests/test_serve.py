@@ -310,8 +310,9 @@ def started_with(monkeypatch, args: list[str]) -> list[tuple]:
 
 @pytest.mark.parametrize(
     "option, value",
-    [("--read-timeout", "nan"), ("--request-timeout", "inf"), ("--request-timeout", "1e400"), ("--read-timeout", "soon"),
-     ("--read-timeout", "0"), ("--keep-alive-timeout", "1.5"), ("--max-connections", "-1"), ("--port", "70000"),
+    [("--read-timeout", "nan"), ("--request-timeout", "inf"), ("--request-timeout", "1e400"),
+     ("--read-timeout", "soon"), ("--read-timeout", "0"), ("--keep-alive-timeout", "1.5"),
+     ("--max-connections", "-1"), ("--port", "70000"),
      ("--max-request-bytes", "1e3"), ("--max-concurrency", "4" * 5000)],
 )  # fmt: skip
 def test_a_numeric_option_not_a_finite_number_in_range_is_one_line_at_start(option, value, monkeypatch, capsys):

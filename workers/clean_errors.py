@@ -43,11 +43,12 @@ def guard_errors(model: Model) -> Model:
             clean_exception(error, clean)
             raise
         output, call = result if isinstance(result, tuple) else (result, None)
+        failed = bool(getattr(call, "error", False))  # the provider recorded the call as an error
         if isinstance(output, Exception):
             clean_exception(output, clean)
-        elif isinstance(output, ModelOutput) and _is_error(output):  # every text of it (completion, stop details)
+        elif isinstance(output, ModelOutput) and (failed or _is_error(output)):  # every text: completion, details
             output = ModelOutput.model_validate(clean(output.model_dump()))
-        elif call is None or not getattr(call, "error", False):
+        elif not failed:
             return result
         if call is not None and call.response is not None:
             call.response = clean(call.response)
