@@ -217,7 +217,7 @@ class ConductorAPI(ModelAPI):
         workers = [team.workers[i] for i in chosen]
         record = await conduct(question, team.conductor, workers, self.settings)
         output = ModelOutput.from_content(model=f"conductor/{self.pool}", content=record.answer or "")
-        output.metadata = {"conductor": summary(record, workers, chosen)}
+        output.metadata = {"conductor": summary(record, workers, chosen, lead=team.conductor.model)}
         if record.answer is None:
             output.choices[0].stop_reason = "unknown"
         return output

@@ -33,6 +33,7 @@ import contextlib
 import hmac
 import ipaddress
 import json
+import math
 import os
 import time
 import uuid
@@ -387,6 +388,36 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+# numeric start options: (type, lowest, highest, whether the lowest itself is refused)
+NUMBERS: dict[str, tuple[type, int, int, bool]] = {
+    "port": (int, 0, 65_535, False),
+    "max_request_bytes": (int, 1, 2**30, False),
+    "max_concurrency": (int, 1, 10_000, False),
+    "request_timeout": (float, 0, 7 * 86_400, True),
+    "read_timeout": (float, 0, 86_400, True),
+    "keep_alive_timeout": (int, 1, 86_400, False),
+    "max_connections": (int, 1, 100_000, False),
+}
+
+
+def start_numbers(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """Every numeric start option (`NUMBERS`) as its number, and a problem for each one that is
+    not a finite number in its range (a word, NaN, infinity, a fraction where a count is due)."""
+    values, problems = {}, []
+    for name, (kind, low, high, open_low) in NUMBERS.items():
+        text = str(getattr(args, name)).strip()
+        try:
+            value = kind(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and (low < value if open_low else low <= value) and value <= high):
+            what = "a whole number" if kind is int else "a finite number of seconds"
+            problems.append(f"--{name.replace('_', '-')} {ascii(text)[:40]} is not {what} in "
+                            f"{'(' if open_low else '['}{low}, {high}]")  # fmt: skip
+        values[name] = value
+    return values, problems
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m conductor_model.serve",
@@ -398,24 +429,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("-M", dest="model_args", action="append", default=[], metavar="KEY=VALUE",
                         help="conductor option, as `-M` of the conductor/<pool> model (repeatable)")  # fmt: skip
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free port)")
+    parser.add_argument("--port", default=8000, help="port to listen on (0: any free port)")
     parser.add_argument("--api-key-env", default="CONDUCTOR_API_KEY", help="variable holding the required key")
-    parser.add_argument("--max-request-bytes", type=int, default=Limits.max_request_bytes, help="413 past it")
-    parser.add_argument("--max-concurrency", type=int, default=Limits.max_concurrency,
-                        help="rounds at once (429 past it)")  # fmt: skip
-    parser.add_argument("--request-timeout", type=float, default=Limits.request_timeout, help="s per round (504)")
-    parser.add_argument("--read-timeout", type=float, default=Limits.read_timeout,
+    parser.add_argument("--max-request-bytes", default=Limits.max_request_bytes, help="413 past it")
+    parser.add_argument("--max-concurrency", default=Limits.max_concurrency, help="rounds at once (429 past it)")
+    parser.add_argument("--request-timeout", default=Limits.request_timeout, help="s per round (504)")
+    parser.add_argument("--read-timeout", default=Limits.read_timeout,
                         help="s to receive a whole request; a slower connection is closed")  # fmt: skip
-    parser.add_argument("--keep-alive-timeout", type=int, default=Limits.keep_alive_timeout,
+    parser.add_argument("--keep-alive-timeout", default=Limits.keep_alive_timeout,
                         help="s an idle connection is kept open")  # fmt: skip
-    parser.add_argument("--max-connections", type=int, default=Limits.max_connections,
+    parser.add_argument("--max-connections", default=Limits.max_connections,
                         help="open connections; past it the longest-waiting idle one is closed")  # fmt: skip
     args = parser.parse_args(argv)
-    numbers = ("max_request_bytes", "max_concurrency", "request_timeout", "read_timeout", "keep_alive_timeout",
-               "max_connections")  # fmt: skip
-    if bad := [f"--{n.replace('_', '-')}" for n in numbers if getattr(args, n) <= 0]:
-        parser.error(f"{', '.join(bad)} must be positive")
-    limits = Limits(os.environ.get(args.api_key_env) or None, **{n: getattr(args, n) for n in numbers})
+    numbers, problems = start_numbers(args)
+    if problems:
+        parser.exit(2, f"{parser.prog}: {'; '.join(problems)}; fix: give each a number in its range\n")
+    limits = Limits(os.environ.get(args.api_key_env) or None, **{n: v for n, v in numbers.items() if n != "port"})
     if limits.api_key is None and not is_loopback(args.host):
         parser.exit(2, f"{parser.prog}: --host {args.host} opens the endpoint (and the pool's spend) beyond this "
                     f"machine with no key; fix: set {args.api_key_env} to a secret (clients send it as their API "
@@ -424,7 +453,7 @@ def main(argv: list[str] | None = None) -> None:
         model = get_model(f"conductor/{args.pool}", **model_args(args.model_args))
     except ValueError as problem:  # a bad pool or -M option, named with its fix (a StartError is printed already)
         parser.exit(2, "" if isinstance(problem, StartError) else f"{parser.prog}: {problem}\n")
-    make_server(model, limits, args.host, args.port).run()
+    make_server(model, limits, args.host, numbers["port"]).run()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ until the process runs out of file descriptors: about 1,100 such connections (sl
 nobody else gets an answer. `guarded_protocol` is uvicorn's own h11 protocol with two more rules:
 
 - a request (headers and body) must arrive within `read_timeout` seconds of its first byte,
-  and a new connection must complete one within that time; else the connection is closed;
+  and a new connection must complete one within that time; else the connection is closed. A
+  request whose bytes came early, buffered behind the one being answered (HTTP pipelining), is
+  read from when that answer is sent: its clock starts then, as no new byte may ever arrive;
 - past `max_connections` open connections, the one waiting longest without a request in
   progress (sending one slowly, or idle) is closed; a connection whose request is being
   answered is never closed, and when every connection is busy the new one is refused.
@@ -42,15 +44,22 @@ class GuardedH11Protocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.conn.their_state not in WAITING:  # the request is in (or the connection ends)
-            self.idle_since = None
-            self._disarm()
-        elif self.read_deadline is None:  # the first bytes of a request on a kept-alive connection
-            self.read_deadline = self.loop.call_later(self.read_timeout, self._read_timed_out)
+        self._track(arrived=True)
 
     def on_response_complete(self) -> None:
         self.idle_since = self.loop.time()
-        super().on_response_complete()
+        super().on_response_complete()  # starts reading a pipelined request already buffered, if any
+        if not self.transport.is_closing():
+            self._track(arrived=self.conn.their_state is h11.SEND_BODY or bool(self.conn.trailing_data[0]))
+
+    def _track(self, arrived: bool) -> None:
+        """Disarm the deadline once a request is in; arm it when bytes of the next one are here
+        (`arrived`: just received, or buffered behind the answer just sent)."""
+        if self.conn.their_state not in WAITING:  # the request is in (or the connection ends)
+            self.idle_since = None
+            self._disarm()
+        elif arrived and self.read_deadline is None:  # the first bytes of a request on a kept-alive connection
+            self.read_deadline = self.loop.call_later(self.read_timeout, self._read_timed_out)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()

@@ -25,6 +25,7 @@ import pandas as pd
 from reports import html, missing, orchestration, plots, tables
 from reports.csv_safe import write_csv
 from reports.frame import load_samples
+from reports.safe_text import writable, write_text
 
 SETTINGS = ("The paper's constrained/unconstrained split does not apply here: each table shows this pool's runs "
             "on its benchmarks.")
@@ -99,10 +100,9 @@ def build(log_dir: str | Path, out: str | Path, *, training: Sequence[str | Path
     lap("tables")
     write_tables(built, out)
     found = orchestration.analyses(frame) if len(frame) else []
-    with (out / "tables.md").open("a") as text:
-        text.write(orchestration.write(found, out))
-    (out / "missing.md").write_text(missing.listing(built, frame, where) if len(frame)
-                                    else empty_listing(str(log_dir)))
+    with (out / "tables.md").open("a", encoding="utf-8") as text:
+        text.write(writable(orchestration.write(found, out)))
+    write_text(out / "missing.md", missing.listing(built, frame, where) if len(frame) else empty_listing(str(log_dir)))
     lap("write tables")
     drawn, trained = [], []
     if len(frame):
@@ -142,11 +142,11 @@ def shown(built: tables.Built) -> pd.DataFrame:
 def write_tables(built: Sequence[tables.Built], out: Path) -> None:
     parts, longs = ["# Tables", "", CELL_NOTE, ""], []
     for b in built:
-        (out / "tables" / f"{b.name}.md").write_text(f"## {tables.md_text(b.heading)}\n\n{tables.markdown(shown(b))}")
+        write_text(out / "tables" / f"{b.name}.md", f"## {tables.md_text(b.heading)}\n\n{tables.markdown(shown(b))}")
         write_csv(b.wide, out / "tables" / f"{b.name}.csv")
         parts += [f"## {tables.md_text(b.heading)}", "", table_note(b), "", tables.markdown(shown(b))]
         longs.append(b.long)
-    (out / "tables.md").write_text("\n".join(parts) + "\n")
+    write_text(out / "tables.md", "\n".join(parts) + "\n")
     long = pd.concat(longs, ignore_index=True) if longs else pd.DataFrame()
     write_csv(long, out / "tables-long.csv")
 
@@ -186,7 +186,7 @@ def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, 
     if trained:
         result.append(html.Section("Training runs", text="Curves from the runs' rollouts.jsonl and run_info.json.",
                                    plots=tuple(trained)))
-    gaps = (out / "missing.md").read_text().removeprefix("# Missing cells\n")  # the section's own title
+    gaps = (out / "missing.md").read_text(encoding="utf-8").removeprefix("# Missing cells\n")  # the section's own title
     result.append(html.Section("Missing cells", markdown=gaps))
     ref = [html.Table.from_frame(f"The paper's Table {t}", wide, files=(tables.REFERENCE,),
                                  provenance=html.Provenance(note="transcribed from the paper (PAPER.md)"),

@@ -51,6 +51,7 @@ from reports.csv_safe import write_csv
 from reports.diagnostics import input_text
 from reports.paired import compare
 from reports.records import pool_makeup
+from reports.safe_text import write_text
 from reports.tables import markdown, md_text, pool_heading
 from solvers.conductor import check_generation
 from solvers.prompts import QUESTION_MODES
@@ -491,7 +492,7 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
         kind = pool_makeup([w.model for w in pools[pool].workers])
         parts.append(f"## {md_text(pool_heading(pool_label(str(pool)), kind, ''))}\n\n{markdown(readable(part))}")
     text = "\n".join(parts)
-    (out / "credit.md").write_text(text)
+    write_text(out / "credit.md", text)
     say(text)
     say(f"wrote {out / 'credit.md'}, {out / 'credit.csv'} and {out / 'credit-runs.csv'}")
     return 0

@@ -15,15 +15,19 @@ from typing import Any
 
 import pandas as pd
 
+from reports.safe_text import writable
+
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")  # linear: no nested repeats
 
 
 def safe_cell(value: Any) -> Any:
-    """`value`, with a leading `'` when it is text a spreadsheet would read as a formula."""
-    if isinstance(value, str) and value.startswith(FORMULA_START) and not _NUMBER.fullmatch(value):
-        return "'" + value
-    return value
+    """`value`, with a leading `'` when it is text a spreadsheet would read as a formula; text is
+    made writable (`reports.safe_text`: a lone surrogate becomes its escape)."""
+    if not isinstance(value, str):
+        return value
+    value = writable(value)
+    return "'" + value if value.startswith(FORMULA_START) and not _NUMBER.fullmatch(value) else value
 
 
 def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -38,5 +42,5 @@ def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 def write_csv(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write `frame` (index dropped) as a spreadsheet-safe CSV; returns the path."""
-    safe_frame(frame).to_csv(path, index=False)
+    safe_frame(frame).to_csv(path, index=False, encoding="utf-8")
     return Path(path)

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from reports.safe_text import writable, write_text
+
 CELL_CHARS = 400  # per table cell: longer text is clipped (stated)
 NOWRAP_CHARS = 32  # a cell this short (a number, `61.11 ± 11.11 (n=6x3)`) stays on one line
 LIST_SHOWN = 50  # logs listed per provenance block; the rest are counted
@@ -135,7 +137,7 @@ def write_page(path: str | Path, sections: Sequence[Section], **options: Any) ->
     """Write the page (options: `render_page`'s) and return its path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_page(sections, path, **options), encoding="utf-8")
+    write_text(path, render_page(sections, path, **options))
     return path
 
 
@@ -261,4 +263,4 @@ def _slug(text: object) -> str:
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(writable(str(text)), quote=True)

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from reports import diagnostics, oracle, paired, pareto, routing
 from reports.csv_safe import write_csv
 from reports.plots import LABEL_CHARS, Plot, plain, pool_title, save_figure
+from reports.safe_text import write_text
 from reports.tables import markdown, md_text, pool_heading, pool_slug
 
 NOTES = {
@@ -97,7 +98,7 @@ def write(found: list[Analysis], out: Path) -> str:
     parts = []
     for a in found:
         text = f"## {md_text(a.heading)}\n\n{md_text(NOTES[a.kind])}\n\n{markdown(a.shown)}"
-        (out / "tables" / f"{a.name}.md").write_text(text)
+        write_text(out / "tables" / f"{a.name}.md", text)
         write_csv(a.data, out / "tables" / f"{a.name}.csv")
         parts.append(text)
     return "\n".join(parts)

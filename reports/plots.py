@@ -41,6 +41,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from reports.records import pool_kind, short
 from reports.run_files import read_run_info
+from reports.safe_text import writable, writable_data
 from solvers.strategy import STRATEGIES
 from workers.redact import pool_label
 
@@ -69,8 +70,9 @@ class Plot:
 
 
 def plain(text: object, limit: int = LABEL_CHARS) -> str:
-    """Log text for a plot: control characters dropped, clipped, `$` escaped (no mathtext)."""
-    s = _CONTROL.sub(" ", str(text))
+    """Log text for a plot: writable (`reports.safe_text`), control characters dropped, clipped, `$`
+    escaped (no mathtext)."""
+    s = _CONTROL.sub(" ", writable(str(text)))
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     return s.replace("$", r"\$")  # every $ escaped: matplotlib never enters math mode
@@ -459,6 +461,7 @@ def read_run(run: str | Path, fields: Sequence[str] | None = None) -> tuple[pd.D
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path} line {number} is not JSON ({err.msg}); fix: remove the line "
                                  "(a run killed while writing leaves half a line)") from None
+            row = writable_data(row)  # a lone surrogate as its escape: written anywhere later (reports.safe_text)
             rows.append(row if fields is None else {k: row.get(k) for k in fields})
     return pd.DataFrame(rows), read_run_info(run)
 

@@ -2,7 +2,9 @@
 training/train.py writes in its output_dir. A run folder may come from elsewhere, so a file that is not
 what train.py writes ends the command (`SystemExit`) with one line naming the file, the field (or
 line) and the fix, never a traceback. Only the fields something reads are checked (`RUN_FIELDS`,
-`METRIC_FIELDS`); each may be absent or null (unknown) unless a reader requires it.
+`METRIC_FIELDS`); each may be absent or null (unknown) unless a reader requires it. Every string read
+is made writable (`reports.safe_text`: a lone surrogate becomes its escape), so no text of a run
+folder can crash a table, CSV or plot written from it.
 
 The training plots (`reports.plots.read_run`), training/curves.py, training/gpu_check.py,
 training/run_memory.py and both sweeps under experiments/ read run folders through this module."""
@@ -14,6 +16,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from reports.safe_text import writable_data
 
 RUN_INFO = "run_info.json"
 METRICS = "metrics.jsonl"
@@ -104,7 +108,7 @@ def _object(data: bytes, where: str) -> dict:
         raise SystemExit(f"{where}: not JSON ({' '.join(str(error).split())[:120]}); {FIX}") from None
     if not isinstance(value, dict):
         raise SystemExit(f"{where}: a JSON {type(value).__name__}, not an object; {FIX}")
-    return value
+    return writable_data(value)
 
 
 def _check_fields(info: dict, fields: Mapping[str, Any], where: str, prefix: str) -> None:

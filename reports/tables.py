@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from reports.safe_text import writable
+
 REFERENCE = Path(__file__).with_name("paper_reference.csv")
 IN_DIST = ("MATH500", "MMLU", "RLPR", "LCB")
 OOD = ("AIME25", "BCB", "GPQA-D")
@@ -441,9 +443,10 @@ _MD_MARKUP = re.compile(r"[\\`*<>|#]|\](?=[(\[:])")
 
 
 def md_text(value: object) -> str:
-    """Log text as inert markdown inline text: control characters (newlines) become one space and
-    `_MD_MARKUP` is backslash-escaped (no link, image, HTML, code span, heading or extra table cell)."""
-    return _MD_MARKUP.sub(r"\\\g<0>", _MD_BREAK.sub(" ", str(value)))
+    """Log text as inert markdown inline text, writable (`reports.safe_text`): control characters
+    (newlines) become one space and `_MD_MARKUP` is backslash-escaped (no link, image, HTML, code
+    span, heading or extra table cell)."""
+    return _MD_MARKUP.sub(r"\\\g<0>", _MD_BREAK.sub(" ", writable(str(value))))
 
 
 def markdown(table: pd.DataFrame) -> str:

@@ -10,6 +10,7 @@ sample's metadata under "conductor" and summarised in the transcript.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -63,9 +64,10 @@ from solvers.workflow import (
     parse_workflow,
 )
 from startup.options import is_int, need_option
+from workers.clean_errors import guard_errors
 from workers.costs import register_eval_costs
 from workers.provider_settings import sdk_settings
-from workers.redact import redact_config, redact_round, worker_secrets
+from workers.redact import model_secrets, redact_config, redact_round, redact_text
 
 SubtaskMode = Literal["written", "fixed"]
 SUBTASK_MODES = ("written", "fixed")
@@ -190,7 +192,7 @@ def conductor(
         chosen = sample_subset(len(team.workers), pool_size, seed, f"{state.sample_id}/{state.epoch}")
         workers = [team.workers[i] for i in chosen]
         record = await conduct(state.input_text, team.conductor, workers, settings)
-        return finish_sample(state, record, workers, chosen, settings)
+        return finish_sample(state, record, workers, chosen, settings, lead=team.conductor.model)
 
     return solve
 
@@ -262,13 +264,14 @@ def check_generation(**options: float | int | None) -> None:
         if value is None:
             continue
         if name.endswith("temperature"):
-            need_option(_is_number(value) and value >= 0, name, value, "a number >= 0")
+            need_option(_is_number(value) and value >= 0, name, value, "a finite number >= 0")
         else:
             need_option(is_int(value) and value >= 1, name, value, "an integer >= 1")
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float (not a bool): NaN and infinity are no setting."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass
@@ -345,7 +348,7 @@ async def conduct(
         for _ in range(1 + settings.format_retries):
             start = time.perf_counter()
             try:
-                output = await lead.model.generate(conversation, config=config)
+                output = await guard_errors(lead.model).generate(conversation, config=config)
             except LimitExceededError:
                 raise
             except Exception as error:  # a dead conductor is a rejected round, not a crashed sample
@@ -558,14 +561,15 @@ def finish_sample(
     settings: Settings | None = None,
     *,
     method: str = "conductor",
+    lead: Model | None = None,
 ) -> TaskState:
     """Store the round in the sample (metadata, transcript) and make its answer the output;
     `settings` (the conductor's options in force) are stored with it, `method` names the
-    solver (a baseline passes its own name)."""
-    state.metadata["conductor"] = summary(record, workers, chosen, method=method)
+    solver (a baseline passes its own name), `lead` is the conductor's model (None: none called)."""
+    state.metadata["conductor"] = summary(record, workers, chosen, method=method, lead=lead)
     if settings is not None:
         state.metadata["conductor"]["settings"] = asdict(settings)
-    transcript().info(workflow_markdown(record), source="conductor")
+    transcript().info(workflow_markdown(record, round_secrets(workers, lead)), source="conductor")
     answer = record.answer or ""
     model = record.conductor or workers[0].name
     state.messages.append(ChatMessageAssistant(content=answer, model=model))
@@ -573,11 +577,13 @@ def finish_sample(
     return state
 
 
-def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *, method: str = "conductor") -> dict:
+def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *, method: str = "conductor",
+            lead: Model | None = None) -> dict:  # fmt: skip
     """Sample metadata: headline numbers for reports (worker and conductor cost and calls
     apart, as the paper counts them; a cost is None when a price is unknown), then the
     full round tree. Worker configs and error texts are redacted (`workers.redact`): a record
-    never holds a header value, a body string or a credential the workers were given."""
+    never holds a header value, a body string or a credential the workers or the conductor
+    (`lead`) were given."""
     workers_used, conducting = record.worker_usage(), record.conductor_usage()
     total = record.total_usage()
     rounds = list(record.rounds())
@@ -603,12 +609,18 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *
         "worker_configs": [redact_config(worker_config(w)) for w in workers],  # as each provider receives it
         "worker_sdk": [sdk_settings(w.name, w.model.config.model_dump(), w.model.model_args) for w in workers],
         "pool_indices": chosen,
-        "round": redact_round(record.to_dict(), worker_secrets([w.model for w in workers])),
+        "round": redact_round(record.to_dict(), round_secrets(workers, lead)),
     }
 
 
-def workflow_markdown(record: RoundRecord) -> str:
-    """A readable account of a round (and its nested rounds) for the transcript."""
+def round_secrets(workers: Sequence[Worker], lead: Model | None) -> list[str]:
+    """What the round's models were given that may be a credential (`workers.redact.model_secrets`)."""
+    return model_secrets([w.model for w in workers] + ([lead] if lead is not None else []))
+
+
+def workflow_markdown(record: RoundRecord, secrets: Sequence[str] = ()) -> str:
+    """A readable account of a round (and its nested rounds) for the transcript; its error texts
+    redacted (`workers.redact.redact_text`, with the round's `secrets`)."""
     lines = []
     for turn in record.conversation:
         shown = turn["content"] if turn["role"] == "user" else turn["content"][:1500]
@@ -620,7 +632,7 @@ def workflow_markdown(record: RoundRecord) -> str:
             [
                 *lines,
                 f"**Round {record.depth}: workflow rejected** ({record.rejection}): "
-                f"{record.rejection_message}\n\n```\n{record.completion[:2000]}\n```",
+                f"{redact_text(record.rejection_message or '', secrets)}\n\n```\n{record.completion[:2000]}\n```",
             ]
         )
     lines += [
@@ -632,14 +644,14 @@ def workflow_markdown(record: RoundRecord) -> str:
     nested = []
     for s in record.steps:
         subtask = s.subtask.replace("|", "\\|").replace("\n", " ")[:120]
-        note = s.error or (f"fallback: {s.fallback}" if s.fallback else "")
+        note = redact_text(s.error, secrets) if s.error else (f"fallback: {s.fallback}" if s.fallback else "")
         sees = f"previous response, {s.visible}" if s.shown_previous else str(s.visible)
         lines.append(
             f"| {s.index} | Model {s.worker} ({s.model}) | {sees} | {subtask} | "
             f"{s.usage.input_tokens}/{s.usage.output_tokens} | {s.latency:.2f} | {note} |"
         )
         if s.round:
-            nested.append(workflow_markdown(s.round))
+            nested.append(workflow_markdown(s.round, secrets))
     if record.workflow and not record.steps:
         lines.append("(three empty lists: the previous answer is kept)")
     return "\n".join([*lines, *nested])

@@ -39,6 +39,7 @@ from inspect_ai.util import LimitExceededError, span
 from solvers.grammar import Constraint
 from solvers.prompts import QuestionMode, step_turns
 from solvers.workflow import Workflow
+from workers.clean_errors import guard_errors
 from workers.client_secrets import client_settings
 from workers.pools import Price
 from workers.provider_errors import describe_error, describe_length_refusal
@@ -265,7 +266,7 @@ async def run_step(
     record.config = worker_config(worker)
     start = time.perf_counter()
     try:
-        output = await asyncio.wait_for(worker.model.generate(messages, config=config), step_timeout)
+        output = await asyncio.wait_for(guard_errors(worker.model).generate(messages, config=config), step_timeout)
     except LimitExceededError:
         raise
     except TimeoutError:

@@ -70,17 +70,22 @@ VLLM_MODELS = ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "google/gemma-3-27b-i
 class Refused(Exception):
     """A request the real API would refuse: HTTP status and message."""
 
-    def __init__(self, status: int, message: str, param: str | None = None, kind: str = "invalid_request_error"):
+    def __init__(self, status: int, message: str, param: str | None = None, kind: str = "invalid_request_error",
+                 code: str | None = None):  # fmt: skip
         super().__init__(message)
-        self.status, self.message, self.param, self.kind = status, message, param, kind
+        self.status, self.message, self.param, self.kind, self.code = status, message, param, kind, code
 
 
 @dataclass(frozen=True)
 class Fault:
-    """What to do to one request instead of answering it: an HTTP `status`, or a `stall`."""
+    """What to do to one request instead of answering it: an HTTP `status`, or a `stall`. With
+    `echo` the error's message quotes the credentials the request carried (a careless gateway);
+    `code` is the error's code (OpenAI's `context_length_exceeded`: Inspect answers with a refusal)."""
 
     status: int | None = None
     stall: float = 0.0
+    echo: bool = False
+    code: str | None = None
 
 
 @dataclass
@@ -220,7 +225,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault is not None and fault.status:
             kind = _fault_kind(fault.status)
-            self._error(request, Refused(fault.status, f"stand-in fault {fault.status}", kind=kind))
+            message = f"stand-in fault {fault.status}" + (f": refused {_credentials(request)}" if fault.echo else "")
+            self._error(request, Refused(fault.status, message, kind=kind, code=fault.code))
             return
         try:
             _check_auth(request)
@@ -278,6 +284,13 @@ def send_json(handler: BaseHTTPRequestHandler, data: object, status: int = 200) 
 
 def _fault_kind(status: int) -> str:
     return {429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+
+
+def _credentials(request: Request) -> str:
+    """Every credential-like header value of a request (a key header, any X- header but the SDKs' own)."""
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    return ", ".join(f"{k}={v}" for k, v in headers.items() if k in ("authorization", "x-api-key", "x-goog-api-key")
+                     or (k.startswith("x-") and not k.startswith(("x-stainless", "x-goog-api-client"))))  # fmt: skip
 
 
 def _check_auth(request: Request) -> None:
@@ -353,7 +366,7 @@ def _chat_completion(request: Request, text: str, tokens_in: int, tokens_out: in
 
 
 def _openai_error(refused: Refused) -> dict:
-    code = "unsupported_value" if refused.status == 400 and refused.param else None
+    code = refused.code or ("unsupported_value" if refused.status == 400 and refused.param else None)
     return {"error": {"message": refused.message, "type": refused.kind, "param": refused.param, "code": code}}
 
 

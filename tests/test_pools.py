@@ -1,6 +1,7 @@
 """Pool files: bundled pools follow the paper, user files load by path, every bad file is
 refused at load with one message naming the file, the entry, the field and the fix."""
 
+import json
 import re
 
 import pytest
@@ -287,3 +288,51 @@ def test_qwen3_sampling_reaches_the_vllm_request():
             assert (params["top_p"], params["presence_penalty"], params["temperature"]) == (0.8, 1.0, 0.2)
             assert params["extra_body"] == {"top_k": 20, "chat_template_kwargs": {"enable_thinking": enabled}}
             assert params["max_tokens"] == 4096
+
+
+HEADER_SECRET = "s3cr3t-value"
+
+
+@pytest.mark.parametrize(
+    ("headers", "where", "fix"),
+    [
+        ({"X Key": "v"}, r"extra_headers: header name 'X Key' is not an HTTP token", "letters, digits"),
+        ({"X-Key:": "v"}, r"header name 'X-Key:' is not an HTTP token", "e.g. X-Api-Key"),
+        ({"X-K\u00e9y": "v"}, r"header name 'X-K\\xe9y'", "letters, digits"),
+        ({"": "v"}, r"header name '' is not an HTTP token", "letters, digits"),
+        ({"X-Key": HEADER_SECRET + "\r\nX-Evil: 1"}, r"extra_headers\.X-Key: the value holds a line break", "one line"),
+        ({"X-Key": HEADER_SECRET + "\n"}, r"line break or NUL", "one line"),
+        ({"X-Key": HEADER_SECRET + "\0"}, r"line break or NUL", "one line"),
+        ({"X-Key": HEADER_SECRET + "\u00e9"}, r"X-Key: the value holds a non-ASCII character", "base64"),
+        ({"X-Key": HEADER_SECRET + "\u2603"}, r"non-ASCII character", "percent-"),
+        ({"X-Key": " " + HEADER_SECRET}, r"starts or ends with white space", "remove the leading"),
+        ({"X-Key": HEADER_SECRET + "\x7f"}, r"X-Key: the value holds a control character", "visible text"),
+        ({"X-Key": 5}, r"extra_headers\.X-Key: expected text, got int", "quote the value"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("place", ["config", "task_overrides", "model_args"])
+def test_headers_http_cannot_carry_are_refused_at_load_without_their_value(tmp_path, headers, where, fix, place):
+    entry = {"model": "openai/gpt-5"}
+    if place == "config":
+        entry["config"] = {"extra_headers": headers}
+    elif place == "task_overrides":
+        entry["task_overrides"] = {"math500": {"extra_headers": headers}}
+    else:
+        entry["model_args"] = {"default_headers": headers}
+        where = where.replace("extra_headers", r"model_args\.default_headers")
+    path = tmp_path / "headers.yaml"
+    path.write_text(json.dumps({"workers": [entry]}))  # JSON is YAML: every character written as given
+    with pytest.raises(PoolError) as error:
+        load_pool(str(path))
+    message = str(error.value)
+    assert re.search(where, message), message
+    assert fix in message.split("fix: ", 1)[1] and "\n" not in message and HEADER_SECRET not in message
+
+
+def test_headers_http_can_carry_load(tmp_path):
+    headers = {"Authorization": "Bearer a.b-c_d~e+f/g=", "X-Org!#$%&'*+-.^_`|~": "team a\tb", "X-Empty": ""}
+    path = tmp_path / "headers.yaml"
+    path.write_text(json.dumps({"workers": [{"model": "openai/gpt-5", "config": {"extra_headers": headers},
+                                             "model_args": {"default_headers": headers}}]}))  # fmt: skip
+    spec = load_pool(str(path)).workers[0]
+    assert spec.config["extra_headers"] == headers and spec.model_args["default_headers"] == headers

@@ -154,3 +154,26 @@ def test_the_memory_check_refuses_a_bad_run_info(tmp_path):
     with pytest.raises(SystemExit, match="seed-1/run_info.json: field peak_rss_gib is '3 GiB', not GiB") as refused:
         per_run_peak(1.0, 4, 4, runs)
     assert one_line(refused, runs[1] / "run_info.json")
+
+
+def test_run_folder_text_utf8_cannot_hold_is_plotted_and_written_escaped(tmp_path):
+    """Lone surrogates (JSON's `\\udc80`) in run_info.json and rollouts.jsonl: curves.py and the training
+    plots write their PNG, SVG and CSV with each as its escape, not a crash in the font or the encoder."""
+    from training.curves import main as curves
+
+    run = write_run(tmp_path / "run", [rollout(0, names=("a\udc80", "b")), rollout(1, names=("b",))])
+    info = {"recipe": "r\ud800", "model": "m\udfff", "data": {"pool": "p\udc80", "pool_workers": ["sim/x\udc80"]}}
+    (run / "run_info.json").write_text(json.dumps(info))  # json.dumps writes each as \udXXX
+    curves([str(run), "--out", str(tmp_path / "c" / "curves")])
+    written = {p.name: p.read_bytes() for p in (tmp_path / "c").iterdir()}
+    assert {"curves.png", "curves.svg", "curves.csv", "curves-routing.csv", "curves-credit.csv"} <= set(written)
+    assert b"a\\udc80" in written["curves-routing.csv"] and b"m\\udfff" in written["curves.svg"]
+    plotted = plots.training_plots([run], tmp_path / "out")
+    assert plotted and all(p.png.is_file() and p.svg.is_file() for p in plotted)
+
+
+def test_read_run_files_hold_only_writable_text(tmp_path):
+    (tmp_path / "run_info.json").write_text('{"device": "\\udc80", "data": {"pool_workers": ["\\ud800x"]}}')
+    (tmp_path / "metrics.jsonl").write_text('{"step": 1, "\\udc80": "\\udfff"}\n')
+    assert read_run_info(tmp_path) == {"device": "\\udc80", "data": {"pool_workers": ["\\ud800x"]}}
+    assert read_metrics(tmp_path) == [{"step": 1, "\\udc80": "\\udfff"}]

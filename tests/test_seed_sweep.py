@@ -328,6 +328,28 @@ def test_a_bad_run_file_stops_the_sweep_before_anything_runs(tmp_path, monkeypat
     assert ran == []
 
 
+def test_run_file_text_utf8_cannot_hold_is_written_escaped(tmp_path, monkeypatch):
+    """A run folder's device holding a lone surrogate (JSON's `\\udc80`): the sweep's table, CSV and the
+    warm-up line are written with it escaped, not a UnicodeEncodeError after every training and eval."""
+    import experiments.seeds.sweep as sweep
+
+    monkeypatch.setattr(sweep, "train_all", lambda *a: {})
+    monkeypatch.setattr(sweep, "evaluate", lambda method, *a: HAND_MADE[HAND_MADE["label"] == method["label"]]
+                        .to_dict("records"))  # fmt: skip
+    monkeypatch.setattr(sweep, "single_workers", lambda pool: [{"label": label} for label in SINGLES])
+    out, warm = tmp_path / "seeds", tmp_path / "warm" / "warmup"
+    for run, device in ((out / "seed-0", "gpu \\udc80 A"), (out / "seed-1", "\\ud800|x"), (warm.parent, "w \\udfff")):
+        run.mkdir(parents=True, exist_ok=True)
+        (run / "run_info.json").write_text(f'{{"global_step": 60, "wall_s": 60.0, "device": "{device}", "seed": 0}}')
+    warm.mkdir()
+    (warm / "config.json").write_text("{}")
+    main([SMOKE, "--seeds", "0-1", "--out", str(out), "--warmup", str(warm)])
+    text = (out / "seeds.md").read_text(encoding="utf-8")
+    assert "| gpu \\\\udc80 A |" in text and "| \\\\ud800\\|x |" in text and "on w \\\\udfff)" in text
+    table = pd.read_csv(out / "seeds.csv", encoding="utf-8").set_index("seed")
+    assert table["device"].to_dict() == {0: "gpu \\udc80 A", 1: "\\ud800|x"}
+
+
 def test_run_file_text_in_seeds_md_is_escaped(tmp_path):
     model = tmp_path / "warm|up" / "warmup"
     model.mkdir(parents=True)

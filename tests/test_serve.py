@@ -15,6 +15,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import openai
@@ -286,12 +287,46 @@ def test_help_shows_defaults_and_an_example():
 
 
 @pytest.mark.parametrize(
-    "args, fragment", [(["--pool", "nope"], "no pool file"), (["-M", "max_step=3"], "unknown option -M max_step")]
-)
+    "args, fragment",
+    [(["--pool", "nope"], "no pool file"), (["-M", "max_step=3"], "unknown option -M max_step"),
+     (["-M", "temperature=.inf"], "invalid -M temperature=inf; fix: expected a finite number >= 0")],
+)  # fmt: skip
 def test_a_bad_pool_or_option_is_one_line_and_exit_2(args, fragment):
     ran = subprocess.run([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", *args], capture_output=True,
                          text=True, timeout=120)  # fmt: skip
     assert ran.returncode == 2 and fragment in ran.stderr and "Traceback" not in ran.stderr
+
+
+def started_with(monkeypatch, args: list[str]) -> list[tuple]:
+    """What `main(args)` would start the server with (nothing is built or served)."""
+    from conductor_model import serve
+
+    started: list[tuple] = []
+    monkeypatch.setattr(serve, "get_model", lambda name, **model_args: name)
+    monkeypatch.setattr(serve, "make_server", lambda *given: SimpleNamespace(run=lambda: started.append(given)))
+    serve.main(["--pool", "sim", *args])
+    return started
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [("--read-timeout", "nan"), ("--request-timeout", "inf"), ("--request-timeout", "1e400"),
+     ("--read-timeout", "soon"), ("--read-timeout", "0"), ("--keep-alive-timeout", "1.5"),
+     ("--max-connections", "-1"), ("--port", "70000"),
+     ("--max-request-bytes", "1e3"), ("--max-concurrency", "4" * 5000)],
+)  # fmt: skip
+def test_a_numeric_option_not_a_finite_number_in_range_is_one_line_at_start(option, value, monkeypatch, capsys):
+    with pytest.raises(SystemExit) as ended:
+        started_with(monkeypatch, [option, value])
+    shown = capsys.readouterr().err
+    assert ended.value.code == 2 and shown.count("\n") == 1 and "Traceback" not in shown
+    assert shown.startswith(f"python -m conductor_model.serve: {option} ") and "; fix: give each a number" in shown
+
+
+def test_numeric_options_in_range_start_the_server_with_numbers(monkeypatch):
+    [(model, limits, host, port)] = started_with(monkeypatch, ["--port", "0", "--read-timeout", "2.5"])
+    assert (model, host, port) == ("conductor/sim", "127.0.0.1", 0)
+    assert limits == Limits(read_timeout=2.5) and isinstance(limits.max_connections, int)
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.1.2.3", "myhost.example"])

@@ -10,6 +10,7 @@ import threading
 import time
 
 import httpx
+import pytest
 from inspect_ai.model import get_model
 from scripted import scripted
 from test_serve import QUESTION, SIMULATION, WORKFLOW, running
@@ -107,6 +108,22 @@ def test_a_trickled_request_is_closed_at_its_deadline_from_the_first_byte():
         assert time.monotonic() - start < LIMITS.read_timeout + MARGIN
     trickle.close()
     short_body.close()
+
+
+PIPELINED = [PARTIAL, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"]
+
+
+@pytest.mark.parametrize("pipelined", PIPELINED, ids=["half-headers", "half-body"])
+def test_a_pipelined_request_buffered_behind_another_has_a_deadline(pipelined):
+    """Bytes of a second request sent with the first (HTTP pipelining) are read only once the
+    first is answered, and no byte may come after them: that request is timed from then."""
+    with running(sim_model(), LIMITS) as (url, _):
+        sock = socket.create_connection(address(url))
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n" + pipelined)
+        sock.settimeout(10)
+        assert b" 200 " in sock.recv(65536).split(b"\r\n")[0]
+        assert closed_within(sock, LIMITS.read_timeout + MARGIN)
+    sock.close()
 
 
 def test_an_idle_kept_alive_connection_is_closed():

@@ -31,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reports.run_files import read_metrics, read_run_info  # noqa: E402
+from reports.safe_text import write_text  # noqa: E402
 
 RECIPE = "training/recipes/gpu-small.yaml"
 EVAL_TASK = "tasks/gsm8k.py"
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     notes = [f"device: {device}", "PASS" if not problems else "FAIL: " + "; ".join(problems)]
     table = render(rows, accuracy, notes, fix_rows)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "gpu_check.md").write_text(table)
+    write_text(out / "gpu_check.md", table)
     print(table)
     return 1 if problems else 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -187,6 +188,8 @@ def _model(entry: Any, where: str) -> ModelSpec:
     if not isinstance(model_args, Mapping):
         raise _Invalid(f"{where}.model_args", f"expected a mapping, got {_kind(model_args)}",
                        "write `model_args: {base_url: ...}`")  # fmt: skip
+    if "default_headers" in model_args:
+        check_headers(model_args["default_headers"], f"{where}.model_args.default_headers")
     spec = ModelSpec(
         model=model,
         description=_text(entry, "description", where),
@@ -315,6 +318,8 @@ def generate_config(value: Any, where: str) -> dict[str, Any]:
     from pydantic import ValidationError
 
     _check_keys(value, tuple(GenerateConfig.model_fields), where, "Inspect GenerateConfig field")
+    if value.get("extra_headers") is not None:  # before Inspect's check, whose message would show a value
+        check_headers(value["extra_headers"], f"{where}.extra_headers")
     try:
         GenerateConfig.model_validate(dict(value))
     except ValidationError as error:
@@ -343,6 +348,40 @@ _CONFIG_BOUNDS = {
     "top_k": (0, False),
     "num_choices": (0, False),
 }
+
+
+# RFC 9110 5.1 and 5.5: a field name is a token; a value is visible characters with single spaces or
+# tabs between them, here ASCII only (httpx encodes a str value as ASCII; h11 refuses any other shape)
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE = re.compile(r"(?:[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*)?")
+
+
+def check_headers(headers: Any, where: str) -> None:
+    """Refuse headers HTTP cannot carry (every call would fail), naming the header and the fix;
+    a value may be a credential, so a message never shows it."""
+    if not isinstance(headers, Mapping):
+        raise _Invalid(where, f"expected a mapping of header names to values, got {type(headers).__name__}",
+                       "write `{X-Api-Key: ...}`")  # fmt: skip
+    for name, value in headers.items():
+        if not isinstance(name, str) or not _HEADER_NAME.fullmatch(name):
+            raise _Invalid(where, f"header name {ascii(name)[:60]} is not an HTTP token",
+                           "use letters, digits and !#$%&'*+-.^_`|~ only, e.g. X-Api-Key")  # fmt: skip
+        if not isinstance(value, str):
+            raise _Invalid(f"{where}.{name}", f"expected text, got {type(value).__name__}", "quote the value")
+        if not _HEADER_VALUE.fullmatch(value):
+            raise _Invalid(f"{where}.{name}", *_header_value_problem(value))
+
+
+def _header_value_problem(value: str) -> tuple[str, str]:
+    """(what is wrong with a header value HTTP cannot carry, the fix), without the value."""
+    if any(c in value for c in "\r\n\0"):
+        return "the value holds a line break or NUL (it would end the header)", "put the value on one line"
+    if not value.isascii():
+        return ("the value holds a non-ASCII character (HTTP clients send header values as ASCII)",
+                "encode it as the receiving service expects (e.g. percent- or base64-encoded)")  # fmt: skip
+    if value != value.strip(" \t"):
+        return "the value starts or ends with white space", "remove the leading and trailing spaces"
+    return "the value holds a control character", "remove it (a header value is visible text)"
 
 
 def _text(data: Mapping, key: str, where: str) -> str:

@@ -8,9 +8,11 @@ The rule, by kind of value, not by a list of secret names:
   becomes `[redacted]`: a header value or a body string may be a gateway credential, a
   `top_k: 20` or `enable_thinking: false` cannot;
 - error text (a provider's message, a dead conductor's exception) loses every string the
-  workers were given that may be a credential (API keys, model args, strings of those
-  mappings), URL user info, and every token-shaped word (a run of 16+ letters and digits
-  mixing both: `sk-...`, bearer tokens, JWTs), whatever it is called;
+  conductor and the workers were given that may be a credential (API keys, model args, strings
+  of those mappings), URL user info, and every token-shaped word (a run of 16+ letters and
+  digits mixing both: `sk-...`, bearer tokens, JWTs), whatever it is called. It is applied
+  where the text enters Inspect (workers/clean_errors.py: before a model event records it) and
+  again to every error field of a round record;
 - a pool is named by its bundled name or its file's stem, never by a host path.
 """
 
@@ -77,10 +79,10 @@ def redact_round(round_dict: Any, secrets: Iterable[str] = ()) -> Any:
     return out
 
 
-def worker_secrets(models: Sequence[Any]) -> list[str]:
-    """Every string the workers' models were given that may be a credential: their API keys,
-    every string of their model args (headers included), of the body fields their HTTP client
-    adds (workers/client_secrets.py) and of their free-form config mappings."""
+def model_secrets(models: Sequence[Any]) -> list[str]:
+    """Every string the models (conductor and workers) were given that may be a credential: their
+    API keys, every string of their model args (headers included), of the body fields their HTTP
+    client adds (workers/client_secrets.py) and of their free-form config mappings."""
     found: list[str] = []
     for model in models:
         found.append(getattr(getattr(model, "api", None), "api_key", None) or "")

@@ -468,6 +468,7 @@ def main(argv: list[str] | None = None) -> Any:
     import pandas as pd
 
     from reports.csv_safe import write_csv
+    from reports.safe_text import write_text
 
     rows = []
     for method in singles:
@@ -483,7 +484,7 @@ def main(argv: list[str] | None = None) -> Any:
     text = markdown_report(table, lines)
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(table, args.out / "seeds.csv")
-    (args.out / "seeds.md").write_text(text)
+    write_text(args.out / "seeds.md", text)
     print(text + f"wrote {args.out / 'seeds.csv'}, {args.out / 'seeds.md'}")
     if failed:
         raise SystemExit("failed: " + "; ".join(f"seed {s}: {why}" for s, why in failed.items()))
