@@ -173,3 +173,48 @@ def test_a_training_run_stops_with_the_error_and_the_checkpoint(tmp_path, monkey
     assert (out / "checkpoint-2" / "model.safetensors").is_file() and not (out / "model.safetensors").is_file()
     steps = [row for row in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()) if "reward" in row]
     assert [row["nonfinite_skipped"] for row in steps] == [1, 2]
+
+
+def naive_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, scale=None, is_causal=False, enable_gqa=False):
+    """SDPA as a plain softmax: a fully masked row is NaN forward and backward, as CUDA's bf16 kernels give it."""
+    scores = query @ key.transpose(-2, -1) * (scale or query.shape[-1] ** -0.5)
+    if is_causal:
+        causal = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
+        attn_mask = causal if attn_mask is None else attn_mask & causal
+    if attn_mask is not None:
+        scores = scores.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else scores + attn_mask
+    return torch.softmax(scores, -1) @ value
+
+
+def test_padsafe_attention_hands_sdpa_no_fully_masked_row(monkeypatch):
+    from training.guard import padsafe_attention
+
+    ids, mask = left_padded_batch()
+    clean = masked_logprob_loss(tiny_llama(), ids, mask)
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", naive_sdpa)
+
+    model = tiny_llama()
+    mask_padded_attention(model)
+    masked_logprob_loss(model, ids, mask).backward()  # zeroed outputs do not help: the backward pass spreads NaN
+    assert not all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+    model = tiny_llama()
+    mask_padded_attention(model)
+    assert padsafe_attention(model) and model.config._attn_implementation == "sdpa_padsafe"
+    loss = masked_logprob_loss(model, ids, mask)
+    loss.backward()
+    assert loss.item() == pytest.approx(clean.item(), rel=1e-5)  # real positions unchanged
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+def test_padsafe_leaves_other_attention_alone_and_masks_without_empty_rows_as_they_are():
+    from training.guard import attendable, padsafe_attention
+
+    assert not padsafe_attention(tiny_llama(attn="eager"))
+    full = torch.ones(1, 1, 3, 3, dtype=torch.bool).tril()
+    assert attendable(full) is full and attendable(None) is None
+    empty_row = full.clone()
+    empty_row[..., 0, :] = False
+    assert attendable(empty_row)[..., 0, :].all() and torch.equal(attendable(empty_row)[..., 1:, :], full[..., 1:, :])
+    additive = torch.zeros(1, 1, 2, 2).masked_fill(torch.tensor([[True, True], [False, True]]), float("-inf"))
+    assert torch.equal(attendable(additive)[0, 0, 0], torch.zeros(2)) and torch.isneginf(attendable(additive)[0, 0, 1, 1])

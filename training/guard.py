@@ -5,6 +5,14 @@ layer as exact zeros (`torch.where`, never a product with the mask, so a NaN the
 into NaN * 0 = NaN). What SDPA returns for a fully masked row in bf16 (the left padding of a
 GRPO batch) then never reaches a real position through the next layer's attention, nor the loss.
 
+`padsafe_attention(model)`: SDPA is never handed a query row that may attend to no key. Left
+padding makes such rows (a padded query sees only earlier padding); CUDA's bf16 SDPA kernels turn
+them into NaN that their backward pass spreads into the gradients of real keys and values, a NaN
+gradient at step 1 (measured on an H100 and an H200 with `gpu-small`). The model's attention
+becomes `sdpa_padsafe`: the same mask and kernel, except that a row with no key to attend to may
+attend to every key. Real rows are unchanged; a padded row's finite output is then zeroed by
+`mask_padded_attention` and gets no gradient.
+
 `NonFiniteGuard`: a TrainerCallback that checks the gradients before every optimizer update; a
 non-finite gradient norm (what a non-finite loss gives too) SKIPS that update (the gradients are
 dropped, so the optimizer leaves the weights and its state as they were), is logged with its step
@@ -52,6 +60,42 @@ def mask_padded_attention(model: Any) -> int:
     for layer in layers:
         layer.self_attn.register_forward_hook(zero_padded)
     return len(layers)
+
+
+PADSAFE = "sdpa_padsafe"
+
+
+def attendable(mask: torch.Tensor | None) -> torch.Tensor | None:
+    """The attention mask with every fully masked query row opened to all keys (a bool mask:
+    True = attend; an additive one: -inf = masked). None (no mask) stays None."""
+    if mask is None:
+        return None
+    blocked = ~mask if mask.dtype == torch.bool else torch.isneginf(mask)
+    empty = blocked.all(dim=-1, keepdim=True)
+    if not bool(empty.any()):
+        return mask
+    if mask.dtype == torch.bool:
+        return mask | empty
+    return mask.masked_fill(empty, 0.0)
+
+
+def padsafe_attention(model: Any) -> bool:
+    """Switch a model that uses SDPA to `sdpa_padsafe` (module docstring); other attention
+    implementations are left as they are. Returns whether it switched."""
+    from transformers import AttentionInterface
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    if model.config._attn_implementation not in ("sdpa", PADSAFE):
+        return False
+
+    def forward(module, query, key, value, attention_mask, **kwargs):  # noqa: ANN001, ANN202
+        return sdpa_attention_forward(module, query, key, value, attendable(attention_mask), **kwargs)
+
+    AttentionInterface.register(PADSAFE, forward)
+    AttentionMaskInterface.register(PADSAFE, sdpa_mask)
+    model.set_attn_implementation(PADSAFE)
+    return True
 
 
 def gradient_norm(model: Any) -> float | None:

@@ -477,7 +477,7 @@ def main(argv: list[str] | None = None) -> dict:
     replaced = claim_output_dir(Path(config.output_dir), script, resume, move=main_process)
     config.distributed_state.wait_for_everyone()  # no process writes into output_dir before it is claimed
     from training.completion_logps import score_completions_only
-    from training.guard import NonFiniteGuard, mask_padded_attention
+    from training.guard import NonFiniteGuard, mask_padded_attention, padsafe_attention
     from training.run_memory import peak_gpu_gib, peak_rss_gib
     from training.shared_prompts import share_prompt_passes
 
@@ -532,6 +532,7 @@ def main(argv: list[str] | None = None) -> dict:
         info["trainable"] = freeze_below(model, script.train_top_layers)
         log.info("trainable: %s", json.dumps(info["trainable"]))
     mask_padded_attention(model)  # a NaN at a padded position never reaches a real one (training/guard.py)
+    info["attention"] = "sdpa_padsafe" if padsafe_attention(model) else model.config._attn_implementation
     if not config.use_vllm:  # vLLM shares prompt prefixes itself
         share_prompt_passes(model)  # a question's rollouts share its encoded prompt (training/shared_prompts.py)
     out = Path(config.output_dir)
