@@ -71,6 +71,7 @@ INSTRUCTION_PREFIX = (
 DRIVER_FILE = "bcb_driver.py"
 SOLUTION_FILE = "bcb_solution.py"
 TEST_FILE = "bcb_tests.py"
+PROMPT_FILE = "bcb_prompt.py"
 VERDICT_MARK = "@@BCB_VERDICT@@"
 
 # values of `CodeCheckResult.details["status"]`
@@ -208,20 +209,72 @@ def build_program(code: str, problem: BCBProblem) -> str:
 # shared scorers/verdict_channel.py): a non-dumpable parent holding the nonce, the
 # tests in a child that reports each test through a pipe; see its docstring.
 _HERE = Path(__file__).parent
-DRIVER_FILES = {name: (_HERE / name).read_text(encoding="utf-8") for name in (DRIVER_FILE, "verdict_channel.py")}
+DRIVER_FILES = {
+    name: (_HERE / name).read_text(encoding="utf-8")
+    for name in (DRIVER_FILE, "verdict_channel.py", "bcb_split.py", "bcb_values.py")
+}
 
 
-def driver_files(program: str, test: str) -> dict[str, str]:
-    """The three files a run needs: our driver, the solution module, the task's tests."""
-    return {**DRIVER_FILES, SOLUTION_FILE: program, TEST_FILE: test}
+def driver_files(program: str, test: str, prompt: str | None = None) -> dict[str, str]:
+    """The files a run needs: our driver, the solution module, the task's tests and, for the
+    split mode, the task's prompt (the test process's module starts with it)."""
+    return {**DRIVER_FILES, SOLUTION_FILE: program, TEST_FILE: test, **({PROMPT_FILE: prompt} if prompt else {})}
 
 
-def driver_command(timeout: float, python: str = "python3", allowed: frozenset[str] = frozenset()) -> list[str]:
+def driver_command(
+    timeout: float, python: str = "python3", allowed: frozenset[str] = frozenset(), entry_point: str | None = None
+) -> list[str]:
     """Suite time limit = timeout + 1 (official); the process gets one second more. The
     trusted parent runs isolated (`TRUSTED_PYTHON`'s flags). `allowed`: the capabilities the
-    task needs that the driver otherwise refuses to the answer (`capabilities`)."""
+    task needs that the driver otherwise refuses to the answer (`capabilities`). `entry_point`:
+    run the tests apart from the answer, calling it there (`shared_reason` is None)."""
     command = [python, *TRUSTED_PYTHON[1:], DRIVER_FILE, f"{timeout + 1:g}"]
+    if entry_point:
+        return command + [",".join(sorted(allowed)), f"split:{entry_point}"]
     return command + [",".join(sorted(allowed))] if allowed else command
+
+
+# What in a task's test source or prompt makes its tests need the answer's own objects in their
+# process (read from the task, never from the answer): patching what the answer's code calls,
+# plots and figures the answer draws (tests read them back through pyplot's state or the axes it
+# returns), log records, and libraries whose results are objects rather than data.
+SHARED_NAMES = {
+    "patches the answer's modules": ("mock", "patch", "Mock", "MagicMock", "create_autospec", "PropertyMock"),
+    "reads plots": ("matplotlib", "plt", "pyplot", "Axes", "Figure", "seaborn", "sns"),
+    "reads log records": ("assertLogs", "assertNoLogs", "caplog"),
+}
+OBJECT_LIBRARIES = (
+    "sklearn", "tensorflow", "keras", "torch", "PIL", "cv2", "skimage", "networkx", "statsmodels", "bs4", "lxml",
+    "gensim", "wordcloud", "folium", "geopy", "shapely", "docx", "openpyxl", "xlwt", "flask", "flask_mail",
+    "flask_restful", "flask_login", "flask_wtf", "wtforms", "django", "socket", "ssl", "smtplib", "sqlite3",
+    "mechanize", "pyquery", "textblob", "nltk", "librosa", "soundfile", "Crypto", "rsa", "cryptography",
+    "threading", "multiprocessing", "asyncio", "queue", "http", "email", "zipfile", "tarfile", "io", "inspect",
+    "types", "ctypes", "psutil", "wave", "csv", "sqlalchemy", "sympy", "scipy", "requests", "urllib", "xml",
+)  # fmt: skip
+
+
+def shared_reason(problem: BCBProblem) -> str | None:
+    """Why the task's tests must run in the answer's process (None: they run apart from it,
+    scorers/bcb_split.py). Read from the task's test source, prompt and libraries only."""
+    names: set[str] = set()
+    imported = {_top_module(lib) for lib in problem.libs}
+    for source in (problem.test, build_program("", problem)):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return "the task's source does not parse"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name | ast.Attribute | ast.alias):
+                names.update(getattr(node, {ast.Name: "id", ast.Attribute: "attr", ast.alias: "name"}[type(node)]).split("."))
+            if isinstance(node, ast.Import):
+                imported.update(_top_module(a.name) for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(_top_module(node.module))
+    for why, markers in SHARED_NAMES.items():
+        if names.intersection(markers):
+            return why
+    libraries = sorted(imported.intersection(OBJECT_LIBRARIES))
+    return f"uses libraries whose values are objects ({', '.join(libraries)})" if libraries else None
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)
@@ -338,6 +391,7 @@ async def check_bigcodebench(
     *,
     calibrate: bool = False,
     python: str = "python3",
+    split: bool | None = None,
 ) -> CodeCheckResult:
     """Score one answer: sanitize -> program -> task's unittest TestCases, in `runner`.
 
@@ -350,6 +404,7 @@ async def check_bigcodebench(
         calibrate: also apply the `sanitize --calibrate` script's rule (the prompt
             inserted into a fenced body-only answer); off in the official pipeline.
         python: the interpreter command inside the sandbox.
+        split: run the tests apart from the answer (None: as `shared_reason` decides for the task).
     """
     # the bounded span search takes up to ~0.1 s on a large unparsable answer: off the event loop
     code, origin = await asyncio.to_thread(extract_code, completion, problem, calibrate=calibrate)
@@ -357,12 +412,14 @@ async def check_bigcodebench(
         return _result(False, None, "no code in the answer", NO_CODE, {"code_from": origin})
     program = build_program(code, problem)
     nonce = secrets.token_hex(16)
+    shared = shared_reason(problem) if split is None else (None if split else "chosen by the caller")
+    entry = None if shared else problem.entry_point
     run = await runner.run(
-        driver_command(timeout, python, capabilities(problem)),
-        files=driver_files(program, problem.test),
+        driver_command(timeout, python, capabilities(problem), entry),
+        files=driver_files(program, problem.test, problem.code_prompt if entry else None),
         stdin=nonce + "\n",
         timeout=timeout + 2 + SANDBOX_SLACK,
     )
     result = verdict_to_result(parse_verdict(run.stdout, nonce), run, problem, program, timeout)
-    result.details["code_from"] = origin
+    result.details.update(code_from=origin, mode="split" if entry else f"shared: {shared}")
     return result
