@@ -176,8 +176,6 @@ class AnswerLink:
         error = self.decode(message.get("raise"))
         if not isinstance(error, BaseException):
             self.lost("the answer's process sent a malformed hello")
-        if message.get("missing_module") and isinstance(error, ImportError):
-            error.name = str(message["missing_module"])
         raise error
 
     def stub(self, name, signature_from):
@@ -345,7 +343,7 @@ def answer_process(driver, values, request_fd, reply_fd, solution_path):
                 exec(compile(code, driver.SOLUTION_FILE_NAME, "exec"), namespace)  # noqa: S102
             hello = {"loaded": True}
         except BaseException as exc:  # noqa: BLE001 - reported to the tests' process as the load error
-            hello = {"raise": encoder.encode(exc), "missing_module": driver._missing_module(exc)}
+            hello = {"raise": encoder.encode(exc)}
         _write(reply_fd, hello)
         while (request := requests.read()) is not None:
             _write(reply_fd, _serve(namespace, request, encoder, decoder))

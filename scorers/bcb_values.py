@@ -159,9 +159,14 @@ def _numbers(enc: Encoder, v, d):
     return None
 
 
+EXCEPTION_ATTRIBUTES = ("name", "path", "filename", "filename2")  # ImportError's and OSError's, not in args
+
+
 def _exception(enc: Encoder, v, d):
     mro = [[k.__module__, k.__qualname__] for k in type(v).__mro__ if k is not object]
-    return {"exc": [mro, enc.items(v.args, d) if isinstance(v.args, tuple) else []]}
+    args = enc.items(v.args, d) if isinstance(v.args, tuple) else []
+    extra = {a: getattr(v, a) for a in EXCEPTION_ATTRIBUTES if isinstance(getattr(v, a, None), str)}
+    return {"exc": [mro, args, extra]}
 
 
 def _class(enc: Encoder, v, d):
@@ -313,7 +318,7 @@ def _loaded(module: str, qualname: str):
 
 
 def _make_exception(dec: Decoder, payload, depth, _):
-    mro, args = payload
+    mro, args, extra = payload
     for module, qualname in mro:
         cls = _loaded(module, qualname)
         if isinstance(cls, type) and issubclass(cls, BaseException):
@@ -323,6 +328,9 @@ def _make_exception(dec: Decoder, payload, depth, _):
             except Exception:  # noqa: BLE001 - a class whose constructor wants other arguments
                 exc = BaseException.__new__(cls)
                 exc.args = args
+            for name, value in extra.items() if type(extra) is dict else ():
+                if name in EXCEPTION_ATTRIBUTES and type(value) is str and isinstance(exc, ImportError | OSError):
+                    setattr(exc, name, value)
             return exc
     raise ValueError("malformed exception")
 
