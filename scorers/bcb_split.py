@@ -11,7 +11,7 @@ then does the parent start the ANSWER process, which loads the solution and serv
 A call crosses as plain data (scorers/bcb_values.py): the stub sends the arguments, the
 working directory, the environment and the `random`/`numpy.random` states; the answer
 process runs the function and sends back its value or exception, what it printed and
-warned, those states and the new contents of list/dict/set/array arguments. The test
+warned, the random states and the new contents of list/dict/set/array arguments. The test
 process builds every value it gets with its own code, so a value's methods, dispatch hooks
 and wildcards are the libraries' own; an object that is not data arrives as an opaque
 stand-in equal only to itself. The answer's process never holds the tests, their
@@ -30,6 +30,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import types
 import unittest
@@ -129,10 +130,14 @@ def _mutable(value):
 # --------------------------------------------------------------------------- the test process (trusted)
 
 
-def seal_test_process(not_dumpable):
-    """Non-dumpable, and every catchable signal a no-op (a handler, so the tests' own child
-    processes get the defaults back): the answer's process can neither read nor steer it."""
-    not_dumpable()
+def seal_test_process(not_dumpable, fds):
+    """Non-dumpable, its pipes not inherited by the tests' own child processes, and every
+    catchable signal a no-op (a handler, so those children get the defaults back): the
+    answer's process can neither read nor steer it. RuntimeError when it cannot be sealed."""
+    if not not_dumpable():
+        raise RuntimeError("the test process cannot make itself non-dumpable (prctl)")
+    for fd in fds:
+        os.set_inheritable(fd, False)
     for number in signal.valid_signals():
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else ""
         if name not in KEEP_SIGNALS:
@@ -145,7 +150,7 @@ class AnswerLink:
 
     def __init__(self, values, request_fd, reply_fd):
         self.values, self.request_fd, self.replies = values, request_fd, _Lines(reply_fd)
-        self.problem = None
+        self.problem, self.lock = None, threading.Lock()
 
     def lost(self, why):
         self.problem = self.problem or why
@@ -182,7 +187,8 @@ class AnswerLink:
         link = self
 
         def call(*args, **kwargs):
-            return link.call(name, args, kwargs)
+            with link.lock:  # one call at a time on the pipes, whatever threads the tests start
+                return link.call(name, args, kwargs)
 
         if callable(signature_from):
             call = functools.wraps(signature_from)(call)
@@ -211,7 +217,8 @@ class AnswerLink:
         return self.decode(reply["ok"])
 
     def settle(self, reply, args, kwargs):
-        """What the call did besides its value: output, warnings, states, mutated arguments."""
+        """What the call did besides its value: output, warnings, random states, mutated
+        arguments (the working directory and environment travel only towards the answer)."""
         out, err = reply.get("out", ""), reply.get("err", "")
         if type(out) is str and out:
             sys.stdout.write(out)
@@ -224,7 +231,6 @@ class AnswerLink:
             set_rng_state(state, load_numpy=False)
         except (TypeError, ValueError) as exc:
             self.lost(f"the answer's process sent malformed random states ({exc})")
-        _environment(*(v if type(v) is t else None for v, t in ((reply.get("cwd"), str), (reply.get("env"), dict))))
         for category, text in self.decode(reply.get("warn", [])) or []:
             if isinstance(category, type) and issubclass(category, Warning) and type(text) is str:
                 warnings.warn(text, category, stacklevel=3)
@@ -258,7 +264,7 @@ _STRICT: dict[int, type] = {}
 
 def test_process(driver, values, limit, report_fd, request_fd, reply_fd, work):
     """The trusted test process: runs the task's tests against the stub; reports to the parent."""
-    seal_test_process(driver.not_dumpable)
+    seal_test_process(driver.not_dumpable, (report_fd, request_fd, reply_fd))
     key = driver._read_key(0)
     tag = driver.line_tagger(key)
     key[:] = bytes(len(key))
@@ -364,8 +370,7 @@ def _serve(namespace, request, encoder, decoder):
             reply["ok"] = encoder.encode(value)
         except BaseException as exc:  # noqa: BLE001 - the test decides what an exception means
             reply["raise"] = encoder.encode(exc)
-    reply.update(out=out.getvalue()[:65536], err=err.getvalue()[:65536], cwd=os.getcwd(), env=dict(os.environ),
-                 rng=encoder.encode(rng_state()),
+    reply.update(out=out.getvalue()[:65536], err=err.getvalue()[:65536], rng=encoder.encode(rng_state()),
                  warn=encoder.encode([(w.category, str(w.message)) for w in caught[:100]]),
                  back=encoder.encode({k: v for k, v in {**dict(enumerate(args)), **kwargs}.items() if _mutable(v)}))  # fmt: skip
     return reply

@@ -19,6 +19,7 @@ import decimal
 import fractions
 import pathlib
 import sys
+import types
 import uuid
 
 MAX_DEPTH = 200
@@ -307,14 +308,18 @@ class Decoder:
         return [(self.decode(k, depth), self.decode(v, depth)) for k, v in pairs]
 
 
+PRIVATE_MODULES = ("__main__", "__test__")  # the receiver's own driver and test module: never named by the sender
+
+
 def _loaded(module: str, qualname: str):
-    """The object named `module`:`qualname` in a module this process has loaded (None otherwise)."""
-    found = sys.modules.get(str(module))
+    """The class named `module`:`qualname` in a module this process has loaded, reached through
+    modules and classes only (None otherwise)."""
+    found = sys.modules.get(str(module)) if str(module) not in PRIVATE_MODULES else None
     for part in str(qualname).split("."):
-        if found is None or part.startswith("<"):
+        if not isinstance(found, types.ModuleType | type) or not part.isidentifier() or part.startswith("__"):
             return None
         found = getattr(found, part, None)
-    return found
+    return found if isinstance(found, type) else None
 
 
 def _make_exception(dec: Decoder, payload, depth, _):

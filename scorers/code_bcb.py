@@ -240,7 +240,8 @@ def driver_command(
 # returns), log records, and libraries whose results are objects rather than data.
 SHARED_NAMES = {
     "patches the answer's modules": ("mock", "patch", "Mock", "MagicMock", "create_autospec", "PropertyMock"),
-    "reads plots": ("matplotlib", "plt", "pyplot", "Axes", "Figure", "seaborn", "sns"),
+    "reads plots": ("matplotlib", "plt", "pyplot", "Axes", "Figure", "seaborn", "sns", "plot", "hist", "get_title",
+                    "get_xlabel", "get_ylabel", "patches", "get_lines", "get_figure"),
     "reads log records": ("assertLogs", "assertNoLogs", "caplog"),
 }
 OBJECT_LIBRARIES = (
@@ -255,10 +256,12 @@ OBJECT_LIBRARIES = (
 
 def shared_reason(problem: BCBProblem) -> str | None:
     """Why the task's tests must run in the answer's process (None: they run apart from it,
-    scorers/bcb_split.py). Read from the task's test source, prompt and libraries only."""
-    names: set[str] = set()
+    scorers/bcb_split.py). Read from the task only: its test source, its reference program
+    (prompt and canonical solution, names and docstring words) and its libraries."""
+    names: set[str] = set(re.findall(r"[A-Za-z_]\w*", problem.complete_prompt)) & set(SHARED_NAMES["reads plots"])
     imported = {_top_module(lib) for lib in problem.libs}
-    for source in (problem.test, build_program("", problem)):
+    reference = problem.reference_program if problem.canonical_solution else build_program("", problem)
+    for source in (problem.test, reference):
         try:
             tree = ast.parse(source)
         except SyntaxError:
