@@ -9,7 +9,7 @@ or of bigcode-project/bigcodebench-annotation; not shipped here):
    counts the verdicts that differ. Tasks whose libraries the sandbox's Python lacks are
    skipped and counted (their verdict is "environment" in both modes).
 
-    python benchmarks/bench_bcb_split.py BigCodeBench.jsonl [--run] [--limit N] [--timeout 60]
+    python benchmarks/bench_bcb_split.py BigCodeBench.jsonl [--list] [--run] [--limit N] [--timeout 60]
 """
 
 from __future__ import annotations
@@ -59,18 +59,19 @@ def main() -> None:
     parser.add_argument("--run", action="store_true", help="score the split tasks' references in both modes")
     parser.add_argument("--limit", type=int, default=0, help="only the first N split tasks (0: all)")
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--list", action="store_true", help="print the task ids of each mode")
     args = parser.parse_args()
     problems = [BCBProblem.from_record(json.loads(line)) for line in args.dataset.read_text().splitlines() if line]
-    reasons = collections.Counter()
+    reasons: dict[str, list[str]] = collections.defaultdict(list)
     split = []
     for problem in problems:
         why = shared_reason(problem)
-        reasons["split" if why is None else why.split(" (")[0]] += 1
+        reasons["split" if why is None else why.split(" (")[0]].append(problem.task_id.split("/")[-1])
         if why is None:
             split.append(problem)
     print(f"tasks: {len(problems)}")
-    for why, n in reasons.most_common():
-        print(f"  {n:5d}  {why}")
+    for why, ids in sorted(reasons.items(), key=lambda item: -len(item[1])):
+        print(f"  {len(ids):5d}  {why}" + (f": {' '.join(ids)}" if args.list else ""))
     if args.run:
         asyncio.run(_compare(split[: args.limit or None], args.timeout))
 

@@ -1260,7 +1260,10 @@ def run_split(here, limit, entry, tests, key, err):
     (scorers/bcb_split.py). The test file is removed before the solution's process starts."""
     with open(os.path.join(here, PROMPT), encoding="utf-8") as f:
         prompt = f.read()
-    os.unlink(os.path.join(here, TESTS))
+    try:
+        os.unlink(os.path.join(here, TESTS))
+    except OSError as exc:  # no verdict rather than tests the answer could read
+        raise RuntimeError(f"cannot remove the test file from the run folder before the answer starts: {exc}") from None
     work = tempfile.mkdtemp(prefix="bcb-")
     report_r, report_w = os.pipe()
     request_r, request_w = os.pipe()
