@@ -10,7 +10,12 @@ task's tests exec'd as ONE module `__test__` (with `sys`, `os`, `environ`), I/O 
 subprocess output swallowed, `TestCases` run under `limit` seconds. Pass = the module
 loads and the run has no failure and no error (skips pass).
 
-The tests must run in the solution's process, so the verdict is protected in layers:
+Two modes, chosen per task by the harness (`shared_reason` in scorers/code_bcb.py): with the
+mode argument `split:<entry point>` the tests run in a trusted process that never loads the
+solution, which runs in another and answers calls as plain data (scorers/bcb_split.py; the
+parent removes the test file before the solution's process starts). Otherwise ("shared": tests
+that patch what the solution calls, read its plots or get objects rather than data) the tests
+must run in the solution's process, and the verdict is protected in layers:
 
 * a trusted parent (non-dumpable, holds the nonce, the only writer of the verdict
   line) starts the test process (`--child`) and reads its report through a pipe; it
@@ -59,7 +64,7 @@ The tests must run in the solution's process, so the verdict is protected in lay
   source does not ask for (`SkipTest` raised by the solution) is reported as tampering,
   which fails.
 
-Residual risk: all of the child's checks run in the solution's own interpreter (see
+Residual risk (shared mode): all of the child's checks run in the solution's own interpreter (see
 docs/security.md for the classes that remain). Code written against this driver can still
 reach objects by routes the audit hook does not see (a signal handler's frame argument,
 `asyncio` task stacks), write memory through ctypes functions that raise no audit event in

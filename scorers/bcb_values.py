@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import datetime
 import decimal
+import enum
 import fractions
 import pathlib
 import sys
@@ -174,6 +175,10 @@ def _class(enc: Encoder, v, d):
     return {"type": [v.__module__, v.__qualname__]}
 
 
+def _enum(enc: Encoder, v, d):
+    return {"enum": [type(v).__module__, type(v).__qualname__, v.name, enc.encode(v.value, d)]}
+
+
 def _numpy(enc: Encoder, v, d):
     np = _module_of(v, "numpy")
     if np is None:
@@ -257,6 +262,7 @@ _RULES = (  # numpy first: its float64 is a float
     (object, _numpy),
     (BaseException, _exception),
     (type, _class),
+    (enum.Enum, _enum),
     ((bool, int, float, str, complex, bytes, bytearray, tuple, list, set, frozenset, dict, collections.deque, range),
      _scalar_or_container),
     ((datetime.date, datetime.time, datetime.timedelta), _datetime),
@@ -308,7 +314,7 @@ class Decoder:
         return [(self.decode(k, depth), self.decode(v, depth)) for k, v in pairs]
 
 
-PRIVATE_MODULES = ("__main__", "__test__")  # the receiver's own driver and test module: never named by the sender
+PRIVATE_MODULES = ("__main__",)  # the receiver's driver: never named by the sender
 
 
 def _loaded(module: str, qualname: str):
@@ -338,6 +344,15 @@ def _make_exception(dec: Decoder, payload, depth, _):
                     setattr(exc, name, value)
             return exc
     raise ValueError("malformed exception")
+
+
+def _make_enum(dec: Decoder, payload, depth, _):
+    """The member of the receiver's own enum class of that name (its value where the class is unknown)."""
+    module, qualname, name, value = payload
+    cls = _loaded(module, qualname)
+    if isinstance(cls, enum.EnumMeta) and type(name) is str and name in cls.__members__:
+        return cls.__members__[name]
+    return dec.decode(value, depth)
 
 
 def _make_class(dec: Decoder, payload, depth, _):
@@ -531,6 +546,7 @@ _DECODERS = {
     "path": lambda dec, p, depth, _: PATHS[p[0]](str(p[1])),
     "exc": _make_exception,
     "type": _make_class,
+    "enum": _make_enum,
     "nd": lambda dec, p, depth, _: _make_array(dec, p, depth),
     "ns": _make_scalar,
     "ndt": _numpy_dtype,

@@ -31,9 +31,11 @@ and Complex Instructions, arXiv:2406.15877. Semantics follow the official harnes
 
 Execution happens only in the injected `CodeRunner` (sandbox): the harness parses the
 model's code with `ast` (never runs it). The verdict comes from the driver's trusted
-parent process, tagged with a nonce only it holds, on its last stdout line; the tests
-run in a child watched for tampering (see scorers/bcb_driver.py for what is checked and
-the residual risk). A `ModuleNotFoundError` is reported as the distinct reason
+parent process, tagged with a nonce only it holds, on its last stdout line. Where the task
+allows (`shared_reason` is None) the tests run in a process that never loads the answer and
+calls it in another, values crossing as plain data (scorers/bcb_split.py); otherwise they run
+in the answer's process, watched for tampering (see scorers/bcb_driver.py for what is checked
+and the residual risk). A `ModuleNotFoundError` is reported as the distinct reason
 "environment: missing module X": still a fail (official semantics), but visible.
 """
 
@@ -240,8 +242,9 @@ def driver_command(
 # returns), log records, and libraries whose results are objects rather than data.
 SHARED_NAMES = {
     "patches the answer's modules": ("mock", "patch", "Mock", "MagicMock", "create_autospec", "PropertyMock"),
-    "reads plots": ("matplotlib", "plt", "pyplot", "Axes", "Figure", "seaborn", "sns", "plot", "hist", "get_title",
-                    "get_xlabel", "get_ylabel", "patches", "get_lines", "get_figure"),
+    "reads plots": ("matplotlib", "plt", "pyplot", "Axes", "Figure", "seaborn", "sns", "plot", "hist", "ax", "axes",
+                    "subplots", "get_title", "get_xlabel", "get_ylabel", "get_xticks", "get_yticks", "get_xticklabels",
+                    "get_yticklabels", "get_legend", "patches", "get_lines", "get_figure", "scatter", "imshow"),
     "reads log records": ("assertLogs", "assertNoLogs", "caplog"),
 }
 OBJECT_LIBRARIES = (
