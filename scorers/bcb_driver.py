@@ -109,7 +109,7 @@ if __name__ == "__main__":  # in the sandbox, run isolated: verdict_channel.py b
     _channel = runpy.run_path(os.path.join(os.path.dirname(DRIVER), "verdict_channel.py"))
     seal_parent, not_dumpable = _channel["seal_parent"], _channel["not_dumpable"]
 else:  # imported by the harness (tests)
-    from scorers.verdict_channel import not_dumpable, seal_parent
+    from scorers.verdict_channel import seal_parent
 
 MARK = "@@BCB_VERDICT@@"
 SOLUTION, TESTS, PROMPT = "bcb_solution.py", "bcb_tests.py", "bcb_prompt.py"
@@ -1239,7 +1239,9 @@ def _split_modules():
 
         return bcb_split, bcb_values
     here = os.path.dirname(DRIVER)
-    return tuple(types.SimpleNamespace(**runpy.run_path(os.path.join(here, n))) for n in ("bcb_split.py", "bcb_values.py"))
+    return tuple(
+        types.SimpleNamespace(**runpy.run_path(os.path.join(here, n))) for n in ("bcb_split.py", "bcb_values.py")
+    )
 
 
 def _start(role, fds, err, cwd, stdin=subprocess.DEVNULL, isolated=False):

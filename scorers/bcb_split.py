@@ -247,7 +247,9 @@ def _strict(values):
         def opaque(self, value):
             if isinstance(value, values.Opaque):
                 return super().opaque(value)
-            raise Unsupported(f"a test argument of type {type(value).__qualname__} cannot cross to the answer's process")
+            raise Unsupported(
+                f"a test argument of type {type(value).__qualname__} cannot cross to the answer's process"
+            )
 
     return Strict
 
@@ -305,7 +307,9 @@ def test_process(driver, values, limit, report_fd, request_fd, reply_fd, work):
             report.update(exception=driver._short(f"{type(exc).__name__}: {exc}", 800),
                           exception_type=type(exc).__name__, missing_module=driver._missing_module(exc))  # fmt: skip
             if isinstance(exc, SyntaxError):
-                report["exception"] = driver._short(f"SyntaxError: {exc.msg} (line {exc.lineno}: {(exc.text or '').strip()})")
+                report["exception"] = driver._short(
+                    f"SyntaxError: {exc.msg} (line {exc.lineno}: {(exc.text or '').strip()})"
+                )
     report["duration_s"] = round(time.monotonic() - start, 3)
     report.update(
         tests_run=result.testsRun, skipped=len(result.skipped),
@@ -370,9 +374,10 @@ def _serve(namespace, request, encoder, decoder):
             reply["ok"] = encoder.encode(value)
         except BaseException as exc:  # noqa: BLE001 - the test decides what an exception means
             reply["raise"] = encoder.encode(exc)
+    mutable = {k: v for k, v in {**dict(enumerate(args)), **kwargs}.items() if _mutable(v)}
     reply.update(out=out.getvalue()[:65536], err=err.getvalue()[:65536], rng=encoder.encode(rng_state()),
                  warn=encoder.encode([(w.category, str(w.message)) for w in caught[:100]]),
-                 back=encoder.encode({k: v for k, v in {**dict(enumerate(args)), **kwargs}.items() if _mutable(v)}))  # fmt: skip
+                 back=encoder.encode(mutable))  # fmt: skip
     return reply
 
 

@@ -371,7 +371,7 @@ def _make_tz(dec: Decoder, data):
             return sys.modules["pytz"].timezone(data["zone"])
         import zoneinfo
 
-        return datetime.timezone.utc if data["zone"] == "UTC" else zoneinfo.ZoneInfo(data["zone"])
+        return zoneinfo.ZoneInfo(data["zone"])
     return dec.decode(data)
 
 
@@ -436,7 +436,7 @@ def _make_values(dec: Decoder, data, depth):
 
     if type(data) is not dict or len(data) != 1:
         raise ValueError("malformed column")
-    (tag, payload), = data.items()
+    ((tag, payload),) = data.items()
     if tag == "np":
         return _make_array(dec, payload, depth)
     if tag == "dtz":
@@ -458,7 +458,7 @@ def _make_index(dec: Decoder, data, depth):
 
     if type(data) is not dict or len(data) != 1:
         raise ValueError("malformed index")
-    (tag, payload), = data.items()
+    ((tag, payload),) = data.items()
     if tag == "range":
         start, stop, step, names = payload
         return pd.RangeIndex(start, stop, step, name=dec.items(names, depth)[0])

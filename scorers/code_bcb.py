@@ -246,7 +246,7 @@ SHARED_NAMES = {
                     "subplots", "get_title", "get_xlabel", "get_ylabel", "get_xticks", "get_yticks", "get_xticklabels",
                     "get_yticklabels", "get_legend", "patches", "get_lines", "get_figure", "scatter", "imshow"),
     "reads log records": ("assertLogs", "assertNoLogs", "caplog"),
-}
+}  # fmt: skip
 OBJECT_LIBRARIES = (
     "sklearn", "tensorflow", "keras", "torch", "PIL", "cv2", "skimage", "networkx", "statsmodels", "bs4", "lxml",
     "gensim", "wordcloud", "folium", "geopy", "shapely", "docx", "openpyxl", "xlwt", "flask", "flask_mail",
@@ -270,8 +270,9 @@ def shared_reason(problem: BCBProblem) -> str | None:
         except SyntaxError:
             return "the task's source does not parse"
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name | ast.Attribute | ast.alias):
-                names.update(getattr(node, {ast.Name: "id", ast.Attribute: "attr", ast.alias: "name"}[type(node)]).split("."))
+            field = {ast.Name: "id", ast.Attribute: "attr", ast.alias: "name"}.get(type(node))
+            if field:
+                names.update(getattr(node, field).split("."))
             if isinstance(node, ast.Import):
                 imported.update(_top_module(a.name) for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module:

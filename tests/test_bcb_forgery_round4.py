@@ -27,6 +27,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 RECORDS = {r["task_id"]: r for r in map(json.loads, (FIXTURES / "bcb_sample.jsonl").read_text().splitlines())}
 WORDS = BCBProblem.from_record(RECORDS["BigCodeBench/9000"])  # task_func(text, top_n) -> [(word, count)]
 
+
 def squares(task: str, tests: str) -> BCBProblem:
     """A task (task_func(n) -> the first n squares) with these tests."""
     prompt = "import numpy as np\ndef task_func(n):\n"
@@ -34,7 +35,9 @@ def squares(task: str, tests: str) -> BCBProblem:
                       canonical_solution="    return [i * i for i in range(n)]\n")  # fmt: skip
 
 
-OWN_NAMES = squares("own_names", """EXPECTED = {3: [0, 1, 4], 1: [0]}
+OWN_NAMES = squares(
+    "own_names",
+    """EXPECTED = {3: [0, 1, 4], 1: [0]}
 def same(got, want):
     return list(got) == want
 class TestCases(unittest.TestCase):
@@ -42,54 +45,73 @@ class TestCases(unittest.TestCase):
         self.assertEqual(task_func(3), EXPECTED[3])
     def test_helper(self):
         self.assertTrue(same(task_func(1), [0]))
-""")
-DISPATCH = squares("dispatch", """class TestCases(unittest.TestCase):
+""",
+)
+DISPATCH = squares(
+    "dispatch",
+    """class TestCases(unittest.TestCase):
     def test_allclose(self):
         self.assertTrue(np.allclose(task_func(3), [0, 1, 4]))
     def test_equal(self):
         self.assertTrue(np.all(np.equal(task_func(3), [0, 1, 4])))
-""")
-LATE_IMPORT = squares("late_import", """class TestCases(unittest.TestCase):
+""",
+)
+LATE_IMPORT = squares(
+    "late_import",
+    """class TestCases(unittest.TestCase):
     def test_sum(self):
         got = sum(task_func(3))
         import statistics
         self.assertEqual(got, statistics.mean([3, 6]) + 0.5)
-""")
+""",
+)
 WRONG_SQUARES = "def task_func(n):\n    return [0] * n\n"
 WRONG_WORDS = "def task_func(text, top_n=3):\n    if top_n <= 0:\n        raise ValueError(top_n)\n    return []\n"
 
 SQUARES_ATTACKS = {
     # 1. the test module's own names, rebound from the answer's call
-    "rebinds_the_tests_expected_value_and_helper": (OWN_NAMES, """def task_func(n):
+    "rebinds_the_tests_expected_value_and_helper": (
+        OWN_NAMES,
+        """def task_func(n):
     globals()['EXPECTED'] = {3: [0] * 3, 1: [0]}
     globals()['same'] = lambda got, want: True
     return [0] * n
-"""),
-    "reads_the_expected_values_from_the_test_file": (OWN_NAMES, """import ast, os, sys
+""",
+    ),
+    "reads_the_expected_values_from_the_test_file": (
+        OWN_NAMES,
+        """import ast, os, sys
 def task_func(n):
     here = os.path.dirname(os.path.abspath(sys.argv[0]))
     tree = ast.parse(open(os.path.join(here, 'bcb_tests.py')).read())
     for node in tree.body:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], 'id', '') == 'EXPECTED':
             return ast.literal_eval(node.value)[n]
-"""),
+""",
+    ),
     # 2. comparisons the test makes itself, decided by numpy's dispatch to the answer's class
-    "numpy_array_function_and_array_ufunc": (DISPATCH, """class Liar:
+    "numpy_array_function_and_array_ufunc": (
+        DISPATCH,
+        """class Liar:
     def __array_function__(self, func, types, args, kwargs):
         return True
     def __array_ufunc__(self, ufunc, method, *args, **kwargs):
         return True
 def task_func(n):
     return Liar()
-"""),
+""",
+    ),
     # 4. a module the tests import inside a test method
-    "plants_a_module_the_tests_import_later": (LATE_IMPORT, """import sys, types
+    "plants_a_module_the_tests_import_later": (
+        LATE_IMPORT,
+        """import sys, types
 def task_func(n):
     fake = types.ModuleType('statistics')
     fake.mean = lambda values: -0.5
     sys.modules['statistics'] = fake
     return [0] * n
-"""),
+""",
+    ),
 }
 
 WORDS_ATTACKS = {
