@@ -13,17 +13,22 @@ data with `ValueError`.
 
 from __future__ import annotations
 
+import array
 import collections
 import datetime
 import decimal
 import enum
 import fractions
+import ipaddress
 import pathlib
 import sys
+import time
 import types
 import uuid
 
 MAX_DEPTH = 200
+IP_TYPES = (ipaddress.IPv4Address, ipaddress.IPv6Address, ipaddress.IPv4Network, ipaddress.IPv6Network,
+            ipaddress.IPv4Interface, ipaddress.IPv6Interface)  # fmt: skip
 PATHS = {c.__name__: c for c in (pathlib.PosixPath, pathlib.PurePosixPath, pathlib.PureWindowsPath)}
 FACTORIES = {f.__name__: f for f in (list, dict, set, int, float, str, tuple, frozenset, bool)}
 
@@ -148,6 +153,19 @@ def _datetime(enc: Encoder, v, d):
     return None
 
 
+def _stdlib(enc: Encoder, v, d):
+    """array.array, ipaddress values, time.struct_time and SimpleNamespace."""
+    if isinstance(v, array.array):
+        return {"arr": [v.typecode, v.tolist()]} if v.typecode in "bBhHiIlLqQfd" else None
+    if isinstance(v, IP_TYPES):
+        return {"ip": [next(c.__name__ for c in IP_TYPES if isinstance(v, c)), str(v)]}
+    if isinstance(v, time.struct_time):
+        return {"st": [list(v), v.tm_zone, v.tm_gmtoff]}
+    if isinstance(v, types.SimpleNamespace):
+        return {"sns": [[k, enc.encode(x, d)] for k, x in vars(v).items() if type(k) is str]}
+    return None
+
+
 def _numbers(enc: Encoder, v, d):
     if isinstance(v, decimal.Decimal):
         return {"dec": str(decimal.Decimal.__str__(v))}
@@ -260,6 +278,7 @@ def _index(enc: Encoder, index, d):
 
 _RULES = (  # numpy first: its float64 is a float
     (object, _numpy),
+    ((array.array, *IP_TYPES, time.struct_time, types.SimpleNamespace), _stdlib),  # struct_time: a tuple
     (BaseException, _exception),
     (type, _class),
     (enum.Enum, _enum),
@@ -500,6 +519,12 @@ def _make_timestamp(dec: Decoder, payload, depth, _):
     return stamp.as_unit(str(unit))
 
 
+def _typecode(code):
+    if type(code) is not str or len(code) != 1 or code not in "bBhHiIlLqQfd":
+        raise ValueError("malformed array.array")
+    return code
+
+
 def _pandas_constant(name):
     def make(dec, payload, depth, _):
         import pandas as pd
@@ -544,6 +569,10 @@ _DECODERS = {
     "fr": lambda dec, p, depth, _: fractions.Fraction(int(p[0]), int(p[1])),
     "uuid": lambda dec, p, depth, _: uuid.UUID(str(p)),
     "path": lambda dec, p, depth, _: PATHS[p[0]](str(p[1])),
+    "arr": lambda dec, p, depth, _: array.array(_typecode(p[0]), p[1]),
+    "ip": lambda dec, p, depth, _: {c.__name__: c for c in IP_TYPES}[p[0]](str(p[1])),
+    "st": lambda dec, p, depth, _: time.struct_time(p[0], {"tm_zone": p[1], "tm_gmtoff": p[2]}),
+    "sns": lambda dec, p, depth, _: types.SimpleNamespace(**{str(k): dec.decode(v, depth) for k, v in p}),
     "exc": _make_exception,
     "type": _make_class,
     "enum": _make_enum,

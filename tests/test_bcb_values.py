@@ -47,6 +47,10 @@ FRAME = pd.DataFrame(
         np.int32(3),
         pd.Timestamp("2024-01-01 10:00", tz="UTC"),
         __import__("http").HTTPStatus.OK,
+        __import__("array").array("i", [3, 1]),
+        __import__("ipaddress").ip_network("10.0.0.0/8"),
+        __import__("time").gmtime(0),
+        __import__("types").SimpleNamespace(a=1, b=[2]),
     ],
 )
 def test_values_come_back_equal_and_of_the_same_type(value):
