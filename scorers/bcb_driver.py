@@ -1155,6 +1155,7 @@ def read_reports(fd, deadline, tag, on_message=None):
 
 
 _SHAPES = {  # event -> {field: type}
+    "sealed": {},  # split mode: the test process is sealed, the answer's may start
     "loaded": {"tests": list, "tampered": list},
     "test": {"test": str, "outcome": str, "assertion_failed": bool, "tampered": list},
     "fixture_error": {"test": str},
@@ -1169,7 +1170,7 @@ def _well_formed(message):
     shape = _SHAPES.get(message.get("event")) if isinstance(message, dict) else None
     if shape is None or any(type(message.get(k)) is not t for k, t in shape.items()):
         return False
-    lists = [message.get("tests", []), message.get("tampered")]
+    lists = [message.get("tests", []), message.get("tampered", [])]
     return (all(type(x) is str for items in lists for x in items)
             and message.get("outcome", "ok") in OUTCOMES)  # fmt: skip
 
@@ -1285,7 +1286,7 @@ def run_split(here, limit, entry, tests, key, err):
     procs, answer_fds = [tests_proc], [request_r, reply_w]
 
     def start_answer(message):
-        if message.get("event") == "loaded" and answer_fds:
+        if message.get("event") in ("sealed", "loaded") and answer_fds:
             procs.append(_start("--answer", answer_fds, err, work))
             while answer_fds:
                 os.close(answer_fds.pop())

@@ -3,10 +3,11 @@
 The trusted parent (scorers/bcb_driver.py `main`) starts the TEST process first: it makes
 itself non-dumpable (no same-uid ptrace, /proc/<pid>/mem or fd access), turns catchable
 signals into no-ops, reads the task's test source and prompt from the parent (the parent
-has removed the test file from the run folder, so the answer cannot read it), runs the
-prompt (the task's imports, constants and the entry point's signature) and the tests as
-the module `__test__` with the entry point replaced by a stub, and reports "loaded". Only
-then does the parent start the ANSWER process, which loads the solution and serves calls.
+has removed the test file from the run folder, so the answer cannot read it) and reports
+"sealed". Only then does the parent start the ANSWER process, which loads the solution and
+serves calls, while the test process runs the prompt (the task's imports, constants and the
+entry point's signature) and the tests as the module `__test__`, the entry point replaced by
+a stub, reports "loaded", waits for the answer's load and runs the tests.
 
 A call crosses as plain data (scorers/bcb_values.py): the stub sends the arguments, the
 working directory, the environment and the `random`/`numpy.random` states; the answer
@@ -277,6 +278,8 @@ def test_process(driver, values, limit, report_fd, request_fd, reply_fd, work):
     def send(message):
         payload = json.dumps(message, default=str).encode("utf-8", "replace")
         os.write(report_fd, payload + b" " + tag(payload) + b"\n")
+
+    send({"event": "sealed"})
 
     link = AnswerLink(values, request_fd, reply_fd)
     report = {"event": "done", "stage": "load", "exception": None, "exception_type": None,
