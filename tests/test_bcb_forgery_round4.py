@@ -184,3 +184,68 @@ async def test_round4_attack_on_the_tests_fails(runner, name):
 async def test_round4_attack_on_the_words_task_fails(runner, name):
     result = await check_bigcodebench(fence(WORDS_ATTACKS[name]), WORDS, runner, 20)
     assert not result.correct, (name, result.reason)
+
+
+# ------------------------------------------------------------------ the split mode's own surfaces
+
+SURFACE = squares(
+    "surface",
+    """class TestCases(unittest.TestCase):
+    def test_invalid(self):
+        with self.assertRaises(BaseException):
+            task_func(-1)
+    def test_values(self):
+        self.assertEqual(task_func(3), [0, 1, 4])
+""",
+)
+_TEST_PROCESS = """import os, signal
+def _test_process():
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            stat = open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(stat[1]) == os.getppid() and int(pid) != os.getpid():
+            return int(pid)
+"""
+SURFACE_ATTACKS = {
+    # an exit instead of the exception the test expects: a dead answer fails the run
+    "exits_where_the_test_expects_an_exception": (
+        "crash",
+        "import os\ndef task_func(n):\n    if n < 0:\n        os._exit(0)\n    return [i * i for i in range(n)]\n",
+    ),
+    # bytes of its own on the reply pipe: an unreadable reply fails the run
+    "garbage_on_the_reply_pipe": (
+        "crash",
+        "import os, stat\ndef task_func(n):\n    for fd in range(3, 64):\n        try:\n"
+        "            if stat.S_ISFIFO(os.fstat(fd).st_mode):\n                os.write(fd, b'{not json\\n')\n"
+        "        except OSError:\n            pass\n    return [i * i for i in range(n)]\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SURFACE_ATTACKS))
+async def test_split_mode_surface_attack_fails(runner, name):
+    status, code = SURFACE_ATTACKS[name]
+    result = await check_bigcodebench(fence(code), SURFACE, runner, 20)
+    assert not result.correct and result.details["status"] == status, (name, result.reason)
+
+
+async def test_the_test_process_cannot_be_read_or_steered_by_signals(runner):
+    """A correct answer that tries to read the test process's memory and sends it every catchable
+    signal while it waits in `assertRaises` still passes: the reads are refused, the signals do nothing."""
+    code = _TEST_PROCESS + """def task_func(n):
+    pid = _test_process()
+    try:
+        open(f'/proc/{pid}/mem', 'rb').close()
+        return 'read the test process'
+    except OSError:
+        pass
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGUSR1, signal.SIGHUP, signal.SIGQUIT):
+        __import__('posix').kill(pid, sig)  # os.kill is the official harness's guarded one
+    if n < 0:
+        raise ValueError(n)
+    return [i * i for i in range(n)]
+"""
+    result = await check_bigcodebench(fence(code), SURFACE, runner, 20)
+    assert result.correct, result.reason
