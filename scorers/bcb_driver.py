@@ -112,7 +112,7 @@ else:  # imported by the harness (tests)
     from scorers.verdict_channel import seal_parent
 
 MARK = "@@BCB_VERDICT@@"
-SOLUTION, TESTS, PROMPT = "bcb_solution.py", "bcb_tests.py", "bcb_prompt.py"
+SOLUTION, TESTS, PROMPT, IMPORTS = "bcb_solution.py", "bcb_tests.py", "bcb_prompt.py", "bcb_imports.py"
 SPLIT = "split:"  # the mode argument that runs the tests apart from the answer (scorers/bcb_split.py)
 OUTPUT_CAP = 65536
 KEY_BYTES = 32
@@ -1268,10 +1268,14 @@ def run_split(here, limit, entry, tests, key, err):
     (scorers/bcb_split.py). The test file is removed before the solution's process starts."""
     with open(os.path.join(here, PROMPT), encoding="utf-8") as f:
         prompt = f.read()
+    imports = ""  # the reference program's imports (scorers/code_bcb.py writes them)
+    with contextlib.suppress(FileNotFoundError), open(os.path.join(here, IMPORTS), encoding="utf-8") as f:
+        imports = f.read()
     try:
         os.unlink(os.path.join(here, TESTS))
     except OSError as exc:  # no verdict rather than tests the answer could read
         raise RuntimeError(f"cannot remove the test file from the run folder before the answer starts: {exc}") from None
+    test_imports = _split_modules()[0].top_imports(tests)
     work = tempfile.mkdtemp(prefix="bcb-")
     report_r, report_w = os.pipe()
     request_r, request_w = os.pipe()
@@ -1281,13 +1285,18 @@ def run_split(here, limit, entry, tests, key, err):
     for fd in (report_w, request_w, reply_r):
         os.close(fd)
     with contextlib.suppress(OSError):
-        tests_proc.stdin.write(key + json.dumps({"tests": tests, "prompt": prompt, "entry": entry}).encode())
+        spec = {"tests": tests, "prompt": prompt, "entry": entry, "imports": imports}
+        tests_proc.stdin.write(key + json.dumps(spec).encode())
         tests_proc.stdin.close()
     procs, answer_fds = [tests_proc], [request_r, reply_w]
 
     def start_answer(message):
         if message.get("event") in ("sealed", "loaded") and answer_fds:
-            procs.append(_start("--answer", answer_fds, err, work))
+            answer = _start("--answer", answer_fds, err, work, stdin=subprocess.PIPE)
+            with contextlib.suppress(OSError):
+                answer.stdin.write(test_imports.encode())
+                answer.stdin.close()
+            procs.append(answer)
             while answer_fds:
                 os.close(answer_fds.pop())
 

@@ -23,6 +23,7 @@ run fails ("crash"). The parent's `judge` then decides as for the shared mode.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import functools
@@ -51,6 +52,26 @@ class Unsupported(Exception):
 
 
 # --------------------------------------------------------------------------- shared
+
+
+def top_imports(source):
+    """The module-level import statements of `source` (absolute ones), one per line; "" when it
+    does not parse. The official module runs the prompt, the answer and the tests as one, so
+    each side gets the other's imports: the tests' go to the answer's process, the reference
+    program's (the task's stand-in for the answer's) to the test process."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return ""
+    kept = [n for n in body if isinstance(n, ast.Import) or isinstance(n, ast.ImportFrom) and n.level == 0]
+    return "\n".join(ast.unparse(n) for n in kept)
+
+
+def run_imports(source, namespace, compile_name):
+    """Each import statement of `source` in `namespace`; one that fails is skipped."""
+    for line in source.splitlines():
+        with contextlib.suppress(Exception):
+            exec(compile(line, compile_name, "exec"), namespace)  # noqa: S102 - task data: import statements
 
 
 def _write(fd, message):
@@ -297,6 +318,7 @@ def test_process(driver, values, limit, report_fd, request_fd, reply_fd, work):
         try:
             with driver.swallow_io():
                 exec(compile(spec["prompt"] + "\n    pass\n", driver.SOLUTION_FILE_NAME, "exec"), namespace)  # noqa: S102
+                run_imports(spec.get("imports", ""), namespace, driver.SOLUTION_FILE_NAME)
                 namespace[spec["entry"]] = link.stub(spec["entry"], namespace.get(spec["entry"]))
                 exec(compile(spec["tests"], driver.SOLUTION_FILE_NAME, "exec"), namespace)  # noqa: S102
                 sys.modules["__test__"] = module
@@ -339,9 +361,11 @@ def _read_all(fd):
 
 
 def answer_process(driver, values, request_fd, reply_fd, solution_path):
-    """Loads the solution as `__test__` and serves the test process's calls until EOF."""
+    """Loads the solution as `__test__` (then the tests' imports, read from stdin) and serves the
+    test process's calls until EOF."""
     with open(solution_path, encoding="utf-8") as f:
         code = f.read()
+    test_imports = _read_all(0).decode("utf-8", "replace")
     encoder, requests = values.Encoder(), _Lines(request_fd)
     decoder = values.Decoder(encoder.handles)
     with driver.safe_environment():
@@ -354,6 +378,7 @@ def answer_process(driver, values, request_fd, reply_fd, solution_path):
         try:
             with driver.swallow_io():
                 exec(compile(code, driver.SOLUTION_FILE_NAME, "exec"), namespace)  # noqa: S102
+                run_imports(test_imports, namespace, driver.SOLUTION_FILE_NAME)
             hello = {"loaded": True}
         except BaseException as exc:  # noqa: BLE001 - reported to the tests' process as the load error
             hello = {"raise": encoder.encode(exc)}

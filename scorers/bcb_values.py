@@ -70,6 +70,8 @@ class Encoder:
         if depth > MAX_DEPTH:
             raise ValueError("value nested too deeply to cross")
         t, d = type(value), depth + 1
+        if t is float and value != value:  # NaN: numpy's and math's own objects keep their identity
+            return {"nan": next((n for n in ("numpy", "math") if value is getattr(sys.modules.get(n), "nan", 0)), "")}
         if value is None or t in (bool, int, str, float):
             return value
         for kind, rule in _RULES:
@@ -587,6 +589,9 @@ _DECODERS = {
     "ts": _make_timestamp,
     "tdl": lambda dec, p, depth, _: __import__("pandas").Timedelta(int(p[0]), unit="ns").as_unit(str(p[1])),
     "o": _opaque,
+    "nan": lambda dec, p, depth, _: getattr(
+        sys.modules.get(p) if p in ("numpy", "math") else None, "nan", float("nan")
+    ),
     "h": lambda dec, p, depth, data: dec.handles[p] if p in dec.handles else Opaque("object"),
 }
 

@@ -52,6 +52,7 @@ from typing import Any
 
 from sandboxes.runner import CodeRunner, ExecResult
 from scorers.bcb_sanitize import sanitize
+from scorers.bcb_split import top_imports
 from scorers.code_extract import CodeCheckResult, code_blocks, tagged_line
 from scorers.extract import CheckResult
 from scorers.verdict_channel import TRUSTED_PYTHON
@@ -74,6 +75,7 @@ DRIVER_FILE = "bcb_driver.py"
 SOLUTION_FILE = "bcb_solution.py"
 TEST_FILE = "bcb_tests.py"
 PROMPT_FILE = "bcb_prompt.py"
+IMPORTS_FILE = "bcb_imports.py"
 VERDICT_MARK = "@@BCB_VERDICT@@"
 
 # values of `CodeCheckResult.details["status"]`
@@ -217,10 +219,15 @@ DRIVER_FILES = {
 }
 
 
-def driver_files(program: str, test: str, prompt: str | None = None) -> dict[str, str]:
+def driver_files(program: str, test: str, split_from: BCBProblem | None = None) -> dict[str, str]:
     """The files a run needs: our driver, the solution module, the task's tests and, for the
-    split mode, the task's prompt (the test process's module starts with it)."""
-    return {**DRIVER_FILES, SOLUTION_FILE: program, TEST_FILE: test, **({PROMPT_FILE: prompt} if prompt else {})}
+    split mode (`split_from`: the task), its prompt and its reference program's imports (the
+    test process's module starts with them, as the official one starts with the answer)."""
+    files = {**DRIVER_FILES, SOLUTION_FILE: program, TEST_FILE: test}
+    if split_from is not None:
+        files[PROMPT_FILE] = split_from.code_prompt
+        files[IMPORTS_FILE] = top_imports(split_from.reference_program if split_from.canonical_solution else "")
+    return files
 
 
 def driver_command(
@@ -280,6 +287,33 @@ def shared_reason(problem: BCBProblem) -> str | None:
     for why, markers in SHARED_NAMES.items():
         if names.intersection(markers):
             return why
+    return _shared_by_shape(problem.test, reference) or _shared_by_libraries(imported)
+
+
+INTERPRETER_STATE = ("path", "modules", "argv", "meta_path")  # sys.<name> a test may read after a call
+
+
+def _shared_by_shape(test: str, reference: str) -> str | None:
+    """Tests that pass objects of their own or read the interpreter's state; a reference that
+    returns a generator (both sources parse: `shared_reason` checked)."""
+    for node in ast.walk(ast.parse(test)):
+        if isinstance(node, ast.ClassDef) and node.name != "TestCases":
+            return "passes objects of the test's own classes"
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in INTERPRETER_STATE
+            and getattr(node.value, "id", "") == "sys"
+        ):
+            return "reads the interpreter's state"
+    nodes = list(ast.walk(ast.parse(reference)))
+    consumed = {id(a) for n in nodes if isinstance(n, ast.Call) for a in n.args}  # sum(x for x in ...)
+    if any(isinstance(n, ast.Yield | ast.YieldFrom) or isinstance(n, ast.GeneratorExp) and id(n) not in consumed
+           for n in nodes):  # fmt: skip
+        return "returns a generator"
+    return None
+
+
+def _shared_by_libraries(imported: set[str]) -> str | None:
     libraries = sorted(imported.intersection(OBJECT_LIBRARIES))
     return f"uses libraries whose values are objects ({', '.join(libraries)})" if libraries else None
 
@@ -423,7 +457,7 @@ async def check_bigcodebench(
     entry = None if shared else problem.entry_point
     run = await runner.run(
         driver_command(timeout, python, capabilities(problem), entry),
-        files=driver_files(program, problem.test, problem.code_prompt if entry else None),
+        files=driver_files(program, problem.test, problem if entry else None),
         stdin=nonce + "\n",
         timeout=timeout + 2 + SANDBOX_SLACK,
     )

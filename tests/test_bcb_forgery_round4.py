@@ -234,7 +234,9 @@ async def test_split_mode_surface_attack_fails(runner, name):
 async def test_the_test_process_cannot_be_read_or_steered_by_signals(runner):
     """A correct answer that tries to read the test process's memory and sends it every catchable
     signal while it waits in `assertRaises` still passes: the reads are refused, the signals do nothing."""
-    code = _TEST_PROCESS + """def task_func(n):
+    code = (
+        _TEST_PROCESS
+        + """def task_func(n):
     pid = _test_process()
     try:
         open(f'/proc/{pid}/mem', 'rb').close()
@@ -247,5 +249,6 @@ async def test_the_test_process_cannot_be_read_or_steered_by_signals(runner):
         raise ValueError(n)
     return [i * i for i in range(n)]
 """
+    )
     result = await check_bigcodebench(fence(code), SURFACE, runner, 20)
     assert result.correct, result.reason

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from scorers.bcb_split import top_imports
 from scorers.bcb_values import Decoder, Encoder, Opaque, decode, encode
 from scorers.code_bcb import BCBProblem, shared_reason
 
@@ -66,6 +67,14 @@ def test_arrays_and_frames_come_back_with_their_dtypes():
     pd.testing.assert_frame_equal(frame, FRAME)
     series = pd.Series([1, 2], name="n", index=pd.MultiIndex.from_tuples([(1, "a"), (2, "b")], names=["i", "j"]))
     pd.testing.assert_series_equal(trip(series), series)
+
+
+def test_numpy_and_math_nan_keep_their_identity():
+    """`[np.nan] == [np.nan]` holds by identity (the tests of BigCodeBench/871 rely on it)."""
+    import math
+
+    assert trip([np.nan, math.nan])[0] is np.nan and trip(math.nan) is math.nan
+    assert trip(float("nan")) is not np.nan
 
 
 def test_exceptions_come_back_as_the_receivers_classes():
@@ -146,8 +155,30 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ("ax = task_func(1)\nax.get_title()\n", "def task_func(x):\n", (), "plots"),
         ("x = 1\n", "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n", ("sklearn",), "objects"),
         ("x = 1\n", 'def task_func(x):\n    """Returns:\n    Axes: the plot."""\n', (), "plots"),
+        ("class Item:\n    pass\n", "def task_func(x):\n", (), "own classes"),
+        ("import sys\nassert '/x' in sys.path\n", "def task_func(x):\n", (), "interpreter"),
     ],
 )
 def test_the_mode_is_read_from_the_task(test, prompt, libs, why):
     reason = shared_reason(_task(test, prompt, libs))
     assert (reason is None) if why is None else (why in reason), reason
+
+
+@pytest.mark.parametrize(
+    ("solution", "generator"),
+    [
+        ("    return (i for i in range(x))\n", True),
+        ("    yield x\n", True),
+        ("    return sum(i for i in range(x))\n", False),
+    ],
+)
+def test_a_reference_that_returns_a_generator_keeps_the_tests_with_it(solution, generator):
+    problem = BCBProblem("BigCodeBench/g", "def task_func(x):\n", "", "def task_func(x):\n", "x = 1\n",
+                         canonical_solution=solution)  # fmt: skip
+    assert (shared_reason(problem) == "returns a generator") == generator
+
+
+def test_each_side_gets_the_others_imports():
+    source = "import os\nfrom json import dumps as d\nfrom . import x\nX = 1\ndef f():\n    import re\n"
+    assert top_imports(source) == "import os\nfrom json import dumps as d"
+    assert top_imports("def broken(:\n") == ""
