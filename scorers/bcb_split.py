@@ -44,11 +44,13 @@ KEEP_SIGNALS = ("SIGKILL", "SIGSTOP", "SIGCHLD", "SIGCONT", "SIGSEGV", "SIGBUS",
 
 
 class AnswerLost(BaseException):
-    """The answer's process is gone or broke the protocol: the run fails whatever a test catches."""
+    """The answer's process is gone or broke the protocol, or a call cannot be made as data: the
+    run fails whatever a test catches."""
 
 
 class Unsupported(Exception):
-    """A test's argument that cannot cross to the answer's process as data."""
+    """A test's argument that cannot cross to the answer's process as data: the run fails (a
+    test's `assertRaises(Exception)` must not take it for the answer's exception)."""
 
 
 # --------------------------------------------------------------------------- shared
@@ -221,8 +223,8 @@ class AnswerLink:
         try:
             request = {"call": name, "args": encoder.encode(list(args)), "kwargs": encoder.encode(dict(kwargs)),
                        "cwd": os.getcwd(), "env": dict(os.environ), "rng": encoder.encode(rng_state())}  # fmt: skip
-        except RecursionError:
-            raise Unsupported("an argument nested too deeply to cross to the answer's process") from None
+        except (Unsupported, RecursionError, ValueError) as exc:  # the task belongs in the shared mode
+            self.lost(f"{exc or 'an argument nested too deeply'}: the task's tests need the shared mode")
         try:
             _write(self.request_fd, request)
         except OSError:

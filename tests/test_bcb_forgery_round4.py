@@ -252,3 +252,19 @@ async def test_the_test_process_cannot_be_read_or_steered_by_signals(runner):
     )
     result = await check_bigcodebench(fence(code), SURFACE, runner, 20)
     assert result.correct, result.reason
+
+
+async def test_an_argument_that_cannot_cross_fails_the_run_whatever_the_test_catches(runner):
+    """Such a task belongs in the shared mode: the run says so rather than let a test's
+    `assertRaises(Exception)` take the refusal for the answer's own exception."""
+    problem = squares(
+        "callable_argument",
+        """class TestCases(unittest.TestCase):
+    def test_bad_argument(self):
+        with self.assertRaises(Exception):
+            task_func(lambda: 3)
+""",
+    )
+    result = await check_bigcodebench(fence(problem.reference_program), problem, runner, 20, split=True)
+    assert not result.correct and result.details["status"] == "crash", result.reason
+    assert "shared mode" in result.reason
