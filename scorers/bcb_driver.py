@@ -10,7 +10,12 @@ task's tests exec'd as ONE module `__test__` (with `sys`, `os`, `environ`), I/O 
 subprocess output swallowed, `TestCases` run under `limit` seconds. Pass = the module
 loads and the run has no failure and no error (skips pass).
 
-The tests must run in the solution's process, so the verdict is protected in layers:
+Two modes, chosen per task by the harness (`shared_reason` in scorers/code_bcb.py): with the
+mode argument `split:<entry point>` the tests run in a trusted process that never loads the
+solution, which runs in another and answers calls as plain data (scorers/bcb_split.py; the
+parent removes the test file before the solution's process starts). Otherwise ("shared": tests
+that patch what the solution calls, read its plots or get objects rather than data) the tests
+must run in the solution's process, and the verdict is protected in layers:
 
 * a trusted parent (non-dumpable, holds the nonce, the only writer of the verdict
   line) starts the test process (`--child`) and reads its report through a pipe; it
@@ -59,7 +64,7 @@ The tests must run in the solution's process, so the verdict is protected in lay
   source does not ask for (`SkipTest` raised by the solution) is reported as tampering,
   which fails.
 
-Residual risk: all of the child's checks run in the solution's own interpreter (see
+Residual risk (shared mode): all of the child's checks run in the solution's own interpreter (see
 docs/security.md for the classes that remain). Code written against this driver can still
 reach objects by routes the audit hook does not see (a signal handler's frame argument,
 `asyncio` task stacks), write memory through ctypes functions that raise no audit event in
@@ -89,6 +94,7 @@ import os
 import runpy
 import secrets
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -100,12 +106,14 @@ import weakref
 
 DRIVER = os.path.abspath(__file__)
 if __name__ == "__main__":  # in the sandbox, run isolated: verdict_channel.py beside it, read from source
-    seal_parent = runpy.run_path(os.path.join(os.path.dirname(DRIVER), "verdict_channel.py"))["seal_parent"]
+    _channel = runpy.run_path(os.path.join(os.path.dirname(DRIVER), "verdict_channel.py"))
+    seal_parent, not_dumpable = _channel["seal_parent"], _channel["not_dumpable"]
 else:  # imported by the harness (tests)
     from scorers.verdict_channel import seal_parent
 
 MARK = "@@BCB_VERDICT@@"
-SOLUTION, TESTS = "bcb_solution.py", "bcb_tests.py"
+SOLUTION, TESTS, PROMPT, IMPORTS = "bcb_solution.py", "bcb_tests.py", "bcb_prompt.py", "bcb_imports.py"
+SPLIT = "split:"  # the mode argument that runs the tests apart from the answer (scorers/bcb_split.py)
 OUTPUT_CAP = 65536
 KEY_BYTES = 32
 SOLUTION_FILE_NAME = "__test__.py"  # the module the solution and tests run as
@@ -1114,9 +1122,10 @@ def _child(limit, report_fd, allowed=frozenset()):
 # --------------------------------------------------------------------------- parent (trusted)
 
 
-def read_reports(fd, deadline, tag):
+def read_reports(fd, deadline, tag, on_message=None):
     """Report lines from the child until its final report, EOF or the deadline:
-    (messages, timed_out). A line without the right tag ends the reading."""
+    (messages, timed_out). A line without the right tag ends the reading. `on_message` is
+    called with each well-formed message as it arrives."""
     buffer, messages = b"", []
     while True:
         left = deadline - time.monotonic()
@@ -1139,11 +1148,14 @@ def read_reports(fd, deadline, tag):
             except ValueError:
                 message = None
             messages.append(message if _well_formed(message) else {"event": "garbage"})
+            if on_message is not None:
+                on_message(messages[-1])
             if messages[-1].get("event") == "done":
                 return messages, False
 
 
 _SHAPES = {  # event -> {field: type}
+    "sealed": {},  # split mode: the test process is sealed, the answer's may start
     "loaded": {"tests": list, "tampered": list},
     "test": {"test": str, "outcome": str, "assertion_failed": bool, "tampered": list},
     "fixture_error": {"test": str},
@@ -1158,7 +1170,7 @@ def _well_formed(message):
     shape = _SHAPES.get(message.get("event")) if isinstance(message, dict) else None
     if shape is None or any(type(message.get(k)) is not t for k, t in shape.items()):
         return False
-    lists = [message.get("tests", []), message.get("tampered")]
+    lists = [message.get("tests", []), message.get("tampered", [])]
     return (all(type(x) is str for items in lists for x in items)
             and message.get("outcome", "ok") in OUTCOMES)  # fmt: skip
 
@@ -1221,33 +1233,114 @@ def judge(messages, expected, returncode, timed_out):
     return verdict
 
 
+def _split_modules():
+    """(bcb_split, bcb_values) as namespaces: read from source beside the driver in the sandbox."""
+    if __name__ != "__main__":
+        from scorers import bcb_split, bcb_values
+
+        return bcb_split, bcb_values
+    here = os.path.dirname(DRIVER)
+    return tuple(
+        types.SimpleNamespace(**runpy.run_path(os.path.join(here, n))) for n in ("bcb_split.py", "bcb_values.py")
+    )
+
+
+def _start(role, fds, err, cwd, stdin=subprocess.DEVNULL, isolated=False):
+    command = [sys.executable, *(["-I"] if isolated else []), DRIVER, role, *map(str, fds)]
+    return subprocess.Popen(command, stdin=stdin, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd,
+                            pass_fds=[f for f in fds if isinstance(f, int)], start_new_session=True)  # fmt: skip
+
+
+def run_shared(here, limit, allowed, key, err):
+    """The tests and the solution in one child process (see the module docstring)."""
+    read_end, write_end = os.pipe()
+    proc = _start("--child", (repr(limit), write_end, allowed), err, here, stdin=subprocess.PIPE)
+    os.close(write_end)
+    with contextlib.suppress(OSError):
+        proc.stdin.write(key)
+        proc.stdin.close()
+    messages, timed_out = read_reports(read_end, time.monotonic() + limit + 1, line_tagger(key))
+    return messages, timed_out, [proc], None
+
+
+def run_split(here, limit, entry, tests, key, err):
+    """The tests in a trusted process, the solution in another, calls as plain data
+    (scorers/bcb_split.py). The test file is removed before the solution's process starts."""
+    with open(os.path.join(here, PROMPT), encoding="utf-8") as f:
+        prompt = f.read()
+    imports = ""  # the reference program's imports (scorers/code_bcb.py writes them)
+    with contextlib.suppress(FileNotFoundError), open(os.path.join(here, IMPORTS), encoding="utf-8") as f:
+        imports = f.read()
+    try:
+        os.unlink(os.path.join(here, TESTS))
+    except OSError as exc:  # no verdict rather than tests the answer could read
+        raise RuntimeError(f"cannot remove the test file from the run folder before the answer starts: {exc}") from None
+    test_imports = _split_modules()[0].top_imports(tests)
+    work = tempfile.mkdtemp(prefix="bcb-")
+    report_r, report_w = os.pipe()
+    request_r, request_w = os.pipe()
+    reply_r, reply_w = os.pipe()
+    tests_proc = _start("--tests", (repr(limit), report_w, request_w, reply_r, work), err, work,
+                        stdin=subprocess.PIPE, isolated=True)  # fmt: skip
+    for fd in (report_w, request_w, reply_r):
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        spec = {"tests": tests, "prompt": prompt, "entry": entry, "imports": imports}
+        tests_proc.stdin.write(key + json.dumps(spec).encode())
+        tests_proc.stdin.close()
+    procs, answer_fds = [tests_proc], [request_r, reply_w]
+
+    def start_answer(message):
+        if message.get("event") in ("sealed", "loaded") and answer_fds:
+            answer = _start("--answer", answer_fds, err, work, stdin=subprocess.PIPE)
+            with contextlib.suppress(OSError):
+                answer.stdin.write(test_imports.encode())
+                answer.stdin.close()
+            procs.append(answer)
+            while answer_fds:
+                os.close(answer_fds.pop())
+
+    try:
+        messages, timed_out = read_reports(report_r, time.monotonic() + limit + 1, line_tagger(key), start_answer)
+    finally:
+        for fd in answer_fds:
+            os.close(fd)
+    return messages, timed_out, procs, work
+
+
 def main():
-    if len(sys.argv) >= 4 and sys.argv[1] == "--child":
+    role = sys.argv[1:2]
+    if role == ["--child"]:
         _child(float(sys.argv[2]), int(sys.argv[3]), frozenset(filter(None, (sys.argv[4:5] or [""])[0].split(","))))
+        return
+    if role in (["--tests"], ["--answer"]):
+        split, values = _split_modules()
+        me, fds = sys.modules[__name__], [int(a) for a in sys.argv[3 if role == ["--tests"] else 2 :][:3]]
+        if role == ["--tests"]:
+            split.test_process(me, values, float(sys.argv[2]), *fds, sys.argv[6])
+        else:
+            split.answer_process(me, values, *fds, os.path.join(os.path.dirname(DRIVER), SOLUTION))
         return
     seal_parent()  # not dumpable, works from /, refuses (no verdict) an import path the solution could change
     out, write = os.dup(1), os.write
     nonce = sys.stdin.readline().strip()
-    limit, allowed = float(sys.argv[1]), (sys.argv[2:3] or [""])[0]
+    limit, allowed, mode = float(sys.argv[1]), (sys.argv[2:3] or [""])[0], (sys.argv[3:4] or ["shared"])[0]
     here = os.path.dirname(DRIVER)
     with open(os.path.join(here, TESTS), encoding="utf-8") as f:
-        expected = expected_tests(f.read())
+        tests = f.read()
+    expected = expected_tests(tests)
     key = secrets.token_bytes(KEY_BYTES)
-    read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            [sys.executable, DRIVER, "--child", repr(limit), str(write_end), allowed],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, cwd=here,
-            pass_fds=(write_end,), start_new_session=True,
-        )  # fmt: skip
-        os.close(write_end)
-        with contextlib.suppress(OSError):
-            proc.stdin.write(key)
-            proc.stdin.close()
-        messages, timed_out = read_reports(read_end, time.monotonic() + limit + 1, line_tagger(key))
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        returncode = proc.wait()
+        if mode.startswith(SPLIT):
+            messages, timed_out, procs, work = run_split(here, limit, mode[len(SPLIT) :], tests, key, err)
+        else:
+            messages, timed_out, procs, work = run_shared(here, limit, allowed, key, err)
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        returncode = [proc.wait() for proc in procs][0]
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
         err.seek(0)
         sys.stderr.write(err.read()[-4000:].decode("utf-8", "replace"))
     verdict = judge(messages, expected, returncode if not timed_out else 0, timed_out)

@@ -31,9 +31,11 @@ and Complex Instructions, arXiv:2406.15877. Semantics follow the official harnes
 
 Execution happens only in the injected `CodeRunner` (sandbox): the harness parses the
 model's code with `ast` (never runs it). The verdict comes from the driver's trusted
-parent process, tagged with a nonce only it holds, on its last stdout line; the tests
-run in a child watched for tampering (see scorers/bcb_driver.py for what is checked and
-the residual risk). A `ModuleNotFoundError` is reported as the distinct reason
+parent process, tagged with a nonce only it holds, on its last stdout line. Where the task
+allows (`shared_reason` is None) the tests run in a process that never loads the answer and
+calls it in another, values crossing as plain data (scorers/bcb_split.py); otherwise they run
+in the answer's process, watched for tampering (see scorers/bcb_driver.py for what is checked
+and the residual risk). A `ModuleNotFoundError` is reported as the distinct reason
 "environment: missing module X": still a fail (official semantics), but visible.
 """
 
@@ -50,6 +52,7 @@ from typing import Any
 
 from sandboxes.runner import CodeRunner, ExecResult
 from scorers.bcb_sanitize import sanitize
+from scorers.bcb_split import top_imports
 from scorers.code_extract import CodeCheckResult, code_blocks, tagged_line
 from scorers.extract import CheckResult
 from scorers.verdict_channel import TRUSTED_PYTHON
@@ -71,6 +74,8 @@ INSTRUCTION_PREFIX = (
 DRIVER_FILE = "bcb_driver.py"
 SOLUTION_FILE = "bcb_solution.py"
 TEST_FILE = "bcb_tests.py"
+PROMPT_FILE = "bcb_prompt.py"
+IMPORTS_FILE = "bcb_imports.py"
 VERDICT_MARK = "@@BCB_VERDICT@@"
 
 # values of `CodeCheckResult.details["status"]`
@@ -208,20 +213,109 @@ def build_program(code: str, problem: BCBProblem) -> str:
 # shared scorers/verdict_channel.py): a non-dumpable parent holding the nonce, the
 # tests in a child that reports each test through a pipe; see its docstring.
 _HERE = Path(__file__).parent
-DRIVER_FILES = {name: (_HERE / name).read_text(encoding="utf-8") for name in (DRIVER_FILE, "verdict_channel.py")}
+DRIVER_FILES = {
+    name: (_HERE / name).read_text(encoding="utf-8")
+    for name in (DRIVER_FILE, "verdict_channel.py", "bcb_split.py", "bcb_values.py")
+}
 
 
-def driver_files(program: str, test: str) -> dict[str, str]:
-    """The three files a run needs: our driver, the solution module, the task's tests."""
-    return {**DRIVER_FILES, SOLUTION_FILE: program, TEST_FILE: test}
+def driver_files(program: str, test: str, split_from: BCBProblem | None = None) -> dict[str, str]:
+    """The files a run needs: our driver, the solution module, the task's tests and, for the
+    split mode (`split_from`: the task), its prompt and its reference program's imports (the
+    test process's module starts with them, as the official one starts with the answer)."""
+    files = {**DRIVER_FILES, SOLUTION_FILE: program, TEST_FILE: test}
+    if split_from is not None:
+        files[PROMPT_FILE] = split_from.code_prompt
+        files[IMPORTS_FILE] = top_imports(split_from.reference_program if split_from.canonical_solution else "")
+    return files
 
 
-def driver_command(timeout: float, python: str = "python3", allowed: frozenset[str] = frozenset()) -> list[str]:
+def driver_command(
+    timeout: float, python: str = "python3", allowed: frozenset[str] = frozenset(), entry_point: str | None = None
+) -> list[str]:
     """Suite time limit = timeout + 1 (official); the process gets one second more. The
     trusted parent runs isolated (`TRUSTED_PYTHON`'s flags). `allowed`: the capabilities the
-    task needs that the driver otherwise refuses to the answer (`capabilities`)."""
+    task needs that the driver otherwise refuses to the answer (`capabilities`). `entry_point`:
+    run the tests apart from the answer, calling it there (`shared_reason` is None)."""
     command = [python, *TRUSTED_PYTHON[1:], DRIVER_FILE, f"{timeout + 1:g}"]
+    if entry_point:
+        return command + [",".join(sorted(allowed)), f"split:{entry_point}"]
     return command + [",".join(sorted(allowed))] if allowed else command
+
+
+# What in a task's test source or prompt makes its tests need the answer's own objects in their
+# process (read from the task, never from the answer): patching what the answer's code calls,
+# plots and figures the answer draws (tests read them back through pyplot's state or the axes it
+# returns), log records, and libraries whose results are objects rather than data.
+SHARED_NAMES = {
+    "patches the answer's modules": ("mock", "patch", "Mock", "MagicMock", "create_autospec", "PropertyMock"),
+    "reads plots": ("matplotlib", "plt", "pyplot", "Axes", "Figure", "seaborn", "sns", "plot", "hist", "ax", "axes",
+                    "subplots", "get_title", "get_xlabel", "get_ylabel", "get_xticks", "get_yticks", "get_xticklabels",
+                    "get_yticklabels", "get_legend", "patches", "get_lines", "get_figure", "scatter", "imshow"),
+    "reads log records": ("assertLogs", "assertNoLogs", "caplog"),
+}  # fmt: skip
+OBJECT_LIBRARIES = (
+    "sklearn", "tensorflow", "keras", "torch", "PIL", "cv2", "skimage", "networkx", "statsmodels", "bs4", "lxml",
+    "gensim", "wordcloud", "folium", "geopy", "shapely", "docx", "openpyxl", "xlwt", "flask", "flask_mail",
+    "flask_restful", "flask_login", "flask_wtf", "wtforms", "django", "socket", "ssl", "smtplib", "sqlite3",
+    "mechanize", "pyquery", "textblob", "nltk", "librosa", "soundfile", "Crypto", "rsa", "cryptography",
+    "threading", "multiprocessing", "asyncio", "queue", "http", "email", "zipfile", "tarfile", "io", "inspect",
+    "types", "ctypes", "psutil", "wave", "csv", "sqlalchemy", "sympy", "scipy", "requests", "urllib", "xml",
+)  # fmt: skip
+
+
+def shared_reason(problem: BCBProblem) -> str | None:
+    """Why the task's tests must run in the answer's process (None: they run apart from it,
+    scorers/bcb_split.py). Read from the task only: its test source, its reference program
+    (prompt and canonical solution, names and docstring words) and its libraries."""
+    names: set[str] = set(re.findall(r"[A-Za-z_]\w*", problem.complete_prompt)) & set(SHARED_NAMES["reads plots"])
+    imported = {_top_module(lib) for lib in problem.libs}
+    reference = problem.reference_program if problem.canonical_solution else build_program("", problem)
+    for source in (problem.test, reference):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return "the task's source does not parse"
+        for node in ast.walk(tree):
+            field = {ast.Name: "id", ast.Attribute: "attr", ast.alias: "name"}.get(type(node))
+            if field:
+                names.update(getattr(node, field).split("."))
+            if isinstance(node, ast.Import):
+                imported.update(_top_module(a.name) for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(_top_module(node.module))
+    for why, markers in SHARED_NAMES.items():
+        if names.intersection(markers):
+            return why
+    return _shared_by_shape(problem.test, reference) or _shared_by_libraries(imported)
+
+
+INTERPRETER_STATE = ("path", "modules", "argv", "meta_path")  # sys.<name> a test may read after a call
+
+
+def _shared_by_shape(test: str, reference: str) -> str | None:
+    """Tests that pass objects of their own or read the interpreter's state; a reference that
+    returns a generator (both sources parse: `shared_reason` checked)."""
+    for node in ast.walk(ast.parse(test)):
+        if isinstance(node, ast.ClassDef) and node.name != "TestCases":
+            return "passes objects of the test's own classes"
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in INTERPRETER_STATE
+            and getattr(node.value, "id", "") == "sys"
+        ):
+            return "reads the interpreter's state"
+    nodes = list(ast.walk(ast.parse(reference)))
+    consumed = {id(a) for n in nodes if isinstance(n, ast.Call) for a in n.args}  # sum(x for x in ...)
+    if any(isinstance(n, ast.Yield | ast.YieldFrom) or isinstance(n, ast.GeneratorExp) and id(n) not in consumed
+           for n in nodes):  # fmt: skip
+        return "returns a generator"
+    return None
+
+
+def _shared_by_libraries(imported: set[str]) -> str | None:
+    libraries = sorted(imported.intersection(OBJECT_LIBRARIES))
+    return f"uses libraries whose values are objects ({', '.join(libraries)})" if libraries else None
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)
@@ -338,6 +432,7 @@ async def check_bigcodebench(
     *,
     calibrate: bool = False,
     python: str = "python3",
+    split: bool | None = None,
 ) -> CodeCheckResult:
     """Score one answer: sanitize -> program -> task's unittest TestCases, in `runner`.
 
@@ -350,6 +445,7 @@ async def check_bigcodebench(
         calibrate: also apply the `sanitize --calibrate` script's rule (the prompt
             inserted into a fenced body-only answer); off in the official pipeline.
         python: the interpreter command inside the sandbox.
+        split: run the tests apart from the answer (None: as `shared_reason` decides for the task).
     """
     # the bounded span search takes up to ~0.1 s on a large unparsable answer: off the event loop
     code, origin = await asyncio.to_thread(extract_code, completion, problem, calibrate=calibrate)
@@ -357,12 +453,14 @@ async def check_bigcodebench(
         return _result(False, None, "no code in the answer", NO_CODE, {"code_from": origin})
     program = build_program(code, problem)
     nonce = secrets.token_hex(16)
+    shared = shared_reason(problem) if split is None else (None if split else "chosen by the caller")
+    entry = None if shared else problem.entry_point
     run = await runner.run(
-        driver_command(timeout, python, capabilities(problem)),
-        files=driver_files(program, problem.test),
+        driver_command(timeout, python, capabilities(problem), entry),
+        files=driver_files(program, problem.test, problem if entry else None),
         stdin=nonce + "\n",
         timeout=timeout + 2 + SANDBOX_SLACK,
     )
     result = verdict_to_result(parse_verdict(run.stdout, nonce), run, problem, program, timeout)
-    result.details["code_from"] = origin
+    result.details.update(code_from=origin, mode="split" if entry else f"shared: {shared}")
     return result

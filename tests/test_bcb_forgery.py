@@ -3,7 +3,8 @@
 Each attack pairs a trick with a WRONG answer (the tests must fail), so a pass can only be
 forged. Every one of them forged a pass before the driver's fixes (authenticated reports,
 the assertion ledger, operand screening, the isolated trusted parent); now each must fail,
-and the correct answer and honest look-alikes must still pass.
+and the correct answer and honest look-alikes must still pass. The reasons named are the
+shared mode's (tasks whose tests need the answer's objects): those tests pin it.
 """
 
 from __future__ import annotations
@@ -174,12 +175,12 @@ async def test_attack_fails(runner, name):
 
 
 async def test_always_equal_object_is_named_in_the_reason(runner):
-    result = await check_bigcodebench(fence(ATTACKS["always_equal_object"]), WORDS, runner, 20)
+    result = await check_bigcodebench(fence(ATTACKS["always_equal_object"]), WORDS, runner, 20, split=False)
     assert result.details["status"] == "tampered" and "__eq__" in result.reason, result.reason
 
 
 async def test_raw_protocol_on_the_report_pipe_is_rejected_as_unauthenticated(runner):
-    result = await check_bigcodebench(fence(ATTACKS["report_pipe_protocol"]), WORDS, runner, 20)
+    result = await check_bigcodebench(fence(ATTACKS["report_pipe_protocol"]), WORDS, runner, 20, split=False)
     assert result.details["status"] == "tampered" and "unauthenticated" in result.reason, result.reason
 
 

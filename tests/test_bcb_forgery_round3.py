@@ -115,7 +115,7 @@ def fence(code: str) -> str:
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 async def test_round3_attack_fails_with_a_named_reason(runner, name):
-    result = await check_bigcodebench(fence(ATTACKS[name]), WORDS, runner, 20)
+    result = await check_bigcodebench(fence(ATTACKS[name]), WORDS, runner, 20, split=False)  # the shared mode's guards
     assert not result.correct, (name, result.reason)
     assert result.details["status"] == "tampered", (name, result.reason)
 

@@ -166,7 +166,8 @@ async def test_bigcodebench_attacks_fail(runner, name):
 
 
 async def test_bigcodebench_unittest_monkeypatch_is_named_tampering(runner):
-    result = await check_bigcodebench(fence(BCB_ATTACKS["monkeypatch_assertions_in_call"]), WORDS, runner, 20)
+    attack = fence(BCB_ATTACKS["monkeypatch_assertions_in_call"])
+    result = await check_bigcodebench(attack, WORDS, runner, 20, split=False)  # the shared mode's named reason
     assert result.details["status"] == "tampered" and "assertEqual" in result.reason, result.reason
 
 

@@ -1,0 +1,80 @@
+"""BigCodeBench: which tasks run their tests apart from the answer, and does that keep the verdicts?
+
+Over a BigCodeBench jsonl (the official 1,140 tasks: `BigCodeBench.jsonl` of the hub dataset
+or of bigcode-project/bigcodebench-annotation; not shipped here):
+
+1. counts the tasks by mode (`shared_reason`: split, or shared and why);
+2. with `--run`, scores each split task's reference solution (complete_prompt + canonical
+   solution) in the split mode and in the shared mode, through the real bwrap sandbox, and
+   counts the verdicts that differ. Tasks whose libraries the sandbox's Python lacks are
+   skipped and counted (their verdict is "environment" in both modes).
+
+    python benchmarks/bench_bcb_split.py BigCodeBench.jsonl [--list] [--run] [--limit N] [--timeout 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sandboxes.bwrap import BwrapRunner  # noqa: E402
+from scorers.code_bcb import BCBProblem, check_bigcodebench, shared_reason  # noqa: E402
+
+
+def _installed(problem: BCBProblem) -> bool:
+    return all(importlib.util.find_spec(lib.split(".")[0]) is not None for lib in problem.libs)
+
+
+async def _compare(problems: list[BCBProblem], timeout: float) -> None:
+    runner, differ, passed, skipped = BwrapRunner(), [], collections.Counter(), 0
+    for k, problem in enumerate(problems):
+        if not _installed(problem):
+            skipped += 1
+            continue
+        answer = f"```python\n{problem.reference_program}\n```"
+        split = await check_bigcodebench(answer, problem, runner, timeout, split=True)
+        shared = await check_bigcodebench(answer, problem, runner, timeout, split=False)
+        passed[(split.correct, shared.correct)] += 1
+        if split.correct != shared.correct:
+            differ.append((problem.task_id, split.reason[:300], shared.reason[:120]))
+        print(f"[{k + 1}/{len(problems)}] {problem.task_id}: split {split.details['status']}, "
+              f"shared {shared.details['status']}", flush=True)  # fmt: skip
+    print(f"\nreference solutions run: {sum(passed.values())} (skipped, libraries missing: {skipped})")
+    for (in_split, in_shared), n in sorted(passed.items()):
+        print(f"  split {'pass' if in_split else 'fail'}, shared {'pass' if in_shared else 'fail'}: {n}")
+    for task_id, split_reason, shared_reason_ in differ:
+        print(f"DIFF {task_id}\n  split: {split_reason}\n  shared: {shared_reason_}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--run", action="store_true", help="score the split tasks' references in both modes")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N split tasks (0: all)")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--list", action="store_true", help="print the task ids of each mode")
+    args = parser.parse_args()
+    problems = [BCBProblem.from_record(json.loads(line)) for line in args.dataset.read_text().splitlines() if line]
+    reasons: dict[str, list[str]] = collections.defaultdict(list)
+    split = []
+    for problem in problems:
+        why = shared_reason(problem)
+        reasons["split" if why is None else why.split(" (")[0]].append(problem.task_id.split("/")[-1])
+        if why is None:
+            split.append(problem)
+    print(f"tasks: {len(problems)}")
+    for why, ids in sorted(reasons.items(), key=lambda item: -len(item[1])):
+        print(f"  {len(ids):5d}  {why}" + (f": {' '.join(ids)}" if args.list else ""))
+    if args.run:
+        asyncio.run(_compare(split[: args.limit or None], args.timeout))
+
+
+if __name__ == "__main__":
+    main()

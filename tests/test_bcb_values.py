@@ -1,0 +1,184 @@
+"""The plain data BigCodeBench values cross as between the split mode's processes
+(scorers/bcb_values.py), and the per-task choice of mode (`shared_reason`). Pure: no sandbox."""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import decimal
+import json
+import pathlib
+import zoneinfo
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scorers.bcb_split import top_imports
+from scorers.bcb_values import Decoder, Encoder, Opaque, decode, encode
+from scorers.code_bcb import BCBProblem, shared_reason
+
+
+def trip(value):
+    return decode(json.loads(json.dumps(encode(value))))
+
+
+FRAME = pd.DataFrame(
+    {"n": [1, 2], "s": ["x", None], "when": pd.to_datetime(["2024-01-01", "2024-01-02"]),
+     "cat": pd.Categorical(["u", "v"]), "opt": pd.array([1, None], dtype="Int64"),
+     "zoned": pd.to_datetime(["2024-01-01", None]).tz_localize("US/Eastern"), "f": [1.5, np.nan]},
+    index=pd.Index(["r1", "r2"], name="row"),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [1, 2.5, "s", None, True, b"x", (1, [2, {3: 4}]), {1, 2}, frozenset([3]), 1 + 2j],
+        collections.Counter("aab"),
+        collections.OrderedDict(a=1),
+        collections.defaultdict(list, a=[1]),
+        collections.deque([1, 2], 5),
+        datetime.datetime(2024, 7, 2, 3, tzinfo=zoneinfo.ZoneInfo("Europe/Paris")),
+        datetime.timedelta(3, 4, 5),
+        decimal.Decimal("1.10"),
+        pathlib.PurePosixPath("/a/b"),
+        np.float64(2.5),
+        np.int32(3),
+        pd.Timestamp("2024-01-01 10:00", tz="UTC"),
+        __import__("http").HTTPStatus.OK,
+        __import__("array").array("i", [3, 1]),
+        __import__("ipaddress").ip_network("10.0.0.0/8"),
+        __import__("time").gmtime(0),
+        __import__("types").SimpleNamespace(a=1, b=[2]),
+    ],
+)
+def test_values_come_back_equal_and_of_the_same_type(value):
+    back = trip(value)
+    assert back == value and type(back) is type(value)
+
+
+def test_arrays_and_frames_come_back_with_their_dtypes():
+    array = np.arange(6, dtype=np.int16).reshape(2, 3)
+    back = trip(array)
+    assert back.dtype == array.dtype and np.array_equal(back, array)
+    frame = trip(FRAME)
+    pd.testing.assert_frame_equal(frame, FRAME)
+    series = pd.Series([1, 2], name="n", index=pd.MultiIndex.from_tuples([(1, "a"), (2, "b")], names=["i", "j"]))
+    pd.testing.assert_series_equal(trip(series), series)
+
+
+def test_numpy_and_math_nan_keep_their_identity():
+    """`[np.nan] == [np.nan]` holds by identity (the tests of BigCodeBench/871 rely on it)."""
+    import math
+
+    assert trip([np.nan, math.nan])[0] is np.nan and trip(math.nan) is math.nan
+    assert trip(float("nan")) is not np.nan
+
+
+def test_exceptions_come_back_as_the_receivers_classes():
+    error = trip(FileNotFoundError(2, "No such file", "x.csv"))
+    assert type(error) is FileNotFoundError and error.filename == "x.csv" and "x.csv" in str(error)
+    assert trip(ModuleNotFoundError("no", name="leftpad")).name == "leftpad"
+
+
+class _ListEqual(list):
+    """Equal to any list, and answering numpy's dispatch itself."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
+
+    def __array_function__(self, *args, **kwargs):
+        return True
+
+
+def test_what_decides_a_comparison_does_not_cross():
+    """A subclass arrives as its base type, an unknown object as an opaque stand-in, a library
+    wildcard as what it is made of: the receiver compares with its own code."""
+    back = trip(_ListEqual([1]))
+    assert type(back) is list and back != [2]
+    assert trip(type("Anything", (type(mock.ANY), list), {})()) == []
+    stand_in = trip(mock.ANY)
+    assert isinstance(stand_in, Opaque) and stand_in != [] and [stand_in] != [[]]
+    assert isinstance(trip(object()), Opaque)
+
+
+def test_an_opaque_value_sent_back_is_the_senders_object():
+    sender, kept = Encoder(), object()
+    data = json.loads(json.dumps(sender.encode([kept])))
+    stand_in = decode(data)[0]
+    assert isinstance(stand_in, Opaque)
+    assert Decoder(sender.handles).decode(Encoder().encode(stand_in)) is kept
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"zz": 1},
+        {"nd": ["<i8", [3], [1, 2]]},  # shape and values disagree
+        {"exc": [[["__main__", "TimeoutException"]], [], {}]},  # the receiver's driver is never named
+        {"d": [[1]]},
+    ],
+)
+def test_malformed_data_is_refused(data):
+    with pytest.raises(ValueError):
+        decode(data)
+
+
+def test_data_nested_past_the_limit_is_refused():
+    nested: list = []
+    for _ in range(300):
+        nested = [nested]
+    with pytest.raises(ValueError):
+        decode(nested)
+
+
+@pytest.mark.parametrize("name", [["__main__", "main"], ["os", "environ"], ["os", "path.__class__"]])
+def test_only_classes_of_loaded_modules_are_named(name):
+    assert isinstance(decode({"type": name}), Opaque)
+    assert decode({"type": ["collections", "OrderedDict"]}) is collections.OrderedDict
+
+
+def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] = ()) -> BCBProblem:
+    return BCBProblem("BigCodeBench/t", prompt, "", prompt, test, libs=libs)
+
+
+@pytest.mark.parametrize(
+    ("test", "prompt", "libs", "why"),
+    [
+        ("import unittest\nclass TestCases(unittest.TestCase):\n    pass\n", "def task_func(x):\n", (), None),
+        ("from unittest.mock import patch\n", "def task_func(x):\n", (), "patches"),
+        ("x = 1\n", "import matplotlib.pyplot as plt\ndef task_func(x):\n", ("matplotlib",), "plots"),
+        ("ax = task_func(1)\nax.get_title()\n", "def task_func(x):\n", (), "plots"),
+        ("x = 1\n", "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n", ("sklearn",), "objects"),
+        ("x = 1\n", 'def task_func(x):\n    """Returns:\n    Axes: the plot."""\n', (), "plots"),
+        ("class Item:\n    pass\n", "def task_func(x):\n", (), "own classes"),
+        ("import sys\nassert '/x' in sys.path\n", "def task_func(x):\n", (), "interpreter"),
+    ],
+)
+def test_the_mode_is_read_from_the_task(test, prompt, libs, why):
+    reason = shared_reason(_task(test, prompt, libs))
+    assert (reason is None) if why is None else (why in reason), reason
+
+
+@pytest.mark.parametrize(
+    ("solution", "generator"),
+    [
+        ("    return (i for i in range(x))\n", True),
+        ("    yield x\n", True),
+        ("    return sum(i for i in range(x))\n", False),
+    ],
+)
+def test_a_reference_that_returns_a_generator_keeps_the_tests_with_it(solution, generator):
+    problem = BCBProblem("BigCodeBench/g", "def task_func(x):\n", "", "def task_func(x):\n", "x = 1\n",
+                         canonical_solution=solution)  # fmt: skip
+    assert (shared_reason(problem) == "returns a generator") == generator
+
+
+def test_each_side_gets_the_others_imports():
+    source = "import os\nfrom json import dumps as d\nfrom . import x\nX = 1\ndef f():\n    import re\n"
+    assert top_imports(source) == "import os\nfrom json import dumps as d"
+    assert top_imports("def broken(:\n") == ""
