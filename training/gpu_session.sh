@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# One GPU session (issue 33 item 6), side by side within one deadline: the sim-routing seed table
-# (8 seeds, each with its own format warm-up, evaluated on the held-out protocol), the GPU check
+# One GPU session, side by side within one deadline: the sim-routing seed table (seeds 2000-2015, fixed
+# before any of them ran; each with its own format warm-up, evaluated on the held-out protocol), the GPU check
 # (training/gpu_check.py, its bf16 padding-fix run included) and the training bench's GPU column.
-#     OUT=<results folder> bash training/gpu_session.sh [deadline_s, default 420]
+#     OUT=<results folder> bash training/gpu_session.sh [deadline_s, default 560]
 # From the project root of a GPU machine (after shared/gpu's stage.sh and finish.sh: `. /tmp/gpu/env.sh`).
 # Each job runs under `timeout`; on exit, whatever happened, the small results (tables, logs' tails,
 # run_info.json, metrics.jsonl, eval logs; never a model or checkpoint) go to $OUT as at most four files:
 # summary.md, session.log, results.tar.gz and evals.tar.gz (the .eval logs, when under 15 MB).
-# Knobs (environment): SEEDS (0-7), PARALLEL (8), SEED_ARGS (more sweep/train.py options, e.g. for a
+# Knobs (environment): SEEDS (2000-2015), PARALLEL (8), SEED_ARGS (more sweep/train.py options, e.g. for a
 # shrunk CPU try: "--limit 2 --max_steps 1 --format_warmup_steps 1"), BENCH_STEPS (3), GPU_CHECK_STEPS (4),
 # RUNS (/tmp/gpu-runs), PY (python3). One torch thread per process: 8 trainings + the check + the bench on 16 cores.
 set -uo pipefail
 out=$(mkdir -p "${OUT:?set OUT to the folder the results go to}" && cd "$OUT" && pwd)
 cd "$(dirname "$0")/.." || exit 1
-deadline=${1:-420}
+deadline=${1:-560}
 runs=${RUNS:-/tmp/gpu-runs}
 py=${PY:-python3}
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
@@ -50,8 +50,8 @@ nvidia-smi >"$runs/nvidia-smi.txt" 2>&1
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 15 >"$runs/gpu-usage.txt" 2>&1 &
 smi=$!
 read -ra seed_args <<<"${SEED_ARGS:-}"
-say "starting: seeds ${SEEDS:-0-7} (--parallel ${PARALLEL:-8}), gpu_check, bench; deadline ${deadline}s"
-timeout -k 15 "$deadline" "$py" -m experiments.seeds training/recipes/sim-routing.yaml --seeds "${SEEDS:-0-7}" \
+say "starting: seeds ${SEEDS:-2000-2015} (--parallel ${PARALLEL:-8}), gpu_check, bench; deadline ${deadline}s"
+timeout -k 15 "$deadline" "$py" -m experiments.seeds training/recipes/sim-routing.yaml --seeds "${SEEDS:-2000-2015}" \
     --parallel "${PARALLEL:-8}" --use_cpu false --out "$runs/seeds" "${seed_args[@]}" >"$runs/seeds.log" 2>&1 &
 pids[seeds]=$!
 timeout -k 15 $((deadline - 20)) "$py" training/gpu_check.py --steps "${GPU_CHECK_STEPS:-4}" \

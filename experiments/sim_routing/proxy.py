@@ -14,9 +14,9 @@ least 90% of the choice.
     python -m experiments.sim_routing.proxy --seeds 100-299 [--lr 0.5 --steps 20 ...]
     python -m experiments.sim_routing.proxy --sweep          # every knob of the study, one table
 
-What it is not: a transformer. Its learning rate is in logits per step, calibrated so that the
-committed recipe's first steps move the worker shares as much as the GPU runs did (a share from
-0.25 to 0.6-0.9 in two steps); its conclusions are checked on the real model (docs/training.md).
+What it is not: a transformer. Its learning rate is in logits per Adam step, set by hand so that a
+policy moves within a few steps as the GPU runs' training shares did (not fitted); it ranks the
+suspects, and its absolute counts are its own (docs/training.md, "Routing on every seed").
 """
 
 from __future__ import annotations
