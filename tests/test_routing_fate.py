@@ -38,8 +38,9 @@ def test_seed_fate_reads_early_and_late_shares_and_the_coupling():
 
 
 def test_fate_table_applies_the_90_percent_rule(tmp_path):
-    pd.DataFrame({"seed": [1, 2], "worker MATH-500": ["math-strong 0.90, premium 0.10", "math-strong 0.57, x 0.43"],
-                  "worker MMLU": ["choice-strong 1.00", "choice-strong 1.00"]}).to_csv(tmp_path / "seeds.csv", index=False)
+    cells = ["math-strong 0.90, premium 0.10", "math-strong 0.57, x 0.43"]
+    table = {"seed": [1, 2], "worker MATH-500": cells, "worker MMLU": ["choice-strong 1.00"] * 2}
+    pd.DataFrame(table).to_csv(tmp_path / "seeds.csv", index=False)
     table = fate_table(tmp_path)
     assert table["routes both"].tolist() == [True, False]
 

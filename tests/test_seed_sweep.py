@@ -207,7 +207,7 @@ def test_one_evaluated_seed_has_no_spread():
     ({"math-strong": 0.57, "choice-strong": 0.43}, {"math-strong"}, False),  # a majority is not routing
     ({"math-strong": 0.8875, "premium": 0.1125}, {"math-strong"}, False),  # 71 of 80
     ({"premium": 0.9, "math-strong": 0.1}, {"math-strong"}, False),  # 90%, not to the best single worker
-    ({"premium": 0.6, "math-strong": 0.35, "mediocre": 0.05}, {"math-strong", "premium"}, True),  # tied best count together
+    ({"premium": 0.6, "math-strong": 0.35, "mediocre": 0.05}, {"math-strong", "premium"}, True),  # ties count together
     ({}, {"math-strong"}, False),  # no workflow
 ])  # fmt: skip
 def test_routes_rule(shares, best, expected):

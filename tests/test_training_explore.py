@@ -90,7 +90,8 @@ def test_generate_gives_assigned_rows_their_worker_and_reports_the_assignment():
     model = tiny_llama()
     last_assigned = assign_first_workers(model, DigitTokenizer(), explore=4, n_workers=4, seed=0)
     ids = grouped_rows(2, 8)
-    config = GenerationConfig(max_new_tokens=4, do_sample=True, temperature=1.0, top_k=0, pad_token_id=0, eos_token_id=1)
+    config = GenerationConfig(max_new_tokens=4, do_sample=True, temperature=1.0, top_k=0, pad_token_id=0,
+                              eos_token_id=1)  # fmt: skip
     torch.manual_seed(7)
     out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config,
                          logits_processor=LogitsProcessorList([DigitsAtThirdToken(ids.size(1))]))  # fmt: skip

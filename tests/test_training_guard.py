@@ -215,6 +215,8 @@ def test_padsafe_leaves_other_attention_alone_and_masks_without_empty_rows_as_th
     assert attendable(full) is full and attendable(None) is None
     empty_row = full.clone()
     empty_row[..., 0, :] = False
-    assert attendable(empty_row)[..., 0, :].all() and torch.equal(attendable(empty_row)[..., 1:, :], full[..., 1:, :])
+    opened = attendable(empty_row)
+    assert opened[..., 0, :].all() and torch.equal(opened[..., 1:, :], full[..., 1:, :])
     additive = torch.zeros(1, 1, 2, 2).masked_fill(torch.tensor([[True, True], [False, True]]), float("-inf"))
-    assert torch.equal(attendable(additive)[0, 0, 0], torch.zeros(2)) and torch.isneginf(attendable(additive)[0, 0, 1, 1])
+    opened = attendable(additive)
+    assert torch.equal(opened[0, 0, 0], torch.zeros(2)) and torch.isneginf(opened[0, 0, 1, 1])

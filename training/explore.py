@@ -103,7 +103,8 @@ def assign_first_workers(model: Any, tokenizer: Any, explore: int, n_workers: in
     @functools.wraps(generate)
     def generate_exploring(input_ids=None, attention_mask=None, logits_processor=None, **kwargs):  # noqa: ANN001, ANN202
         if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
-            return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=logits_processor, **kwargs)
+            return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=logits_processor,
+                            **kwargs)  # fmt: skip
         rows = input_ids if attention_mask is None else torch.cat([input_ids, attention_mask.to(input_ids.dtype)], 1)
         last[0] = group_assignments(rows.cpu(), explore, n_workers, generator)
         forcing = FirstWorker(last[0], digit_ids)
