@@ -190,9 +190,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    for name in ("limit", "epochs"):  # below 1 Inspect would run its default (all samples, one epoch)
-        if (value := getattr(args, name)) is not None and value < 1:
-            raise ValueError(f"--{name} {value}: give an integer >= 1")
+    if args.epochs is not None and args.epochs < 1:
+        raise ValueError(f"--epochs {args.epochs}: give an integer >= 1")
+    if args.limit is not None and args.limit < 0:  # 0 runs evals that score no sample: said, exit 1
+        raise ValueError(f"--limit {args.limit}: give an integer >= 1")
     from workers.pools import load_pool
 
     data = load_matrix(Path(args.matrix))
