@@ -3,7 +3,8 @@
 llama.cpp queues requests beyond its parallel slots inside the server; a loopback stand-in
 does the same here (a request waits for one of `slots`, then takes `seconds`), so these run
 in a second without a model. Warnings are awaited, not timed: the server holds a call until
-the warnings it waits for were logged, so a busy machine cannot make a test miss them.
+the warnings it waits for were given, so a busy machine cannot make a test miss them. A warning
+is one line on stderr (and an INFO record for the logs), never a wrapped block.
 """
 
 from __future__ import annotations
@@ -126,7 +127,8 @@ def served(monkeypatch):
 
 @contextmanager
 def warnings_awaited(count: int):
-    """(records, event): the provider's warnings as logged; the event is set at the `count`-th."""
+    """(records, event): the provider's slow-call records as logged (each also printed as one
+    warning line); the event is set at the `count`-th."""
     records: list[logging.LogRecord] = []
     enough = threading.Event()
 
@@ -137,9 +139,9 @@ def warnings_awaited(count: int):
                 enough.set()
 
     logger = logging.getLogger("workers.local_provider")
-    handler, level = Handler(logging.WARNING), logger.level
+    handler, level = Handler(logging.INFO), logger.level
     logger.addHandler(handler)
-    logger.setLevel(logging.WARNING)
+    logger.setLevel(logging.INFO)
     try:
         yield records, enough
     finally:
@@ -201,19 +203,21 @@ async def test_the_attempt_clock_starts_when_a_slot_is_free(served):
     assert outputs[-1].metadata["llama_timings"]["slot_wait_s"] >= 2.4  # past the attempt timeout
 
 
-async def test_a_slow_call_is_warned_about_while_it_runs(served):
+async def test_a_slow_call_is_warned_about_while_it_runs(served, capsys):
     with warnings_awaited(2) as (warnings, warned):
         model, _ = served(slots=1, seconds=0.0, until=warned, warn_after=0.3)  # answers after 2 warnings
         output = await model.generate("2+2?")
     assert output.completion == "4"
     assert len(warnings) >= 2, "one warning per warn_after seconds while the call runs"
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"warning: {w.getMessage()}" for w in warnings]  # one line each on the console
     message = warnings[0].getMessage()
     assert "local model fake" in message and "without an answer" in message
     assert "1/1 slots busy from this process, 0 call(s) waiting" in message
     assert "server: 1/1 slots processing (slot 0: 7 tokens)" in message
 
 
-async def test_a_quick_call_is_not_warned_about(served, monkeypatch):
+async def test_a_quick_call_is_not_warned_about(served, monkeypatch, capsys):
     """The watcher starts with the attempt and ends with it, so it cannot warn later."""
     lifecycle = []
     watch = lp.warn_while_running
@@ -230,7 +234,7 @@ async def test_a_quick_call_is_not_warned_about(served, monkeypatch):
         model, _ = served(slots=1, seconds=0.05, warn_after=30)
         await model.generate("2+2?")
         assert lifecycle == ["started", "ended"]
-    assert warnings == []
+    assert warnings == [] and capsys.readouterr().err == ""
 
 
 def test_one_llama_thread_by_default_and_warn_after_checked(served):

@@ -61,6 +61,7 @@ import importlib.util
 import json
 import logging
 import os
+import sys
 import threading
 import time
 import urllib.error
@@ -573,18 +574,22 @@ def _decoded(slot: dict) -> Any:
 
 
 async def warn_while_running(model: str, address: str, gate: SlotGate, every: float) -> None:
-    """Log a warning every `every` seconds until cancelled (the attempt ended): a slow or
-    stalled call shows on the console as it happens, with the queue state."""
+    """Every `every` seconds until cancelled (the attempt ended), one warning line on stderr: a slow
+    or stalled call shows on the console as it happens, with the queue state. Printed, not logged
+    as a warning: Inspect's console log handler wraps a record into a block of ~10 lines (its time,
+    level and source columns); the record is logged at INFO for the eval log and the trace."""
     import anyio
 
     started = time.monotonic()
     while True:
         await anyio.sleep(every)
         state = await anyio.to_thread.run_sync(server_slots, address, abandon_on_cancel=True)
-        logger.warning(
+        line = (
             f"local model {model} ({address}): a call has run {time.monotonic() - started:.0f} s without an "
             f"answer; {gate.describe()}; {state}. A loaded machine slows llama.cpp (see -M n_threads)."
         )
+        logger.info(line)
+        print(f"warning: {line}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- Inspect API
