@@ -107,9 +107,10 @@ def _attempts(message: str) -> int:
 
 # The stalled-server tests count the provider's attempts rather than time a loaded machine: a stalled
 # attempt lasts its attempt_timeout (1 s) and backoff waits at least 1 s, so a slow machine makes fewer
-# attempts, never more, while a broken limit makes many (50 retries left; 60 s left). The server sees at
-# most one request per attempt (none hidden in the SDK; a starved attempt may end before its request is
-# out).
+# attempts, never more (under load one, before the 6 s deadline), while a broken limit makes many (50
+# retries left; 60 s left); that a stall is retried is test_stalled_server_fails_after_max_retries's.
+# The server sees at most one request per attempt (none hidden in the SDK; a starved attempt may end
+# before its request is out).
 
 
 async def test_stalled_server_fails_at_the_overall_deadline(serve):
@@ -119,7 +120,7 @@ async def test_stalled_server_fails_at_the_overall_deadline(serve):
         message = await _failure(model)
     finally:
         server.close()
-    assert 2 <= _attempts(message) <= 6, message  # it retried, and the 6 s deadline ended it, not the 51 attempts
+    assert 1 <= _attempts(message) <= 6, message  # the 6 s deadline ended it, not the 51 attempts
     assert server.requests <= _attempts(message)
     assert server.address in message and "stalls" in message
     assert "timeout=6 s" in message and "-M timeout=" in message

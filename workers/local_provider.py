@@ -761,9 +761,11 @@ def _api_class() -> type[ModelAPI]:
                     else:
                         self._calls.end(config)
                         return result
+                    call.last_error = error
                     if not call.give_up_after_failure():
                         raise error
             self._calls.end(config)
+            error = error or call.last_error  # a retry that found no time left: the failure before it
             cause = f"{type(error).__name__}: {error}" if error else "no time or retries left"
             raise LocalServerUnavailable(
                 f"local model server {server.address} ({self.model_name}) failed: {cause}; "
