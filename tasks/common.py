@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from startup.eval_header import report_on
+from startup.inspect_command import check_inspect_command
 from startup.options import checked
 from tasks.sources import DataRecordError, Downloader, LoadedRecords, Source, SourceError, load_records
 
@@ -16,11 +17,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def checked_task(factory: F) -> F:
-    """Under `@task`: a bad -T option or data file ends the eval with one line before any
+    """Under `@task`: a bad -T option or data file, or an `inspect eval` option Inspect would
+    silently replace (`startup.inspect_command`), ends the eval with one line before any
     sample runs (`solvers.options.checked`); the tasks raise ValueError or SourceError only
     for those. When it starts, the eval names its conductor and pool (`startup.eval_header`)."""
     report_on(factory.__name__)
-    return checked(factory, "-T", ValueError, SourceError)
+    return checked(factory, "-T", ValueError, SourceError, check=check_inspect_command)
 
 
 def samples_from_records(benchmark: str, loaded: LoadedRecords, record_to_sample: RecordToSample) -> list[Sample]:

@@ -75,26 +75,27 @@ def stall_pool(tmp_path, **config) -> str:
 
 
 def run(pool: str, conductor_model, **eval_config):
+    """The conductor's record of one sample. Calls stall for an hour, so an AttemptTimeoutError
+    in it shows the attempt timeout ended the call (counted in SEEN), not the time limit."""
     SEEN.clear()
     task = Task(dataset=[Sample(input="6 x 7?", target="42")], solver=conductor(pool=pool), scorer=includes())
-    started = time.monotonic()
-    [log] = eval(task, model_roles={"conductor": conductor_model}, display="none", log_dir=None, time_limit=30,
+    [log] = eval(task, model_roles={"conductor": conductor_model}, display="none", log_dir=None, time_limit=300,
                  **eval_config)  # fmt: skip
     assert log.status == "success", log.error
-    return log.samples[0].metadata.get("conductor"), time.monotonic() - started
+    return log.samples[0].metadata.get("conductor")
 
 
 def test_command_line_attempt_timeout_reaches_a_pool_worker(tmp_path):
     pool = stall_pool(tmp_path, attempt_timeout=600, timeout=1200, max_retries=2)
-    meta, seconds = run(pool, scripted(ONE_STEP), attempt_timeout=1, max_retries=0)
+    meta = run(pool, scripted(ONE_STEP), attempt_timeout=1, max_retries=0)
     step = meta["round"]["steps"][0]
-    assert "AttemptTimeoutError" in step["error"] and seconds < 25
+    assert "AttemptTimeoutError" in step["error"]
     assert [(c.attempt_timeout, c.timeout, c.max_retries) for c in SEEN] == [(1, 1200, 0)]  # CLI wins, pool default
 
 
 def test_pool_budget_applies_when_the_command_line_is_silent(tmp_path):
     pool = stall_pool(tmp_path, attempt_timeout=1, timeout=30, max_retries=0)
-    meta, _ = run(pool, scripted(ONE_STEP))
+    meta = run(pool, scripted(ONE_STEP))
     assert "AttemptTimeoutError" in meta["round"]["steps"][0]["error"]
     assert [(c.attempt_timeout, c.timeout, c.max_retries) for c in SEEN] == [(1, 30, 0)]
 
@@ -102,9 +103,9 @@ def test_pool_budget_applies_when_the_command_line_is_silent(tmp_path):
 def test_command_line_attempt_timeout_reaches_the_conductor(tmp_path):
     pool = stall_pool(tmp_path, attempt_timeout=1, timeout=30, max_retries=0)
     stalled = scripted(ONE_STEP, delay=3600)
-    meta, seconds = run(pool, stalled, attempt_timeout=1, max_retries=0)
+    meta = run(pool, stalled, attempt_timeout=1, max_retries=0)
     assert meta["rejection"] == "conductor_error" and "AttemptTimeoutError" in meta["round"]["rejection_message"]
-    assert seconds < 25 and stalled.configs[0].attempt_timeout == 1
+    assert [c.attempt_timeout for c in stalled.configs] == [1]  # one attempt, ended by its timeout
 
 
 def test_sim_latency_is_seeded_lognormal_and_off_by_default():
@@ -144,7 +145,7 @@ def test_sim_call_takes_its_latency():
 
 def test_command_line_timeout_and_retries_win_over_the_pool(tmp_path):
     pool = stall_pool(tmp_path, attempt_timeout=1, timeout=1200, max_retries=5)
-    meta, _ = run(pool, scripted(ONE_STEP), timeout=2, max_retries=1)
+    meta = run(pool, scripted(ONE_STEP), timeout=2, max_retries=1)
     assert "AttemptTimeoutError" in meta["round"]["steps"][0]["error"]
     assert {(c.attempt_timeout, c.timeout, c.max_retries) for c in SEEN} == {(1, 2, 1)}
     assert len(SEEN) == 2  # one attempt, one retry (timeout=2 s then stops a third)

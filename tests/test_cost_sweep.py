@@ -6,11 +6,12 @@ from __future__ import annotations
 import shlex
 
 import pytest
+from installed import needs
 from training_fixtures import data_files, tiny_model
 
-pytest.importorskip("trl")
+from experiments.cost_sweep.sweep import main, points_table, sweep_figure, sweep_title
 
-from experiments.cost_sweep.sweep import main, points_table, sweep_figure, sweep_title  # noqa: E402
+pytestmark = needs("trl")
 
 RECIPE = "training/recipes/sim-routing.yaml"
 

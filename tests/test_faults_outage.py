@@ -1,7 +1,8 @@
 """Local model server outages: a call ends with a clear error within its budget.
 
 The `local` provider is pointed at loopback HTTP servers that stall, refuse or fail
-(no model is loaded); budgets are a few seconds so the tests stay fast.
+(no model is loaded); budgets are a few seconds so the tests stay fast. What ended a call is
+read from its attempts and its message, never from a clock: a busy machine is slow, not wrong.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import re
 import socket
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -89,13 +89,13 @@ def serve(monkeypatch):
     return make
 
 
-async def _timed_failure(model, **config):
+async def _failure(model, **config) -> str:
+    """The message of the LocalServerUnavailable that ends the call."""
     from inspect_ai.model import GenerateConfig
 
-    start = time.monotonic()
     with pytest.raises(lp.LocalServerUnavailable) as err:
         await model.generate("2+2?", config=GenerateConfig(**config))
-    return str(err.value), time.monotonic() - start
+    return str(err.value)
 
 
 def _attempts(message: str) -> int:
@@ -107,21 +107,21 @@ def _attempts(message: str) -> int:
 
 # The stalled-server tests count the provider's attempts rather than time a loaded machine: a stalled
 # attempt lasts its attempt_timeout (1 s) and backoff waits at least 1 s, so a slow machine makes fewer
-# attempts, never more, while a broken limit makes many (50 retries left; 60 s left). The server sees at
-# most one request per attempt (none hidden in the SDK; a starved attempt may end before its request is
-# out). Their wall-clock bounds are generous: setting up the first call is not in the provider's clock.
+# attempts, never more (under load one, before the 6 s deadline), while a broken limit makes many (50
+# retries left; 60 s left); that a stall is retried is test_stalled_server_fails_after_max_retries's.
+# The server sees at most one request per attempt (none hidden in the SDK; a starved attempt may end
+# before its request is out).
 
 
 async def test_stalled_server_fails_at_the_overall_deadline(serve):
     server = FakeServer("stall")
     try:
         model = serve(server.address, timeout=6, attempt_timeout=1, max_retries=50)
-        message, took = await _timed_failure(model)
+        message = await _failure(model)
     finally:
         server.close()
-    assert 2 <= _attempts(message) <= 6, message  # it retried, and the 6 s deadline ended it, not the 51 attempts
+    assert 1 <= _attempts(message) <= 6, message  # the 6 s deadline ended it, not the 51 attempts
     assert server.requests <= _attempts(message)
-    assert took < 40.0, took  # far below the 50+ s of the retries left
     assert server.address in message and "stalls" in message
     assert "timeout=6 s" in message and "-M timeout=" in message
 
@@ -130,19 +130,17 @@ async def test_stalled_server_fails_after_max_retries(serve):
     server = FakeServer("stall")
     try:
         model = serve(server.address, timeout=60, attempt_timeout=1, max_retries=1)
-        message, took = await _timed_failure(model)
+        message = await _failure(model)
     finally:
         server.close()
     assert _attempts(message) == 2  # one attempt and one retry: the retry budget ended it, not timeout=60
     assert server.requests <= 2
-    assert took < 40.0, took  # far below timeout=60
 
 
 async def test_refused_connection_fails_fast_with_a_clear_message(serve):
     model = serve(_closed_port_address(), max_retries=2, timeout=30)
-    message, took = await _timed_failure(model)
-    assert took < 10.0, took  # 3 attempts, backoff of at most 1+2 s (+ jitter)
-    assert "APIConnectionError" in message and "3 attempt(s)" in message
+    message = await _failure(model)
+    assert "APIConnectionError" in message and _attempts(message) == 3  # the retries ended it, not timeout=30
     assert "Is the server up?" in message
 
 
@@ -150,11 +148,11 @@ async def test_generate_config_wins_over_model_args(serve):
     server = FakeServer("stall")
     try:
         model = serve(server.address, timeout=600, attempt_timeout=600, max_retries=9)
-        message, took = await _timed_failure(model, timeout=2, attempt_timeout=1, max_retries=0)
+        message = await _failure(model, timeout=2, attempt_timeout=1, max_retries=0)
     finally:
         server.close()
-    assert took < 6.0 and server.requests == 1  # the 600 s of model_args would hang far longer
-    assert "attempt_timeout=1 s" in message
+    assert _attempts(message) == 1 and server.requests <= 1  # model_args' max_retries=9 would retry
+    assert "attempt_timeout=1 s" in message  # not model_args' 600 s
 
 
 async def test_transient_failures_are_retried_then_succeed(serve):
@@ -193,12 +191,11 @@ async def test_a_stalled_worker_fails_its_step_and_the_workflow_goes_on(serve):
         alive_model = serve(alive.address)
         workers = [Worker(dead_model, "dead"), Worker(alive_model, "alive")]
         workflow = Workflow(model_ids=(0, 1), subtasks=("a", "b"), access=((), ()))
-        start = time.monotonic()
         records = await execute_workflow(workflow, "2+2?", workers)
     finally:
         dead.close()
         alive.close()
-    assert time.monotonic() - start < 8.0  # the 2 s deadline, with room for a loaded machine
     assert not records[0].ok and "LocalServerUnavailable" in records[0].error
+    assert _attempts(records[0].error) == 1 and dead.requests <= 1  # its own budget ended it
     assert dead.address in records[0].error
     assert records[1].ok and records[1].output == "ANSWER: 4"

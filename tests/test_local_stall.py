@@ -2,7 +2,9 @@
 
 llama.cpp queues requests beyond its parallel slots inside the server; a loopback stand-in
 does the same here (a request waits for one of `slots`, then takes `seconds`), so these run
-in a second without a model.
+in a second without a model. Warnings are awaited, not timed: the server holds a call until
+the warnings it waits for were given, so a busy machine cannot make a test miss them. A warning
+is one line on stderr (and an INFO record for the logs), never a wrapped block.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -45,6 +48,7 @@ class SlotHandler(BaseHTTPRequestHandler):
             return
         with self.server.free:  # queued inside the server, as llama.cpp does
             time.sleep(self.server.seconds)
+            self.server.until.wait(HOLD_CAP_S)
         self.server.count(-1)
         self.reply(COMPLETION)
 
@@ -55,15 +59,22 @@ class SlotHandler(BaseHTTPRequestHandler):
         pass
 
 
+HOLD_CAP_S = 60.0  # the longest a request waits for `until`
+
+
 class SlotServer(ThreadingHTTPServer):
-    """A loopback server with `slots` parallel slots and `seconds` per request; it records
-    how many requests were open at once, and at each request's arrival (`arrivals`)."""
+    """A loopback server with `slots` parallel slots and `seconds` per request, each also held
+    until `until` is set (set from the start by default); it records how many requests were
+    open at once, and at each request's arrival (`arrivals`)."""
 
     daemon_threads = True
 
-    def __init__(self, slots: int, seconds: float, fail_first: bool = False) -> None:
+    def __init__(self, slots: int, seconds: float, fail_first: bool = False, until=None) -> None:
         super().__init__(("127.0.0.1", 0), SlotHandler)
         self.free, self.seconds, self.lock = threading.Semaphore(slots), seconds, threading.Lock()
+        self.until = until or threading.Event()
+        if until is None:
+            self.until.set()
         self.requests = self.open = self.most_open = 0
         self.arrivals: list[int] = []
         self.fail_first = fail_first
@@ -95,10 +106,10 @@ def served(monkeypatch):
     """served(slots, seconds, **model_args) -> (a `local/fake` model, its SlotServer)."""
     servers: list[SlotServer] = []
 
-    def make(slots: int, seconds: float, config=None, fail_first: bool = False, **model_args):
+    def make(slots: int, seconds: float, config=None, fail_first: bool = False, until=None, **model_args):
         from inspect_ai.model import GenerateConfig, get_model
 
-        server = SlotServer(slots, seconds, fail_first)
+        server = SlotServer(slots, seconds, fail_first, until)
         servers.append(server)
         stub = SimpleNamespace(
             address=server.address, base_url=server.address + "/v1", settings=lp.ServerSettings(n_parallel=slots)
@@ -110,7 +121,32 @@ def served(monkeypatch):
 
     yield make
     for server in servers:
+        server.until.set()
         server.close()
+
+
+@contextmanager
+def warnings_awaited(count: int):
+    """(records, event): the provider's slow-call records as logged (each also printed as one
+    warning line); the event is set at the `count`-th."""
+    records: list[logging.LogRecord] = []
+    enough = threading.Event()
+
+    class Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+            if len(records) >= count:
+                enough.set()
+
+    logger = logging.getLogger("workers.local_provider")
+    handler, level = Handler(logging.INFO), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield records, enough
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 async def test_no_more_requests_in_flight_than_the_server_has_slots(served):
@@ -123,8 +159,9 @@ async def test_no_more_requests_in_flight_than_the_server_has_slots(served):
         "prompt_tokens": 3, "prompt_s": 0.013, "generated_tokens": 1, "generation_s": 0.04,
         "slot_wait_s": timings["slot_wait_s"],
     }  # fmt: skip  # the server's own timings: a log tells generation from waiting
-    assert timings["slot_wait_s"] < 0.1  # the first call found a slot at once
-    assert outputs[-1].metadata["llama_timings"]["slot_wait_s"] >= 0.3  # 6 calls, 2 slots, 0.15 s each
+    waits = [o.metadata["llama_timings"]["slot_wait_s"] for o in outputs]
+    assert waits[0] < min(waits[1:])  # the first call found a slot at once; the others waited for it
+    assert waits[-1] >= 0.3  # 6 calls, 2 slots, 0.15 s each
 
 
 async def test_the_first_call_runs_alone_so_the_others_reuse_its_cached_prompt(served):
@@ -136,11 +173,11 @@ async def test_the_first_call_runs_alone_so_the_others_reuse_its_cached_prompt(s
     assert server.arrivals == [1, 1, 2], "the second call waited for the first; then both slots"
 
 
-async def test_a_call_held_back_by_the_first_is_named_so_on_the_console(served, caplog):
-    model, _ = served(slots=2, seconds=0.8, warn_after=0.3)
-    with caplog.at_level(logging.WARNING, logger="workers.local_provider"):
+async def test_a_call_held_back_by_the_first_is_named_so_on_the_console(served):
+    with warnings_awaited(1) as (records, warned):
+        model, _ = served(slots=2, seconds=0.0, until=warned, warn_after=0.3)  # answers once warned
         await asyncio.gather(model.generate("1+1?"), model.generate("2+2?"))
-    messages = [r.getMessage() for r in caplog.records if r.name == "workers.local_provider"]
+    messages = [r.getMessage() for r in records]
     assert any(
         "1/2 slots busy from this process, 1 call(s) waiting for one (the first call runs alone" in m for m in messages
     ), messages
@@ -148,7 +185,7 @@ async def test_a_call_held_back_by_the_first_is_named_so_on_the_console(served, 
 
 async def test_a_failed_first_call_does_not_hold_the_others_back(served):
     model, server = served(slots=2, seconds=0.1, fail_first=True)
-    with anyio.fail_after(10):
+    with anyio.fail_after(60):  # a hang guard: held back, the others would wait forever
         outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(3)), return_exceptions=True)
     assert isinstance(outputs[0], Exception)
     assert [o.completion for o in outputs[1:]] == ["4", "4"]
@@ -156,36 +193,48 @@ async def test_a_failed_first_call_does_not_hold_the_others_back(served):
 
 
 async def test_the_attempt_clock_starts_when_a_slot_is_free(served):
-    """Five calls on one slot, 0.5 s each, 1.5 s per attempt: the last is answered at 2.5 s,
-    yet no attempt times out, since each waits for the slot before its clock starts."""
-    model, server = served(slots=1, seconds=0.5, attempt_timeout=1.5, max_retries=0)
-    outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(5)))
-    assert [o.completion for o in outputs] == ["4"] * 5
-    assert server.requests == 5  # no attempt was abandoned and retried
+    """Nine calls on one slot, 0.3 s each, 2 s per attempt: the last waits at least 2.4 s for
+    the slot (longer on a busy machine), yet no attempt times out, since each waits for the
+    slot before its clock starts (and each has almost 7 times its 0.3 s)."""
+    model, server = served(slots=1, seconds=0.3, attempt_timeout=2, max_retries=0)
+    outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(9)))
+    assert [o.completion for o in outputs] == ["4"] * 9
+    assert server.requests == 9  # no attempt was abandoned and retried
+    assert outputs[-1].metadata["llama_timings"]["slot_wait_s"] >= 2.4  # past the attempt timeout
 
 
-async def test_a_slow_call_is_warned_about_while_it_runs(served, caplog):
-    model, _ = served(slots=1, seconds=1.2, warn_after=0.3)
-    with caplog.at_level(logging.WARNING, logger="workers.local_provider"):
+async def test_a_slow_call_is_warned_about_while_it_runs(served, capsys):
+    with warnings_awaited(2) as (warnings, warned):
+        model, _ = served(slots=1, seconds=0.0, until=warned, warn_after=0.3)  # answers after 2 warnings
         output = await model.generate("2+2?")
-        answered = time.time()
     assert output.completion == "4"
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) >= 2, "one warning per warn_after seconds while the call runs"
-    first = warnings[0]
-    assert answered - first.created > 0.5, "warned while the call was still running"
-    message = first.getMessage()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"warning: {w.getMessage()}" for w in warnings]  # one line each on the console
+    message = warnings[0].getMessage()
     assert "local model fake" in message and "without an answer" in message
     assert "1/1 slots busy from this process, 0 call(s) waiting" in message
     assert "server: 1/1 slots processing (slot 0: 7 tokens)" in message
 
 
-async def test_a_quick_call_is_not_warned_about(served, caplog):
-    model, _ = served(slots=1, seconds=0.05, warn_after=0.5)
-    with caplog.at_level(logging.WARNING, logger="workers.local_provider"):
+async def test_a_quick_call_is_not_warned_about(served, monkeypatch, capsys):
+    """The watcher starts with the attempt and ends with it, so it cannot warn later."""
+    lifecycle = []
+    watch = lp.warn_while_running
+
+    async def watched(*args):
+        lifecycle.append("started")
+        try:
+            await watch(*args)
+        finally:
+            lifecycle.append("ended")
+
+    monkeypatch.setattr(lp, "warn_while_running", watched)
+    with warnings_awaited(1) as (warnings, _):
+        model, _ = served(slots=1, seconds=0.05, warn_after=30)
         await model.generate("2+2?")
-        await asyncio.sleep(0.6)  # the watcher ended with the call
-    assert not [r for r in caplog.records if r.name == "workers.local_provider"]
+        assert lifecycle == ["started", "ended"]
+    assert warnings == [] and capsys.readouterr().err == ""
 
 
 def test_one_llama_thread_by_default_and_warn_after_checked(served):

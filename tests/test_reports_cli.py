@@ -87,21 +87,46 @@ def test_built_page_renders_in_headless_chromium(built):
     assert problems(page, result, pngs, tables) == []
 
 
-def test_an_empty_log_dir_builds_the_papers_numbers_and_a_missing_one_is_refused(tmp_path, capsys):
+def test_an_empty_log_dir_builds_the_papers_numbers(tmp_path):
+    from reports.build import build
+
     (tmp_path / "empty").mkdir()
     out = tmp_path / "out-empty"
-    assert main(["build", "--logs", str(tmp_path / "empty"), "--out", str(out)]) == 0
+    build(tmp_path / "empty", out)
     assert "No logs were found" in (out / "missing.md").read_text()
     page = (out / "index.html").read_text()
     assert "The paper&#x27;s numbers" in page or "The paper's numbers" in page
-    capsys.readouterr()
-    for command in ("build", "reproduce"):
-        assert main([command, "--logs", str(tmp_path / "lgos"), "--out", str(tmp_path / "o")]) == 1
-        assert capsys.readouterr().err == (
-            f"error: --logs {tmp_path / 'lgos'} is not a directory; fix: pass the directory your evals wrote to "
-            "(`inspect eval --log-dir`, default ./logs; the matrix runner's: logs/baselines)\n"
-        )
+
+
+FIX = "fix: pass the directory your evals wrote to (`inspect eval --log-dir`, default ./logs; the matrix runner's: "
+
+
+@pytest.mark.parametrize("command", ["build", "reproduce"])
+def test_a_missing_or_empty_log_dir_is_refused_in_one_line(tmp_path, capsys, command):
+    (tmp_path / "empty").mkdir()
+    empty = "holds no Inspect eval log (none was written there yet)"  # was: exit 0 and a page of no runs
+    for logs, problem in (("lgos", "is not a directory"), ("empty", empty)):
+        assert main([command, "--logs", str(tmp_path / logs), "--out", str(tmp_path / "o")]) == 1
+        assert capsys.readouterr().err == f"error: --logs {tmp_path / logs} {problem}; {FIX}logs/baselines)\n"
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        (["--tasks", "gpqa,math5000"], "no task file tasks/math5000.py; use the file name of a bundled task"),
+        (["--epochs", "0"], "--epochs 0: give an integer >= 1"),  # was dropped: one epoch ran
+        (["--limit", "-3"], "--limit -3: give an integer >= 1"),
+        (["--pool", "sim-scriptd"], "no pool file"),
+    ],
+)
+def test_reproduce_refuses_a_mistake_in_one_line_before_any_eval_runs(tmp_path, capsys, options, error):
+    runs = tmp_path / "runs"
+    argv = ["reproduce", "--pool", "sim-scripted", "--log-dir", str(runs), "--out", str(tmp_path / "o"), *options]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {error}") and err.count("\n") == 1, err
+    assert not runs.exists() and not (tmp_path / "o").exists()
 
 
 def test_reproduce_with_logs_runs_nothing_and_help_works(built, tmp_path):

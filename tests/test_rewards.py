@@ -1,6 +1,7 @@
 """The GRPO reward: the solver's code path on scripted workers, the paper's 0 / 0.5 / 1, logs."""
 
 import asyncio
+import contextlib
 
 import pytest
 from inspect_ai.model import get_model
@@ -160,12 +161,18 @@ async def test_rollout_log_has_every_field_and_metrics_are_logged(pool_models, t
 
 
 async def test_rollouts_run_concurrently_within_the_bound(monkeypatch):
-    active, peak = [0], [0]
+    active, peak, full = [0], [0], asyncio.Event()
 
     async def respond(messages, tools, tool_choice, config):
         active[0] += 1
         peak[0] = max(peak[0], active[0])
-        await asyncio.sleep(0.5)  # long enough that every admitted rollout is inside its call at once
+        if active[0] == bound:
+            full.set()
+        # wait until `bound` rollouts are inside their calls at once, however busy the machine
+        # (a bound that admits fewer never gets there: the wait ends and `peak` says so)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(full.wait(), 20)
+        await asyncio.sleep(0.01)
         active[0] -= 1
         return output("ANSWER: 42")
 
@@ -175,6 +182,7 @@ async def test_rollouts_run_concurrently_within_the_bound(monkeypatch):
     )
     for bound in (8, 3):
         peak[0] = 0
+        full.clear()
         reward = ConductorReward(POOL, max_concurrency=bound)
         rewards = await reward(["p"] * 8, [ONE_STEP.format(m=0)] * 8, **columns([row()] * 8))
         assert rewards == [1.0] * 8

@@ -60,6 +60,15 @@ def sandbox_pids(marker: str = MAIN) -> list[int]:
     return found
 
 
+async def outliving(marker: str = MAIN, wait: float = 30.0) -> list[int]:
+    """`sandbox_pids(marker)` once they are gone or `wait` seconds have passed (killed processes
+    take a moment to go, longer on a busy machine; this ends as soon as they have)."""
+    deadline = time.monotonic() + wait
+    while (pids := sandbox_pids(marker)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return pids
+
+
 # ---------------------------------------------------------------- basics
 
 
@@ -241,7 +250,6 @@ async def test_cannot_write_system_or_project(runner):
 
 
 async def test_fork_bomb_contained(runner):
-    t0 = time.monotonic()
     r = await py(
         runner,
         """
@@ -259,10 +267,8 @@ async def test_fork_bomb_contained(runner):
         """,
         timeout=3,
     )
-    assert time.monotonic() - t0 < 15
-    assert not r.ok
-    await asyncio.sleep(0.1)
-    assert sandbox_pids() == []
+    assert r.timed_out and not r.ok  # killed at its 3 s, not after its own 30 s of forking
+    assert await outliving() == []
     again = await py(runner, "print('alive')")  # the harness carries on
     assert again.stdout == "alive\n"
 
@@ -305,10 +311,9 @@ async def test_big_allocation_fails(runner):
 async def test_endless_loop_killed_at_wall_timeout(runner):
     t0 = time.monotonic()
     r = await py(runner, "while True: pass", timeout=1.5)
-    dt = time.monotonic() - t0
     assert r.timed_out and r.returncode is None and not r.ok
-    assert 1.4 < dt < 4, dt
-    assert sandbox_pids() == []
+    assert time.monotonic() - t0 > 1.4  # not before its time-out (a busy machine only adds to this)
+    assert await outliving() == []
 
 
 async def test_sleeping_program_killed_at_wall_timeout(runner):
@@ -332,21 +337,17 @@ if os.fork() == 0:
 
 async def test_double_fork_orphan_killed_when_main_exits(runner):
     marker = str(900000 + os.getpid() % 90000)
-    t0 = time.monotonic()
-    r = await py(runner, ORPHAN.format(marker=marker, tail="time.sleep(0.3)"), timeout=8)
-    assert time.monotonic() - t0 < 5, "the orphan holding stdout kept run() waiting"
-    assert r.stdout.startswith("parent") and not r.timed_out
-    await asyncio.sleep(0.1)
-    assert sandbox_pids(marker) == []
+    r = await py(runner, ORPHAN.format(marker=marker, tail="time.sleep(0.3)"), timeout=30)
+    assert not r.timed_out, "the orphan holding stdout kept run() waiting"
+    assert r.stdout.startswith("parent")
+    assert await outliving(marker) == []
 
 
 async def test_double_fork_orphan_killed_at_timeout(runner):
     marker = str(800000 + os.getpid() % 90000)
-    t0 = time.monotonic()
     r = await py(runner, ORPHAN.format(marker=marker, tail="time.sleep(100)"), timeout=1.5)
-    assert time.monotonic() - t0 < 5 and r.timed_out
-    await asyncio.sleep(0.1)
-    assert sandbox_pids(marker) == []
+    assert r.timed_out  # and run() returned, though the orphan held stdout
+    assert await outliving(marker) == []
 
 
 async def test_setsid_daemon_killed(runner):
@@ -361,8 +362,7 @@ async def test_setsid_daemon_killed(runner):
         """,
     )
     assert r.ok, r
-    await asyncio.sleep(0.1)
-    assert sandbox_pids(marker) == []
+    assert await outliving(marker) == []
 
 
 # ---------------------------------------------------------------- (i) output flood
@@ -370,7 +370,6 @@ async def test_setsid_daemon_killed(runner):
 
 async def test_gigabyte_of_output_is_capped(runner):
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.monotonic()
     r = await py(
         runner,
         """
@@ -382,11 +381,11 @@ async def test_gigabyte_of_output_is_capped(runner):
         timeout=30,
     )
     assert r.output_truncated and r.returncode is None and not r.ok
+    assert not r.timed_out  # killed at the cap, not at its 30 s
     assert len(r.stdout) == 4 * MiB
-    assert time.monotonic() - t0 < 10
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
     assert grown_mib < 200, grown_mib
-    assert sandbox_pids() == []
+    assert await outliving() == []
 
 
 async def test_stderr_flood_is_capped(runner):
@@ -434,14 +433,14 @@ def test_sandbox_dies_with_the_harness(tmp_path):
     harness = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE)
     try:
         assert harness.stdout.readline() == b"start\n"
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a wait, not a bound: it ends when the sandbox is up
         while not sandbox_pids(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert sandbox_pids(marker), "the sandboxed sleep never started"
     finally:
         harness.send_signal(signal.SIGKILL)
         harness.wait()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while sandbox_pids(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert sandbox_pids(marker) == []

@@ -12,11 +12,10 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from installed import needs
 
-pytest.importorskip("trl")
-
-from experiments.heldout import conductor_options, sample_rows  # noqa: E402
-from experiments.seeds.sweep import (  # noqa: E402
+from experiments.heldout import conductor_options, sample_rows
+from experiments.seeds.sweep import (
     best_singles,
     main,
     markdown_report,
@@ -31,6 +30,8 @@ from experiments.seeds.sweep import (  # noqa: E402
     train_all,
     warmup_facts,
 )
+
+pytestmark = needs("trl")
 
 SMOKE = "training/recipes/cpu-smoke.yaml"
 

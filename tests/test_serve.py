@@ -39,7 +39,7 @@ def running(model, limits: Limits = Limits()):
     server = make_server(model, limits, "127.0.0.1", 0)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60  # a wait, not a bound: it ends when the server is up
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
     try:

@@ -1,10 +1,13 @@
 """The endpoint's connection limits on real loopback sockets (conductor_model/slow_clients.py): a
 connection sending half a request, or nothing, is closed within the read time-out; past the
 connection cap the longest-waiting idle one is closed; well-behaved clients are served meanwhile.
-Counts and times are scaled down (120 slow connections against a cap of 40, 1 s time-outs)."""
+Counts and times are scaled down (120 slow connections against a cap of 40, 1 s time-outs).
+Closing is awaited, not timed: a wait of MARGIN far past each time-out ends when the socket closes,
+and what a missing or renewed time-out would do (keep it open while it trickles) outlasts it."""
 
 from __future__ import annotations
 
+import itertools
 import socket
 import threading
 import time
@@ -20,12 +23,12 @@ from conductor_model.serve import Limits
 from conductor_model.slow_clients import GuardedH11Protocol
 
 LIMITS = Limits(read_timeout=1.0, keep_alive_timeout=1, max_connections=40)
-MARGIN = 5.0  # s past a time-out by which a closed connection must have been seen (2 shared cores)
+MARGIN = 30.0  # s past a time-out to wait for a close: a wait, not a bound (a busy machine is slow, not wrong)
 PARTIAL = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
 
 
-def sim_model(delay: float = 0.0):
-    return get_model("conductor/sim", conductor=scripted(WORKFLOW, delay=delay), few_shot="none", memoize=False)
+def sim_model():
+    return get_model("conductor/sim", conductor=scripted(WORKFLOW), few_shot="none", memoize=False)
 
 
 def address(url: str) -> tuple[str, int]:
@@ -71,13 +74,12 @@ def test_the_guard_still_hooks_into_uvicorns_h11_protocol():
 
 def test_slowloris_connections_are_closed_and_capped_while_others_are_served():
     with running(sim_model(), LIMITS) as (url, server):
-        start = time.monotonic()
+        assert server.config.http_protocol_class.read_timeout == LIMITS.read_timeout
         slow = open_slow(url, 120)
         assert served(url).status_code == 200  # a well-behaved client among 120 slow ones
         open_now = [c for c in server.server_state.connections if not c.transport.is_closing()]
         assert len(open_now) <= LIMITS.max_connections
         assert all(closed_within(s, LIMITS.read_timeout + MARGIN) for s in slow)
-        assert time.monotonic() - start < LIMITS.read_timeout + 2 * MARGIN
         assert served(url).status_code == 200
     for sock in slow:
         sock.close()
@@ -85,7 +87,8 @@ def test_slowloris_connections_are_closed_and_capped_while_others_are_served():
 
 def test_a_trickled_request_is_closed_at_its_deadline_from_the_first_byte():
     """Sending a header line now and then does not renew the read time-out; nor does a body
-    that stops short of its Content-Length."""
+    that stops short of its Content-Length. The drip goes on until the socket closes, so a
+    renewed time-out would keep it open past any wait."""
     with running(sim_model(), LIMITS) as (url, _):
         trickle = socket.create_connection(address(url))
         short_body = socket.create_connection(address(url))
@@ -93,7 +96,7 @@ def test_a_trickled_request_is_closed_at_its_deadline_from_the_first_byte():
         stop = threading.Event()
 
         def drip() -> None:
-            lines = iter([PARTIAL, *[f"X-{i}: y\r\n".encode() for i in range(100)]])
+            lines = itertools.chain([PARTIAL], (f"X-{i}: y\r\n".encode() for i in itertools.count()))
             while not stop.wait(0.2):
                 try:
                     trickle.sendall(next(lines))
@@ -101,11 +104,9 @@ def test_a_trickled_request_is_closed_at_its_deadline_from_the_first_byte():
                     return
 
         threading.Thread(target=drip, daemon=True).start()
-        start = time.monotonic()
         assert closed_within(trickle, LIMITS.read_timeout + MARGIN)
         assert closed_within(short_body, LIMITS.read_timeout + MARGIN)
         stop.set()
-        assert time.monotonic() - start < LIMITS.read_timeout + MARGIN
     trickle.close()
     short_body.close()
 
@@ -127,7 +128,8 @@ def test_a_pipelined_request_buffered_behind_another_has_a_deadline(pipelined):
 
 
 def test_an_idle_kept_alive_connection_is_closed():
-    with running(sim_model(), LIMITS) as (url, _):
+    with running(sim_model(), LIMITS) as (url, server):
+        assert server.config.timeout_keep_alive == LIMITS.keep_alive_timeout  # not uvicorn's 5 s
         sock = socket.create_connection(address(url))
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
         sock.settimeout(10)
@@ -138,11 +140,15 @@ def test_an_idle_kept_alive_connection_is_closed():
 
 def test_a_connection_whose_round_runs_is_never_shed():
     """Past the cap, idle connections make room; the one waiting on a round keeps its answer."""
-    with running(sim_model(delay=2.0), LIMITS) as (url, _):
+    conductor = scripted(WORKFLOW, delay=2.0)
+    model = get_model("conductor/sim", conductor=conductor, few_shot="none", memoize=False)
+    with running(model, LIMITS) as (url, _):
         answer: list[httpx.Response] = []
         asking = threading.Thread(target=lambda: answer.append(served(url)))
         asking.start()
-        time.sleep(0.5)  # the request is in; its round runs for 2 s
+        deadline = time.monotonic() + 60  # a wait, not a bound: until the request is in
+        while not conductor.calls and time.monotonic() < deadline:
+            time.sleep(0.05)  # its round runs for 2 s from its conductor call
         slow = open_slow(url, 3 * LIMITS.max_connections)
         asking.join(timeout=30)
         assert answer and answer[0].status_code == 200

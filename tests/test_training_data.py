@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from installed import needs
 from training_fixtures import data_files
 
-pytest.importorskip("datasets")
-
-from solvers.conductor import Settings, conductor_messages  # noqa: E402
-from tasks.sources import FileSource, LoadedRecords, SourceError  # noqa: E402
-from training.data import (  # noqa: E402
+from solvers.conductor import Settings, conductor_messages
+from tasks.sources import FileSource, LoadedRecords, SourceError
+from training.data import (
     build_items,
     build_rows,
     default_loaders,
@@ -18,6 +17,8 @@ from training.data import (  # noqa: E402
     parse_counts,
     parse_substitutes,
 )
+
+pytestmark = needs("datasets")
 
 
 def loaded(path: str) -> LoadedRecords:

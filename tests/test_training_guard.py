@@ -9,24 +9,23 @@ import logging
 import math
 
 import pytest
+from installed import Deferred, needs
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
-from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainerCallback, TrainingArguments  # noqa: E402
-
-from training.guard import NonFiniteGuard, mask_padded_attention  # noqa: E402
-
+pytestmark = needs("torch", "transformers")
+torch = Deferred("torch")
+transformers = Deferred("transformers")
+training_guard = Deferred("training.guard")  # imports torch
 VOCAB = 32
 
 
-def tiny_llama(layers: int = 2, attn: str = "sdpa") -> LlamaForCausalLM:
+def tiny_llama(layers: int = 2, attn: str = "sdpa") -> transformers.LlamaForCausalLM:
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=VOCAB, hidden_size=16, intermediate_size=32, num_hidden_layers=layers,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
-                         pad_token_id=0, bos_token_id=None, eos_token_id=1)  # fmt: skip
+    config = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=16, intermediate_size=32,
+                                      num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=1,
+                                      max_position_embeddings=64, pad_token_id=0, bos_token_id=None,
+                                      eos_token_id=1)  # fmt: skip
     config._attn_implementation = attn
-    return LlamaForCausalLM(config)
+    return transformers.LlamaForCausalLM(config)
 
 
 def left_padded_batch() -> tuple[torch.Tensor, torch.Tensor]:
@@ -64,7 +63,7 @@ def test_a_nan_at_padded_positions_reaches_neither_loss_nor_gradient():
 
     model = tiny_llama()
     poison_padded_rows(model)
-    assert mask_padded_attention(model) == 2
+    assert training_guard.mask_padded_attention(model) == 2
     loss = masked_logprob_loss(model, ids, mask)
     loss.backward()
     assert torch.isfinite(loss) and loss.item() == pytest.approx(clean.item(), rel=1e-5)  # real positions unchanged
@@ -73,7 +72,7 @@ def test_a_nan_at_padded_positions_reaches_neither_loss_nor_gradient():
 
 def test_masking_keeps_generation_with_a_cache_working():
     model = tiny_llama()
-    mask_padded_attention(model)
+    training_guard.mask_padded_attention(model)
     ids, mask = left_padded_batch()
     out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=3, do_sample=False, pad_token_id=0)
     assert out.shape == (2, 11)
@@ -81,48 +80,47 @@ def test_masking_keeps_generation_with_a_cache_working():
 
 def test_a_model_without_attention_layers_is_named():
     with pytest.raises(SystemExit, match="no decoder layer with a self_attn"):
-        mask_padded_attention(torch.nn.Linear(2, 2))
-
-
-class Poison(TrainerCallback):
-    """Makes the gradient of the given steps non-finite (after clipping, as a bf16 overflow would be)."""
-
-    def __init__(self, steps):
-        self.steps = set(steps)
-
-    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
-        if state.global_step + 1 in self.steps:
-            next(model.parameters()).grad.fill_(float("nan"))
-
-
-class Record(TrainerCallback):
-    """The weights after every step and every logged dict (as training/train.py's metrics file sees it)."""
-
-    def __init__(self):
-        self.weights, self.logs = [], []
-
-    def on_step_end(self, args, state, control, model=None, **kwargs):
-        self.weights.append(torch.cat([p.detach().flatten().clone() for p in model.parameters()]))
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        self.logs.append(dict(logs))
+        training_guard.mask_padded_attention(torch.nn.Linear(2, 2))
 
 
 def train(tmp_path, poisoned, guard, max_steps):
+    class Poison(transformers.TrainerCallback):
+        """Makes the gradient of the given steps non-finite (after clipping, as a bf16 overflow would be)."""
+
+        def __init__(self, steps):
+            self.steps = set(steps)
+
+        def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
+            if state.global_step + 1 in self.steps:
+                next(model.parameters()).grad.fill_(float("nan"))
+
+    class Record(transformers.TrainerCallback):
+        """The weights after every step and every logged dict (as training/train.py's metrics file sees it)."""
+
+        def __init__(self):
+            self.weights, self.logs = [], []
+
+        def on_step_end(self, args, state, control, model=None, **kwargs):
+            self.weights.append(torch.cat([p.detach().flatten().clone() for p in model.parameters()]))
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            self.logs.append(dict(logs))
+
     ids, mask = left_padded_batch()
     rows = [{"input_ids": ids[i % 2], "attention_mask": mask[i % 2], "labels": ids[i % 2]} for i in range(40)]
-    args = TrainingArguments(output_dir=str(tmp_path), max_steps=max_steps, per_device_train_batch_size=2,
-                             learning_rate=1e-2, logging_steps=1, save_strategy="no", report_to=[], use_cpu=True,
-                             disable_tqdm=True)  # fmt: skip
+    args = transformers.TrainingArguments(output_dir=str(tmp_path), max_steps=max_steps,
+                                          per_device_train_batch_size=2, learning_rate=1e-2, logging_steps=1,
+                                          save_strategy="no", report_to=[], use_cpu=True,
+                                          disable_tqdm=True)  # fmt: skip
     record = Record()
-    trainer = Trainer(model=tiny_llama(1), args=args, train_dataset=rows,
-                      callbacks=[Poison(poisoned), guard, record])  # fmt: skip
+    trainer = transformers.Trainer(model=tiny_llama(1), args=args, train_dataset=rows,
+                                   callbacks=[Poison(poisoned), guard, record])  # fmt: skip
     trainer.train()
     return trainer, record
 
 
 def test_a_non_finite_step_is_skipped_counted_and_logged(tmp_path, caplog):
-    guard = NonFiniteGuard(max_in_a_row=3)
+    guard = training_guard.NonFiniteGuard(max_in_a_row=3)
     with caplog.at_level(logging.WARNING, logger="training.guard"):
         trainer, record = train(tmp_path, poisoned=[2], guard=guard, max_steps=4)
     w = record.weights
@@ -138,11 +136,11 @@ def test_a_non_finite_step_is_skipped_counted_and_logged(tmp_path, caplog):
 
 
 def test_n_in_a_row_stop_with_the_last_good_weights_saved(tmp_path):
-    guard = NonFiniteGuard(max_in_a_row=3)
+    guard = training_guard.NonFiniteGuard(max_in_a_row=3)
     trainer, record = train(tmp_path, poisoned=range(2, 20), guard=guard, max_steps=10)
     assert trainer.state.global_step == 4 and guard.skipped == [2, 3, 4]
     checkpoint = tmp_path / "checkpoint-4"
-    saved = LlamaForCausalLM.from_pretrained(checkpoint)
+    saved = transformers.LlamaForCausalLM.from_pretrained(checkpoint)
     assert torch.equal(torch.cat([p.detach().flatten() for p in saved.parameters()]), record.weights[0])
     with pytest.raises(SystemExit, match=r"3 steps in a row .*steps \[2, 3, 4\].*checkpoint-4"):
         guard.raise_if_tripped(str(tmp_path))
@@ -150,7 +148,7 @@ def test_n_in_a_row_stop_with_the_last_good_weights_saved(tmp_path):
 
 def test_the_guard_option_is_checked():
     with pytest.raises(SystemExit, match="max_nonfinite_steps must be >= 1"):
-        NonFiniteGuard(0)
+        training_guard.NonFiniteGuard(0)
 
 
 def test_a_training_run_stops_with_the_error_and_the_checkpoint(tmp_path, monkeypatch):

@@ -3,13 +3,15 @@ from the completion positions alone. These tests fail when TRL changes the priva
 
 from __future__ import annotations
 
-import pytest
+from installed import Deferred, needs
 
-torch = pytest.importorskip("torch")
-trl_utils = pytest.importorskip("trl.trainer.utils")
-trl_kernels = pytest.importorskip("trl.kernels.chunked_logprob")  # where TRL defines the rule it reads
+from training.completion_logps import HOOK, score_completions_only
 
-from training.completion_logps import HOOK, score_completions_only  # noqa: E402
+pytestmark = needs("torch", "trl")
+torch = Deferred("torch")
+TRL_UTILS = "trl.trainer.utils"
+trl_utils = Deferred(TRL_UTILS)
+trl_kernels = Deferred("trl.kernels.chunked_logprob")  # where TRL defines the rule it reads
 
 KEEP = 12  # completion length: TRL's `logits_to_keep`
 
@@ -49,7 +51,7 @@ def scored(model):
 
 
 def test_completion_only_scoring_equals_trls_log_probs_and_gradients(monkeypatch):
-    monkeypatch.setattr(trl_utils, HOOK, trl_kernels._use_triton)  # TRL's own rule, whatever ran before
+    monkeypatch.setattr(f"{TRL_UTILS}.{HOOK}", trl_kernels._use_triton)  # TRL's own rule, whatever ran before
     trl_logps, trl_entropy, trl_grads = scored(tiny_llama())  # TRL on a CPU: every position scored
     assert score_completions_only()
     logps, entropy, grads = scored(tiny_llama())
@@ -62,7 +64,7 @@ def test_completion_only_scoring_equals_trls_log_probs_and_gradients(monkeypatch
 
 
 def test_only_the_completion_positions_reach_the_head(monkeypatch):
-    monkeypatch.setattr(trl_utils, HOOK, trl_kernels._use_triton)
+    monkeypatch.setattr(f"{TRL_UTILS}.{HOOK}", trl_kernels._use_triton)
     apply = trl_utils._ChunkedLogProbFunction.apply  # the tiled head TRL's fused forward calls
     rows: list[int] = []
     monkeypatch.setattr(trl_utils._ChunkedLogProbFunction, "apply", lambda h, *a: rows.append(len(h)) or apply(h, *a))
@@ -76,6 +78,6 @@ def test_only_the_completion_positions_reach_the_head(monkeypatch):
 
 
 def test_a_trl_without_the_hook_is_named(monkeypatch, caplog):
-    monkeypatch.delattr(trl_utils, HOOK)
+    monkeypatch.delattr(f"{TRL_UTILS}.{HOOK}")
     assert not score_completions_only()
     assert "no _use_triton" in caplog.text and "every prompt position is scored" in caplog.text

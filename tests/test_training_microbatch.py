@@ -6,26 +6,15 @@ the CPU recipes generate as many completions per step as before, in micro-batche
 from __future__ import annotations
 
 import pytest
+from installed import Deferred, needs
 from test_training_train import RECIPES
 from training_fixtures import tiny_model
 
-pytest.importorskip("trl")
+from training.train import parse
 
-import torch  # noqa: E402
-from transformers import TrainerCallback  # noqa: E402
-
-from training.train import parse  # noqa: E402
-
+pytestmark = needs("trl")
+torch = Deferred("torch")
 GENERATION_BATCH = 8  # 2 prompts x 4 rollouts
-
-
-class Capture(TrainerCallback):
-    """The summed gradients the optimizer is about to apply."""
-
-    grads: dict
-
-    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):  # noqa: ANN001, ANN201
-        self.grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
 
 def one_step(model_dir: str, out: str, micro_batch: int) -> tuple[dict, list[str]]:
@@ -33,8 +22,16 @@ def one_step(model_dir: str, out: str, micro_batch: int) -> tuple[dict, list[str
     the gradient is a sum of terms that cancel (advantages sum to 0 per group), so in fp32 the order
     of the sum alone moves small gradients by ~0.2%; in float64 they agree to ~1e-15."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
+
+    class Capture(TrainerCallback):
+        """The summed gradients the optimizer is about to apply."""
+
+        grads: dict
+
+        def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):  # noqa: ANN001, ANN201
+            self.grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
     seen: list[str] = []
 

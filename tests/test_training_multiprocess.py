@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from installed import needs
 from test_training_train import TINY_RECIPE, data_args
 from training_fixtures import data_files, tiny_model
 
-pytest.importorskip("trl")
+from training.parallel import check_same_weights, launch_problem, weights_digest
 
-from training.parallel import check_same_weights, launch_problem, weights_digest  # noqa: E402
+pytestmark = needs("trl")
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = Path(__file__).with_name("training_dp_driver.py")  # rewards 0, 1, 0, 1, ...: GRPO steps move the weights

@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from installed import needs
 from test_training_train import TINY_RECIPE, data_args
 from training_fixtures import data_files, tiny_model
 
-pytest.importorskip("trl")
+from training.train import main
 
-from training.train import main  # noqa: E402
+pytestmark = needs("trl")
 
 OLD_ROW = {"step": 1, "reward": 0.123, "old_run": True}
 

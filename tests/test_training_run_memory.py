@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from installed import needs
 
-pytest.importorskip("trl")
+import training.run_memory as run_memory
+from experiments.seeds.sweep import main
+from training.run_memory import available_gib, parallel_plan, peak_rss_gib, per_run_peak
 
-import training.run_memory as run_memory  # noqa: E402
-from experiments.seeds.sweep import main  # noqa: E402
-from training.run_memory import available_gib, parallel_plan, peak_rss_gib, per_run_peak  # noqa: E402
+pytestmark = needs("trl")
 
 SIM = "training/recipes/sim-routing.yaml"
 

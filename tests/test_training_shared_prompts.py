@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import pytest
+from installed import Deferred, needs
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
-from training.guard import mask_padded_attention  # noqa: E402
-from training.shared_prompts import share_prompt_passes  # noqa: E402
+pytestmark = needs("torch", "transformers")
+torch = Deferred("torch")
+guard = Deferred("training.guard")  # these two import torch
+shared_prompts = Deferred("training.shared_prompts")
 
 
 def tiny_llama():
@@ -20,7 +19,7 @@ def tiny_llama():
                          pad_token_id=0, eos_token_id=1, bos_token_id=None)  # fmt: skip
     torch.manual_seed(0)
     model = LlamaForCausalLM(config).eval()
-    mask_padded_attention(model)  # as training/train.py runs it
+    guard.mask_padded_attention(model)  # as training/train.py runs it
     return model
 
 
@@ -46,13 +45,13 @@ def sampled(model, ids, mask):
 def test_seeded_completions_equal_plain_generates():
     ids, mask = grpo_prompts()
     plain = sampled(tiny_llama(), ids, mask)
-    shared = sampled(share_prompt_passes(tiny_llama()), ids, mask)
+    shared = sampled(shared_prompts.share_prompt_passes(tiny_llama()), ids, mask)
     assert torch.equal(shared, plain)
     assert len({tuple(row) for row in plain[:4, 30:].tolist()}) > 1  # the rollouts differ: sampling ran
 
 
 def test_each_distinct_prompt_is_encoded_once():
-    model = share_prompt_passes(tiny_llama())
+    model = shared_prompts.share_prompt_passes(tiny_llama())
     batches: list[tuple[int, int]] = []
     model.model.register_forward_pre_hook(lambda _m, _a, kw: batches.append(tuple(kw["input_ids"].shape)),
                                           with_kwargs=True)  # fmt: skip
@@ -64,4 +63,5 @@ def test_each_distinct_prompt_is_encoded_once():
 
 def test_a_batch_without_repeats_is_generated_as_before():
     ids, mask = grpo_prompts(rollouts=1)
-    assert torch.equal(sampled(share_prompt_passes(tiny_llama()), ids, mask), sampled(tiny_llama(), ids, mask))
+    shared = sampled(shared_prompts.share_prompt_passes(tiny_llama()), ids, mask)
+    assert torch.equal(shared, sampled(tiny_llama(), ids, mask))

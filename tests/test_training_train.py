@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from installed import needs
 from training_fixtures import data_files, tiny_model
 
-pytest.importorskip("trl")
+from training.train import main
 
-from training.train import main  # noqa: E402
+pytestmark = needs("trl")
 
 RECIPES = sorted((Path(__file__).resolve().parents[1] / "training" / "recipes").glob("*.yaml"))
 TINY_RECIPE = """

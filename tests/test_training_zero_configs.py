@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from installed import Deferred, needs
 
-pytest.importorskip("accelerate")
-
-from accelerate.commands.config.config_args import load_config_from_file  # noqa: E402
-from accelerate.utils import DistributedType  # noqa: E402
-
+pytestmark = needs("accelerate")
+accelerate_config = Deferred("accelerate.commands.config.config_args")  # accelerate imports torch
+accelerate_utils = Deferred("accelerate.utils")
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "training" / "accelerate").glob("*.yaml"))
 RECIPES = sorted((ROOT / "training" / "recipes").glob("*.yaml"))
@@ -30,8 +29,8 @@ def test_the_multi_gpu_recipes_name_a_config():
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[c.stem for c in CONFIGS])
 def test_a_config_is_deepspeed_zero_on_one_machine_of_gpus(path):
-    config = load_config_from_file(str(path))
-    assert config.distributed_type == DistributedType.DEEPSPEED
+    config = accelerate_config.load_config_from_file(str(path))
+    assert config.distributed_type == accelerate_utils.DistributedType.DEEPSPEED
     assert config.deepspeed_config["zero_stage"] == int(path.stem.removeprefix("zero"))
     assert config.num_machines == 1 and config.num_processes >= 2 and not config.use_cpu
     if config.deepspeed_config["zero_stage"] == 3:  # the saved model must be evaluable as hf/<output_dir>
@@ -41,7 +40,7 @@ def test_a_config_is_deepspeed_zero_on_one_machine_of_gpus(path):
 @pytest.mark.parametrize("recipe,path", PAIRS, ids=[f"{r.stem}-{c.stem}" for r, c in PAIRS])
 def test_a_recipe_agrees_with_its_config(recipe, path):
     assert path.is_file(), f"{recipe.name} names {path}, which does not exist"
-    config, args = load_config_from_file(str(path)), yaml.safe_load(recipe.read_text())
+    config, args = accelerate_config.load_config_from_file(str(path)), yaml.safe_load(recipe.read_text())
     assert config.mixed_precision == ("bf16" if args.get("bf16") else "no")
     accumulation = args.get("gradient_accumulation_steps", 1)
     assert config.deepspeed_config.get("gradient_accumulation_steps", accumulation) == accumulation

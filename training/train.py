@@ -23,6 +23,7 @@ tokenizer (with its chat template) are saved in `output_dir`, ready for
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import json
 import logging
 import os
@@ -47,6 +48,8 @@ from workers.pools import PoolError, load_pool  # noqa: E402
 log = logging.getLogger("training.train")
 REWARDS = ("conductor", "constant")
 CPU_STAND_INS = ["--bf16", "false", "--use_cpu", "true"]  # a GPU recipe's dry run on a CPU machine
+TRAIN_PACKAGES = ("torch", "transformers", "trl", "accelerate", "datasets")  # of the `train` extra
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"  # as noxfile.py's TORCH_INDEX
 
 
 @dataclass
@@ -452,7 +455,22 @@ def write_run_info(out: Path, info: dict, main_process: bool) -> None:
         (out / "run_info.json").write_text(json.dumps(info, indent=2, default=str) + "\n")
 
 
+def missing_train_extra() -> str | None:
+    """One line naming the fix when the `train` extra's packages are not installed (found without
+    importing them, so it is said before anything slow starts), or None."""
+    missing = [name for name in TRAIN_PACKAGES if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (
+        f"error: training needs the train extra ({', '.join(missing)} not installed): "
+        f'pip install -e ".[train]" --extra-index-url {CPU_TORCH_INDEX} (CPU torch), '
+        "or run it with nox -s train -- <recipe>"
+    )
+
+
 def main(argv: list[str] | None = None) -> dict:
+    if problem := missing_train_extra():
+        raise SystemExit(problem)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     from training.parallel import (
         deepspeed_warmup_problem,

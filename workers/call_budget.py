@@ -106,11 +106,13 @@ def max_retry_wait(attempts: int) -> float:
 
 @dataclass
 class Call:
-    """One call's progress: when it started and how many attempts it began."""
+    """One call's progress: when it started, how many attempts it began, and the last one's failure
+    (named when the call gives up later, at an attempt that finds no time left)."""
 
     budget: CallBudget
     start: float
     attempts: int = 0
+    last_error: BaseException | None = None
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start

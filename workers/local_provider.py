@@ -61,6 +61,7 @@ import importlib.util
 import json
 import logging
 import os
+import sys
 import threading
 import time
 import urllib.error
@@ -573,18 +574,22 @@ def _decoded(slot: dict) -> Any:
 
 
 async def warn_while_running(model: str, address: str, gate: SlotGate, every: float) -> None:
-    """Log a warning every `every` seconds until cancelled (the attempt ended): a slow or
-    stalled call shows on the console as it happens, with the queue state."""
+    """Every `every` seconds until cancelled (the attempt ended), one warning line on stderr: a slow
+    or stalled call shows on the console as it happens, with the queue state. Printed, not logged
+    as a warning: Inspect's console log handler wraps a record into a block of ~10 lines (its time,
+    level and source columns); the record is logged at INFO for the eval log and the trace."""
     import anyio
 
     started = time.monotonic()
     while True:
         await anyio.sleep(every)
         state = await anyio.to_thread.run_sync(server_slots, address, abandon_on_cancel=True)
-        logger.warning(
+        line = (
             f"local model {model} ({address}): a call has run {time.monotonic() - started:.0f} s without an "
             f"answer; {gate.describe()}; {state}. A loaded machine slows llama.cpp (see -M n_threads)."
         )
+        logger.info(line)
+        print(f"warning: {line}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- Inspect API
@@ -756,9 +761,11 @@ def _api_class() -> type[ModelAPI]:
                     else:
                         self._calls.end(config)
                         return result
+                    call.last_error = error
                     if not call.give_up_after_failure():
                         raise error
             self._calls.end(config)
+            error = error or call.last_error  # a retry that found no time left: the failure before it
             cause = f"{type(error).__name__}: {error}" if error else "no time or retries left"
             raise LocalServerUnavailable(
                 f"local model server {server.address} ({self.model_name}) failed: {cause}; "

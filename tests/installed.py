@@ -1,0 +1,33 @@
+"""Optional libraries in tests, not imported while the suite is collected: torch,
+transformers and TRL take seconds to import, which a module-level `pytest.importorskip` or
+`import torch` spends even when no test of the module runs."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+import pytest
+
+
+def needs(*modules: str) -> pytest.MarkDecorator:
+    """A skip mark (`pytestmark = needs("trl")`) unless every top-level module is installed
+    (the train extra holds all those the tests defer)."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(bool(missing), reason=f'{", ".join(missing)} missing: pip install -e ".[train]"')
+
+
+class Deferred:
+    """A module imported at its first use: `torch = Deferred("torch")` at a test module's top
+    costs nothing while collecting. Read-only: monkeypatch the module by its dotted name. The
+    names pytest probes every module global for while it collects (dunders such as `__wrapped__`,
+    and `_mock_name`) are answered as absent, without the import."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or attr == "_mock_name":
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self._name), attr)
