@@ -4,11 +4,11 @@ rows untouched, options refused where they cannot work, assigned rollouts kept o
 from __future__ import annotations
 
 import pytest
+from installed import Deferred, needs
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
-from training.explore import FirstWorker, assign_first_workers, check_explore, group_assignments  # noqa: E402
+pytestmark = needs("torch", "transformers")
+torch = Deferred("torch")
+explore = Deferred("training.explore")  # imports torch and transformers
 
 DIGITS = [10, 11, 12, 13]  # the tokens of worker ids "0".."3" in these tests
 
@@ -19,14 +19,16 @@ def grouped_rows(groups: int = 2, generations: int = 8) -> torch.Tensor:
 
 
 def test_each_group_assigns_every_worker_once_and_leaves_the_rest_free():
-    assigned = group_assignments(grouped_rows(), explore=4, n_workers=4, generator=torch.Generator().manual_seed(0))
+    generator = torch.Generator().manual_seed(0)
+    assigned = explore.group_assignments(grouped_rows(), explore=4, n_workers=4, generator=generator)
     for group in (assigned[:8], assigned[8:]):
         assert sorted(group[:4]) == [0, 1, 2, 3]
         assert group[4:] == [None] * 4
 
 
 def test_more_assigned_rows_than_workers_cycle_the_permutation():
-    assigned = group_assignments(grouped_rows(1), explore=6, n_workers=4, generator=torch.Generator().manual_seed(3))
+    generator = torch.Generator().manual_seed(3)
+    assigned = explore.group_assignments(grouped_rows(1), explore=6, n_workers=4, generator=generator)
     assert sorted(assigned[:4]) == [0, 1, 2, 3] and assigned[4:6] == assigned[:2] and assigned[6:] == [None, None]
 
 
@@ -37,7 +39,7 @@ def scores_with_digit_mass(rows: int, digit_logit: float) -> torch.Tensor:
 
 
 def test_a_row_is_forced_only_where_the_model_writes_a_worker_id():
-    forcing = FirstWorker([2, None, 1], DIGITS)
+    forcing = explore.FirstWorker([2, None, 1], DIGITS)
     prompt = torch.ones(3, 4, dtype=torch.long)
     not_yet = forcing(prompt, scores_with_digit_mass(3, -5.0))  # a word comes next: nothing forced
     assert torch.isfinite(not_yet).all()
@@ -48,7 +50,7 @@ def test_a_row_is_forced_only_where_the_model_writes_a_worker_id():
 
 
 def test_a_row_that_wrote_its_first_worker_is_not_forced_again():
-    forcing = FirstWorker([3], DIGITS)
+    forcing = explore.FirstWorker([3], DIGITS)
     forcing(torch.ones(1, 4, dtype=torch.long), scores_with_digit_mass(1, 5.0))
     later = forcing(torch.tensor([[1, 1, 1, 1, DIGITS[3], 5]]), scores_with_digit_mass(1, 5.0))
     assert torch.isfinite(later).all()  # "model_id = [3" after the line is the model's own copy
@@ -88,7 +90,7 @@ def test_generate_gives_assigned_rows_their_worker_and_reports_the_assignment():
     from transformers import GenerationConfig, LogitsProcessorList
 
     model = tiny_llama()
-    last_assigned = assign_first_workers(model, DigitTokenizer(), explore=4, n_workers=4, seed=0)
+    last_assigned = explore.assign_first_workers(model, DigitTokenizer(), explore=4, n_workers=4, seed=0)
     ids = grouped_rows(2, 8)
     config = GenerationConfig(max_new_tokens=4, do_sample=True, temperature=1.0, top_k=0, pad_token_id=0,
                               eos_token_id=1)  # fmt: skip
@@ -117,11 +119,11 @@ def test_generate_gives_assigned_rows_their_worker_and_reports_the_assignment():
 def test_settings_that_cannot_explore_are_refused_with_the_fix(kwargs, words):
     options = {"explore": 4, "num_generations": 8, "n_workers": 4, "use_vllm": False, "max_depth": 0, **kwargs}
     with pytest.raises(ValueError, match=words):
-        check_explore(**options)
+        explore.check_explore(**options)
 
 
 def test_off_is_accepted_whatever_the_rest():
-    check_explore(0, 8, 40, True, 1)
+    explore.check_explore(0, 8, 40, True, 1)
 
 
 def test_assigned_rollouts_are_left_out_of_the_routing_shares():

@@ -185,20 +185,18 @@ def naive_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, scale=None, is_
 
 
 def test_padsafe_attention_hands_sdpa_no_fully_masked_row(monkeypatch):
-    from training.guard import padsafe_attention
-
     ids, mask = left_padded_batch()
     clean = masked_logprob_loss(tiny_llama(), ids, mask)
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", naive_sdpa)
 
     model = tiny_llama()
-    mask_padded_attention(model)
+    training_guard.mask_padded_attention(model)
     masked_logprob_loss(model, ids, mask).backward()  # zeroed outputs do not help: the backward pass spreads NaN
     assert not all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
 
     model = tiny_llama()
-    mask_padded_attention(model)
-    assert padsafe_attention(model) and model.config._attn_implementation == "sdpa_padsafe"
+    training_guard.mask_padded_attention(model)
+    assert training_guard.padsafe_attention(model) and model.config._attn_implementation == "sdpa_padsafe"
     loss = masked_logprob_loss(model, ids, mask)
     loss.backward()
     assert loss.item() == pytest.approx(clean.item(), rel=1e-5)  # real positions unchanged
@@ -206,9 +204,8 @@ def test_padsafe_attention_hands_sdpa_no_fully_masked_row(monkeypatch):
 
 
 def test_padsafe_leaves_other_attention_alone_and_masks_without_empty_rows_as_they_are():
-    from training.guard import attendable, padsafe_attention
-
-    assert not padsafe_attention(tiny_llama(attn="eager"))
+    attendable = training_guard.attendable
+    assert not training_guard.padsafe_attention(tiny_llama(attn="eager"))
     full = torch.ones(1, 1, 3, 3, dtype=torch.bool).tril()
     assert attendable(full) is full and attendable(None) is None
     empty_row = full.clone()

@@ -28,9 +28,10 @@ MAX_CHAIN = 8  # causes and contexts followed at most
 
 
 def guard_errors(model: Model) -> Model:
-    """`model`, its API's errors cleaned from now on (module docstring); idempotent."""
-    api = model.api
-    if getattr(api, "_errors_guarded", False):
+    """`model`, its API's errors cleaned from now on (module docstring); idempotent. A stand-in with no
+    provider API (training's policy as the conductor of a recursive round) is returned as it is."""
+    api = getattr(model, "api", None)
+    if api is None or getattr(api, "_errors_guarded", False):
         return model
     clean = functools.partial(clean_value, secrets=tuple(model_secrets([model])))
     generate = api.generate
