@@ -180,7 +180,7 @@ def write_page(path: str | Path, sections: Sequence[Section], **options: Any) ->
 
 
 def _section(section: Section, anchors: _Anchors, base: Path, embed: bool) -> str:
-    out = [f'<section><h2 id="{anchors.section}">{_e(section.title)}</h2>']
+    out = [f'<section id="{anchors.section}"><h2>{_e(section.title)}</h2>']
     if section.text:
         out.append(f'<p class="note">{_e(section.text)}</p>')
     if section.legend:

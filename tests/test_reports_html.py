@@ -128,7 +128,7 @@ def test_provenance_tables_and_empty_tables(tmp_path):
 
 
 # with every <details> opened: the elements that reach past the window's edges, the contents' links, the
-# h2/h3 headings' ids and the links that lead nowhere
+# h2/h3 headings' ids (an h2's: its section's) and the links that lead nowhere
 LAYOUT = """<script>
 window.addEventListener('load', () => {
   document.querySelectorAll('details').forEach(d => { d.open = true; });
@@ -139,7 +139,8 @@ window.addEventListener('load', () => {
   const links = [...document.querySelectorAll('nav a')].map(a => a.getAttribute('href'));
   const out = document.createElement('pre'); out.id = 'render-check';
   out.textContent = JSON.stringify({width: width, scroll: document.documentElement.scrollWidth, wide: wide,
-    links: links, headings: [...document.querySelectorAll('h2, h3')].map(h => h.id || h.textContent),
+    links: links, headings: [...document.querySelectorAll('h2, h3')]
+      .map(h => h.id || (h.tagName == 'H2' && h.parentElement.id) || h.textContent),
     dead: links.filter(h => !h.startsWith('#') || !document.getElementById(h.slice(1)))});
   document.body.appendChild(out);
 });
@@ -258,7 +259,8 @@ def test_contents_lists_every_section_table_and_plots(tmp_path):
     sections = [Section("Pool", tables=[table()], plots=small_plots(tmp_path / "plots"),
                         later=[table("Table 2"), table("Big", collapsed="99 rows")]), Section("End")]
     text = render_page(sections, tmp_path / "r.html")
-    heads = re.findall(r'<h[23] id="([^"]+)"', text)
+    heads = re.findall(r'<section id="([^"]+)"><h2>|<h3 id="([^"]+)"', text)
+    heads = [a or b for a, b in heads]
     nav = re.findall(r'<a href="#([^"]+)"', text.split("</nav>")[0])
     assert heads == nav == ["pool", "table-table-1", "plots-pool", "table-table-2", "table-big", "end"]
     assert text.index("plot-p1") < text.index('id="table-table-2"')  # the later tables after the plots
@@ -306,12 +308,12 @@ def built_report(tmp_path_factory) -> Path:
 
 def test_the_built_page_pairs_by_method_and_footnotes_the_scripted_conductor(built_report):
     text = built_report.read_text()
-    sim = text.split('<h2 id="simulation-pool-sim')[1]
+    sim = text.split('<section id="simulation-pool-sim')[1]
     assert "↳ paper: Conductor" in sim and "↳ paper: GPT-5" not in sim and "↳ paper: R1-Distill-32B" not in sim
     assert "no paper row: the paper&#x27;s Table 1 has this method only with its named models" in sim
     oracle = sim.split('<h3 id="table-oracle-gap')[1].split("</ol>")[0]
     assert "conductor [conductor fixed-workflows] [1]" in oracle and "[1] a scripted conductor, no model" in oracle
-    paper = text.split('<h2 id="pool-paper')[1].split('<h2 id="simulation-pool-sim')[0]
+    paper = text.split('<section id="pool-paper')[1].split('<section id="simulation-pool-sim')[0]
     assert "\npaper 99</td>" in paper  # GPT-5's MATH500 in the paper, under ours
 
 
