@@ -37,8 +37,9 @@ NOTE_MIXED = ("Some of this pool's workers are simulated (answering from the ans
 NOTE_LOCAL = ("Small local models (CPU): these numbers prove the plumbing; they are not comparable to the paper's. "
               + SETTINGS)
 KIND_NOTES = {"simulated": NOTE_SIM, "mixed": NOTE_MIXED, "local": NOTE_LOCAL}
-PAPER_ROWS_NOTE = (" '↳ paper' rows: the paper's numbers for the method and worker slot above, run with the "
-                   "paper's API models: reference only.")
+PAPER_ROWS_NOTE = (" '↳ paper' rows: the paper's numbers for the same method as the row above (a conductor under a "
+                   "conductor, a baseline under the same baseline; never by worker slot), run with the paper's API "
+                   "models: reference only; a row the paper has no counterpart for says so in its note.")
 CELL_NOTE = ("Cells: accuracy % as mean ± standard error of the mean clustered by question (the epochs of a "
              "question are repeated measures, not independent samples: Miller 2024, 'Adding Error Bars to Evals', "
              "arXiv:2411.00640; Inspect's stderr(cluster=...); with one epoch the usual standard error over "
@@ -46,9 +47,15 @@ CELL_NOTE = ("Cells: accuracy % as mean ± standard error of the mean clustered 
              "'err', 'missing' = samples the logs meant to run but do "
              "not hold. tokens / usd / agent_calls: per question over the table's benchmarks (usd 'unknown' "
              "when a price is missing, never 0); cost_adjusted = accuracy / (USD per question in cents), the "
-             "paper's definition. avg '(k of n)': over the benchmarks present. Rows '↳ paper: ...' hold the "
-             "paper's numbers for the row above (same method and worker slot), for reference; 'note' says what a "
-             "row is when its name does not.")
+             "paper's definition. avg '(k of n)': over the k benchmarks the row ran, and the paper's average "
+             "beside or under it over the same k (where the paper prints only its average: that one, labelled "
+             "'(n of n)'). Rows '↳ paper: ...' hold the paper's numbers for the same method as the row above "
+             "(the paper's single workers are its named models: a simulated or local worker has no paper row), "
+             "for reference; 'note' says what a row is when its name does not.")
+CELL_LEGEND = ("Cells: accuracy % (mean ± standard error clustered by question) over n = samples x epochs; "
+               "'paper': the paper's number for the same method; [1], [2]: notes under the table.")
+PAGE_COLUMNS = {"usd": "USD", "agent_calls": "agent calls", "cost_adjusted": "cost adjusted"}  # wrap in a header
+LONG_TABLE = 30  # rows: an analysis table longer than this is one line that opens
 
 
 @dataclass
@@ -159,7 +166,8 @@ def table_note(b: tables.Built) -> str:
     elif not b.comparable:
         lines.append("Not one of the paper's pools in this table's setting: no paper numbers beside these.")
     else:
-        lines.append("'paper' columns: the paper's numbers (reports/paper_reference.csv).")
+        lines.append("'paper': the paper's number for the same row (reports/paper_reference.csv): on the page under "
+                     "ours, in the markdown and CSV a '<column> paper' column.")
     if b.spec.note:
         lines.append(b.spec.note)
     if b.missing:
@@ -169,18 +177,24 @@ def table_note(b: tables.Built) -> str:
 
 def sections(built: Sequence[tables.Built], drawn: Sequence, trained: Sequence, frame: pd.DataFrame, out: Path,
              where: missing.Places, command: str, found: Sequence[orchestration.Analysis] = ()) -> list[html.Section]:
+    """Per pool: its headline table (Table 1, or its first table with rows, after a user's own benchmarks),
+    the plots, the other paper tables, the analyses (long ones folded), the tables without rows (folded);
+    then the missing cells and the paper's tables (folded)."""
     result = []
     pools = list(dict.fromkeys(b.pool for b in built))
+    notes = label_notes(frame)
     for pool in pools:
         mine = [b for b in built if b.pool == pool]
         kind = mine[0].kind if mine else ""
         setting = mine[0].setting if mine else ""
         paper_tables = sorted((table_on_page(b, frame, out, where, command) for b in mine), key=held_first)
-        page_tables = [t for t in paper_tables if not t.collapsed]
-        page_tables += [analysis_on_page(a, out, command) for a in found if a.pool == pool]
-        page_tables += [t for t in paper_tables if t.collapsed]
-        commands = tuple(dict.fromkeys(c for t in page_tables for c in t.provenance.commands))
-        result.append(html.Section(tables.pool_heading(pool, kind, setting), text=CELL_NOTE, tables=tuple(page_tables),
+        held = [t for t in paper_tables if not t.collapsed]
+        first = sum(t.title.startswith(tables.OTHER_TITLE) for t in held) + 1  # a user's own benchmarks, then one
+        later = held[first:] + [analysis_on_page(a, out, command, notes) for a in found if a.pool == pool]
+        later += [t for t in paper_tables if t.collapsed]
+        commands = tuple(dict.fromkeys(c for t in paper_tables + later for c in t.provenance.commands))
+        result.append(html.Section(tables.pool_heading(pool, kind, setting), text=CELL_LEGEND, legend=CELL_NOTE,
+                                   tables=tuple(held[:first]), later=tuple(later),
                                    plots=tuple(p for p in drawn if getattr(p, "pool", "") == pool),
                                    plot_commands=commands))
     if trained:
@@ -209,38 +223,89 @@ def table_on_page(b: tables.Built, frame: pd.DataFrame, out: Path, where: missin
                   command: str) -> html.Table:
     """One table as the page shows it, with its files and provenance (the commands that remake it): the
     rows that ran (each with the paper's row under it when there is one), the rows not run as one line;
-    a table without a logged row is one line that opens."""
+    a table without a logged row is one line that opens. Cells and notes are laid out to fit the page
+    (`page_cells`, `footnoted`)."""
     cmds, left_out = missing.rerun_commands(b, frame, where)
     note = " ".join(["Rows: one per method key (solver and the options that differ from its defaults) and "
                      "conductor model, as the logs hold them.", *left_out])
-    wide = with_notes(shown(b))
     ran = b.wide["key"].str.startswith(tables.PAPER_ROW) | ~b.wide["row"].str.endswith(" (not run)")
     not_run = list(b.wide.loc[~ran, "row"].str.removesuffix(" (not run)"))
     text = table_note(b) + (f" Not run (see Missing cells): {', '.join(not_run)}." if not_run else "")
-    held = wide[ran]
+    held = page_cells(shown(b)[ran])
+    marks: dict[str, int] = {}
+    if "note" in held:
+        held = held.assign(row=footnoted(held["row"], held["note"], marks)).drop(columns="note")
     return html.Table.from_frame(
-        b.spec.title, held, note=text,
+        b.spec.title, held.rename(columns=PAGE_COLUMNS), note=text, footnotes=tuple(marks),
         files=(out / "tables" / f"{b.name}.csv", out / "tables" / f"{b.name}.md"),
         provenance=html.Provenance(logs=b.logs, commands=(*(x for x in (command,) if x), *cmds), note=note),
         row_classes=tuple("paper" if k.startswith(tables.PAPER_ROW) else "" for k in b.wide.loc[ran, "key"]),
         collapsed="" if len(held) else f"nothing logged ({len(not_run)} row(s) not run)")
 
 
-def with_notes(wide: pd.DataFrame) -> pd.DataFrame:
-    """The page shows a row's note in its row cell, on a line under its name (the markdown and CSV
-    keep a `note` column)."""
-    if "note" not in wide:
-        return wide
-    rows = [f"{row}\n({note})" if note else row for row, note in zip(wide["row"], wide["note"], strict=True)]
-    return wide.drop(columns="note").assign(row=rows)
+_CELL = re.compile(r"^(.*?) \((n=.*)\)$")  # `61.11 ± 11.11 (n=6x3, 1 err)`, `54.17 ± 10.33 (3 of 7)`
+_PARTIAL = re.compile(r"^(.*?) (\(\d+ of \d+\))$")
 
 
-def analysis_on_page(a: orchestration.Analysis, out: Path, command: str) -> html.Table:
-    """An orchestration table (oracle gap, paired, Pareto, diagnostics) as the page shows it."""
+def page_cells(wide: pd.DataFrame) -> pd.DataFrame:
+    """The page's cells: a number's counts on lines under it (`61.11 ± 11.11` / `n=6x3`) and the paper's
+    number of a `<column> paper` column on a line under ours (`paper 96`), that column dropped: a table of
+    seven benchmarks fits the page (the markdown and CSV keep the one-line cells and the columns)."""
+    out = wide.copy()
+    for column in wide.columns:
+        if column in ("row", "note"):
+            continue
+        cells = out[column].astype(object)
+        out[column] = [_two_lines(c) if isinstance(c, str) else c for c in cells]
+    for column in [c for c in wide.columns if f"{c} paper" in wide.columns]:
+        paper = out.pop(f"{column} paper")
+        out[column] = [f"{ours}\npaper {p}" if p else ours for ours, p in zip(out[column], paper, strict=True)]
+    return out
+
+
+def _two_lines(text: str) -> str:
+    """`61.11 ± 11.11 (n=6x3, 1 err)` -> the number, then each count on a line of its own."""
+    found = _CELL.match(text) or _PARTIAL.match(text)
+    return "\n".join([found[1], *found[2].split(", ")]) if found else text
+
+
+def footnoted(labels: Sequence[str], notes: Sequence[str], marks: dict[str, int]) -> list[str]:
+    """Each label with a mark per part of its note (`; ` between parts): `label [1][2]`; `marks` numbers
+    each distinct note once (its keys, in order, are the footnotes)."""
+    out = []
+    for label, note in zip(labels, notes, strict=True):
+        numbers = [marks.setdefault(part, len(marks) + 1) for part in str(note or "").split("; ") if part]
+        out.append(str(label) + (" " + "".join(f"[{n}]" for n in numbers) if numbers else ""))
+    return out
+
+
+def label_notes(frame: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(pool, row label) -> what the row is when its name does not say it (`tables.row_note`)."""
+    if not len(frame):
+        return {}
+    first = frame.drop_duplicates(["pool", "label"])
+    models = first["conductor_model"] if "conductor_model" in first else [None] * len(first)
+    return {(str(p), str(label)): tables.row_note(str(k), str(kind), m if isinstance(m, str) else "")
+            for p, label, k, kind, m in zip(first["pool"], first["label"], first["key"], first["pool_kind"], models,
+                                            strict=True)}
+
+
+def analysis_on_page(a: orchestration.Analysis, out: Path, command: str,
+                     notes: dict[tuple[str, str], str] | None = None) -> html.Table:
+    """An orchestration table (oracle gap, paired, Pareto, diagnostics) as the page shows it: the rows
+    that are not what their name says (a scripted conductor) marked, with the note under the table; one
+    longer than LONG_TABLE rows folded."""
+    shown, marks = a.shown, {}
+    for column in ("row", "a", "b"):
+        if column in shown:
+            labels = shown[column].astype(str)
+            shown = shown.assign(**{column: footnoted(labels, [(notes or {}).get((a.pool, x), "") for x in labels],
+                                                      marks)})
     return html.Table.from_frame(
-        a.heading, a.shown, note=orchestration.NOTES[a.kind],
+        orchestration.TITLES[a.kind], shown, note=orchestration.NOTES[a.kind], footnotes=tuple(marks),
         files=(out / "tables" / f"{a.name}.csv", out / "tables" / f"{a.name}.md"),
-        provenance=html.Provenance(logs=a.logs, commands=tuple(x for x in (command,) if x)))
+        provenance=html.Provenance(logs=a.logs, commands=tuple(x for x in (command,) if x)),
+        collapsed=f"{len(shown)} rows" if len(shown) > LONG_TABLE else "")
 
 
 def intro(frame: pd.DataFrame, log_dir: str | Path) -> str:

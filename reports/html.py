@@ -23,22 +23,24 @@ from urllib.parse import quote
 from reports.safe_text import writable, write_text
 
 CELL_CHARS = 400  # per table cell: longer text is clipped (stated)
-NOWRAP_CHARS = 32  # a cell this short (a number, `61.11 ± 11.11 (n=6x3)`) stays on one line
+NOWRAP_CHARS = 32  # a cell whose lines are this short (a number, `61.11 ± 11.11 (n=6x3)`) stays on one line
 LIST_SHOWN = 50  # logs listed per provenance block; the rest are counted
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0;font-size:12px}
-th,td{border:1px solid #bbb;padding:2px 5px;text-align:left;vertical-align:top}
-th{background:#eee} tr:nth-child(even) td{background:#fafafa}
-td.n{white-space:nowrap} td:first-child{white-space:pre-line;min-width:12em;max-width:24em}
+th,td{border:1px solid #bbb;padding:2px 4px;text-align:left;vertical-align:top}
+th{background:#eee;font-weight:600} tr:nth-child(even) td{background:#fafafa}
+td{white-space:pre-line} td.n{white-space:pre} td:first-child{min-width:9em;max-width:22em}
 .scroll{overflow-x:auto;max-width:100%}
 tr.paper td{background:#eef3fb;color:#234;font-style:italic;border-top:none}
-.markdown h2{font-size:16px} .markdown pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}
-details.table>summary{font-size:15px;font-weight:600;color:#222;cursor:pointer}
-figure{margin:1em 0} figure img{max-width:100%;border:1px solid #ddd}
+.markdown h4{font-size:14px} .markdown pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}
+details.table>summary{cursor:pointer} summary h3{display:inline;font-size:15px}
+figure{margin:1em 0} figure img{max-width:100%;height:auto;border:1px solid #ddd}
 figcaption,.note{font-size:13px;color:#444;white-space:pre-wrap}
+ol.footnotes{list-style:none;padding:0;margin:.2em 0;font-size:12px;color:#444}
 details{font-size:12px;color:#444;margin:.3em 0 1em} code{font-size:12px;overflow-wrap:anywhere}
+nav{font-size:14px} nav ul ul{font-size:12px;columns:2} nav p{margin:.5em 0 0;font-weight:600}
 .banner{background:#fff3cd;border:1px solid #e0c97f;padding:.4em .8em}
 """
 
@@ -75,6 +77,7 @@ class Table:
     provenance: Provenance = field(default_factory=Provenance)
     row_classes: tuple[str, ...] = ()  # per row, e.g. "paper" (the paper's values, styled apart)
     collapsed: str = ""  # when set: the table is one line (its title and this) that opens to show it
+    footnotes: tuple[str, ...] = ()  # shown under the table as [1] ..., [2] ... (the cells hold the marks)
 
     @classmethod
     def from_frame(cls, title: str, frame: Any, **more: Any) -> Table:
@@ -88,7 +91,7 @@ class Table:
 
 @dataclass(frozen=True)
 class Section:
-    """A part of the page: a heading, text, tables, then plots."""
+    """A part of the page: a heading, text, tables, plots, then the `later` tables."""
 
     title: str
     text: str = ""
@@ -97,6 +100,42 @@ class Section:
     provenance: Provenance | None = None
     markdown: str = ""  # rendered as HTML (markdown-it, raw HTML in it escaped) after the text
     plot_commands: tuple[str, ...] = ()  # the commands that remake the section's plots (their provenance)
+    later: Sequence[Table] = ()  # tables after the plots
+    legend: str = ""  # a longer explanation, folded under the text ("how to read these tables")
+
+
+@dataclass(frozen=True)
+class _Anchors:
+    """The ids of one section's parts (every id on the page unique), for the parts and the contents."""
+
+    section: str
+    tables: list[str]
+    plots_heading: str
+    plots: list[str]
+    later: list[str]
+
+
+def _anchors(section: Section, ids: dict[str, int]) -> _Anchors:
+    def table_ids(tables: Sequence[Table]) -> list[str]:
+        return [_unique(ids, f"table-{_slug(t.title)}") for t in tables]
+
+    head = _unique(ids, _slug(section.title))
+    tables = table_ids(section.tables)
+    plots_heading = _unique(ids, f"plots-{head}") if section.plots else ""
+    return _Anchors(head, tables, plots_heading, [_unique(ids, f"plot-{_slug(p.name)}") for p in section.plots],
+                    table_ids(section.later))
+
+
+def _contents(sections: Sequence[Section], anchors: Sequence[_Anchors]) -> str:
+    """The contents: every section, and under it each of its tables and plots."""
+    items = []
+    for s, a in zip(sections, anchors, strict=True):
+        parts = [(t.title, x) for t, x in zip(s.tables, a.tables, strict=True)]
+        parts += [("Plots", a.plots_heading)] if s.plots else []
+        parts += [(t.title, x) for t, x in zip(s.later, a.later, strict=True)]
+        sub = "".join(f'<li><a href="#{x}">{_e(title)}</a></li>' for title, x in parts)
+        items.append(f'<li><a href="#{a.section}">{_e(s.title)}</a>' + (f"<ul>{sub}</ul>" if sub else "") + "</li>")
+    return "<nav><p>Contents</p><ul>" + "".join(items) + "</ul></nav>"
 
 
 def render_page(
@@ -124,11 +163,10 @@ def render_page(
     if intro:
         out.append(f'<p class="note">{_e(intro)}</p>')
     ids: dict[str, int] = {}  # every id on the page is unique
-    anchors = [_unique(ids, _slug(s.title)) for s in sections]
-    out.append("<nav><ul>" + "".join(f'<li><a href="#{a}">{_e(s.title)}</a></li>'
-                                     for s, a in zip(sections, anchors, strict=True)) + "</ul></nav>")
+    anchors = [_anchors(s, ids) for s in sections]
+    out.append(_contents(sections, anchors))
     for section, anchor in zip(sections, anchors, strict=True):
-        out.append(_section(section, anchor, base, embed, ids))
+        out.append(_section(section, anchor, base, embed))
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
@@ -141,16 +179,23 @@ def write_page(path: str | Path, sections: Sequence[Section], **options: Any) ->
     return path
 
 
-def _section(section: Section, anchor: str, base: Path, embed: bool, ids: dict[str, int]) -> str:
-    out = [f'<section id="{anchor}"><h2>{_e(section.title)}</h2>']
+def _section(section: Section, anchors: _Anchors, base: Path, embed: bool) -> str:
+    out = [f'<section id="{anchors.section}"><h2>{_e(section.title)}</h2>']
     if section.text:
         out.append(f'<p class="note">{_e(section.text)}</p>')
+    if section.legend:
+        out.append(f'<details><summary>how to read these tables</summary><p class="note">{_e(section.legend)}</p>'
+                   "</details>")
     if section.markdown:
         out.append(markdown_html(section.markdown))
-    for table in section.tables:
-        out.append(_table(table, base, _unique(ids, f"table-{_slug(table.title)}")))
-    for plot in section.plots:
-        out.append(_plot(plot, base, embed, _unique(ids, f"plot-{_slug(plot.name)}"), section.plot_commands))
+    for table, anchor in zip(section.tables, anchors.tables, strict=True):
+        out.append(_table(table, base, anchor))
+    if section.plots:
+        out.append(f'<h3 id="{anchors.plots_heading}">Plots</h3>')
+    for plot, anchor in zip(section.plots, anchors.plots, strict=True):
+        out.append(_plot(plot, base, embed, anchor, section.plot_commands))
+    for table, anchor in zip(section.later, anchors.later, strict=True):
+        out.append(_table(table, base, anchor))
     if section.provenance:
         out.append(_provenance(section.provenance, "section"))
     out.append("</section>")
@@ -159,10 +204,16 @@ def _section(section: Section, anchor: str, base: Path, embed: bool, ids: dict[s
 
 def markdown_html(text: str) -> str:
     """Markdown as HTML (CommonMark with tables, by markdown-it, which Inspect's `rich` brings); raw HTML
-    in the text is escaped and unsafe link schemes (javascript:) are not linked."""
+    in the text is escaped and unsafe link schemes (javascript:) are not linked. Its headings are two levels
+    down (`##` is h4): they sit under the section's h2 and stay out of the contents."""
     from markdown_it import MarkdownIt
 
-    return '<div class="markdown">' + MarkdownIt("commonmark", {"html": False}).enable("table").render(text) + "</div>"
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = md.parse(text)
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(6, int(token.tag[1]) + 2)}"
+    return '<div class="markdown">' + md.renderer.render(tokens, md.options, {}) + "</div>"
 
 
 def _row(values: Sequence[Any], kind: str) -> str:
@@ -171,7 +222,8 @@ def _row(values: Sequence[Any], kind: str) -> str:
 
 
 def _nowrap(value: Any) -> str:
-    return ' class="n"' if value is not None and len(str(value)) <= NOWRAP_CHARS else ""
+    """A cell whose lines are all short stays as it is laid out (its line breaks kept, none added)."""
+    return ' class="n"' if value is not None and max(map(len, str(value).split("\n"))) <= NOWRAP_CHARS else ""
 
 
 def _table(table: Table, base: Path, anchor: str) -> str:
@@ -179,15 +231,19 @@ def _table(table: Table, base: Path, anchor: str) -> str:
     kinds = table.row_classes or ("",) * len(table.rows)
     body = "".join(_row(row, kind) for row, kind in zip(table.rows, kinds, strict=True))
     if table.collapsed:
-        out = [f'<details class="table" id="{anchor}"><summary>{_e(table.title)}: {_e(table.collapsed)}</summary>']
+        out = [f'<details class="table"><summary><h3 id="{anchor}">{_e(table.title)}</h3>: '
+               f'{_e(table.collapsed)}</summary>']
     else:
         out = [f'<h3 id="{anchor}">{_e(table.title)}</h3>']
-    if table.note:
-        out.append(f'<p class="note">{_e(table.note)}</p>')
     if table.rows:
         out.append(f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
     else:
         out.append('<p class="note">(no rows: the logs hold nothing for this table)</p>')
+    if table.footnotes:
+        out.append('<ol class="footnotes">' + "".join(f"<li>[{i}] {_e(n)}</li>" for i, n in
+                                                       enumerate(table.footnotes, 1)) + "</ol>")
+    if table.note:
+        out.append(f'<p class="note">{_e(table.note)}</p>')
     if table.files:
         links = ", ".join(f'<a href="{_href(f, base)}">{_e(Path(f).name)}</a>' for f in table.files)
         out.append(f'<p class="note">files: {links}</p>')

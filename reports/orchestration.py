@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from reports import diagnostics, oracle, paired, pareto, routing
 from reports.csv_safe import write_csv
-from reports.plots import LABEL_CHARS, Plot, plain, pool_title, save_figure
+from reports.plots import Plot, pool_title, save_figure, wrapped
 from reports.safe_text import write_text
 from reports.tables import markdown, md_text, pool_heading, pool_slug
 
@@ -58,6 +59,7 @@ BUILDERS = {"oracle": (oracle.oracle_table, oracle.readable), "paired": (paired.
             "routing": (routing.router_table, routing.readable),
             "diagnostics": (diagnostics.diagnostics_table, diagnostics.readable)}
 MAX_PLOTTED = 40  # pairs per plot
+LABEL_LINE = 80  # characters per line of a pair's label (wrapped, not cut)
 
 
 @dataclass(frozen=True)
@@ -112,14 +114,17 @@ def paired_plot(a: Analysis, out: Path) -> Plot | None:
     rows = data[(data["benchmark"] == paired.ALL) | ~several].head(MAX_PLOTTED)
     if rows.empty:
         return None
-    fig = Figure(figsize=(9, 1.2 + 0.32 * len(rows)), dpi=100, layout="constrained")
+    labels = [wrapped(f"{r.a} − {r.b} ({r.benchmark}, n={r.n}, p={r.mcnemar_p:.2g})", LABEL_LINE)
+              for r in rows.itertuples()]
+    spans = np.cumsum([0.0] + [0.2 + 0.13 * label.count("\n") for label in labels])  # a row per label, its lines
+    fig = Figure(figsize=(10, 1.3 + spans[-1] + 0.12 * len(rows)), dpi=100, layout="constrained")
     ax = fig.subplots()
-    y = list(range(len(rows)))[::-1]
+    y = [-(spans[i] + spans[i + 1]) / 2 for i in range(len(rows))]
     err = [(rows["difference"] - rows["ci_low"]).fillna(0), (rows["ci_high"] - rows["difference"]).fillna(0)]
     ax.errorbar(rows["difference"], y, xerr=err, fmt="o", color="tab:blue", capsize=3)
     ax.axvline(0, color="grey", lw=1)
-    ax.set_yticks(y, [f"{plain(r.a, LABEL_CHARS)} − {plain(r.b, LABEL_CHARS)} ({plain(r.benchmark)}, "
-                      f"n={r.n}, p={r.mcnemar_p:.2g})" for r in rows.itertuples()], fontsize=7)
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.set_ylim(-spans[-1] - 0.1, 0.1)
     ax.set_xlabel(f"a − b, accuracy in points\n({paired.CONFIDENCE:.0%} bootstrap CI; p: exact McNemar)")
     ax.grid(alpha=0.3, axis="x")
     head = pool_title(a.pool, a.pool_kind, a.setting)

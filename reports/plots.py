@@ -78,6 +78,20 @@ def plain(text: object, limit: int = LABEL_CHARS) -> str:
     return s.replace("$", r"\$")  # every $ escaped: matplotlib never enters math mode
 
 
+def wrapped(text: object, width: int, max_lines: int = 3) -> str:
+    """Log text for a plot (`plain`), wrapped at word boundaries to `width` characters a line, at most
+    `max_lines` lines (then `…`): a long label is shown whole, on more lines, not cut."""
+    lines = textwrap.wrap(_CONTROL.sub(" ", writable(str(text))), width, max_lines=max_lines, placeholder=" …",
+                          break_on_hyphens=False)
+    return "\n".join(plain(line, width) for line in lines)
+
+
+def fitted_title(text: str, fig: Figure, fontsize: float) -> str:
+    """A title's lines wrapped to the figure's width (about 0.55 em a character), never wider than it."""
+    chars = max(20, int(fig.get_figwidth() * 72 / (0.6 * fontsize)))
+    return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
+
+
 def pool_title(pool: str, kind: str, setting: str = "") -> str:
     """The title prefix of a pool's plots: SIMULATION / MIXED / LOCAL / the API pool's setting."""
     if kind == "simulated":
@@ -415,9 +429,9 @@ def _workflow(row: pd.Series, out: Path, head: str) -> Plot:
                             arrowprops={"arrowstyle": "->", "color": "0.35", "shrinkA": 6, "shrinkB": 6,
                                         "connectionstyle": f"arc3,rad={ARC if span > 1 else 0}"})
     outcome = "correct" if _score(row) >= 1 else "not correct"
-    title = (f"{head}\n{plain(row['label'])} on {plain(row['task'])}, sample {plain(row['sample_id'], 24)} "
+    title = (f"{head}\n{plain(row['label'], 160)} on {plain(row['task'])}, sample {plain(row['sample_id'], 24)} "
              f"epoch {row['epoch']}: {outcome}, strategy: {row['strategy']}")
-    ax.set_title(title, fontsize=8)
+    ax.set_title(fitted_title(title, fig, 8), fontsize=8)
     fig.tight_layout()
     caption = ("One sample's root workflow: a box per step (worker index and model, subtask start), an arrow "
                "from each step a step saw; the last step (green) gives the answer, a failed step is red.")

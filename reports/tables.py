@@ -282,13 +282,14 @@ def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *
         if paper is not None and len(paper):
             paper_values = {spec.aliases.get(c, c): v for c, v in zip(paper["column"], paper["value"], strict=True)}
         wide = {"row": label, "key": key}
-        means, ses = [], []
+        means, ses, present = [], [], []
         for column in spec.columns:
             part = rows[rows["paper_column"] == column]
             if len(part):
                 c = cell(part)
                 wide[column] = c.text()
                 means.append(c.mean)
+                present.append(column)
                 ses.append(c.se)
                 long_rows.append(_long(spec, pool, kind, label, key, conductor, column, c.mean, c.se, c.samples,
                                        c.epochs, c.errors, paper_values.get(column), missing=c.missing))
@@ -300,15 +301,14 @@ def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *
             if comparable:
                 wide[f"{column} paper"] = _num(paper_values.get(column))
         average = float(np.mean(means)) if means else math.nan  # over the benchmarks present
-        partial = f" ({len(means)} of {len(spec.columns)})" if 0 < len(means) < len(spec.columns) else ""
         if spec.average:
             se = math.sqrt(sum(s * s for s in ses)) / len(ses) if ses and not any(map(math.isnan, ses)) else math.nan
             wide["avg"] = "—" if math.isnan(average) else (
-                f"{average:.2f}" + (f" ± {se:.2f}" if not math.isnan(se) else "") + partial)
-            long_rows.append(_long(spec, pool, kind, label, key, conductor, "avg", average, se, 0, 0, 0,
-                                   paper_values.get("avg")))
+                f"{average:.2f}" + (f" ± {se:.2f}" if not math.isnan(se) else "") + of(present, spec.columns))
+            paper_avg, paper_avg_text = paper_average(paper_values, spec.columns, present)
+            long_rows.append(_long(spec, pool, kind, label, key, conductor, "avg", average, se, 0, 0, 0, paper_avg))
             if comparable:
-                wide["avg paper"] = _num(paper_values.get("avg"))
+                wide["avg paper"] = paper_avg_text
         costs = per_question(rows) if len(rows) else {"tokens": math.nan, "usd": None, "agent_calls": math.nan,
                                                        "unpriced": 0}
         score = average if len(spec.columns) > 1 else (means[0] if means else math.nan)
@@ -323,10 +323,14 @@ def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *
                                    math.nan if value is None else value, math.nan, len(rows), 0, 0,
                                    paper_values.get(name), unknown=value is None and len(rows) > 0))
         models = [m for m in (rows["conductor_model"] if "conductor_model" in rows else ()) if isinstance(m, str)]
-        wide["note"] = row_note(key, kind, models[0] if models else "")
+        notes = [row_note(key, kind, models[0] if models else "")]
+        under = paper_row(spec, ref, key, pool, conductor, list(wide), present) if (
+            not comparable and len(rows) and ref is not None) else []
+        if not comparable and len(rows) and ref is not None and not under:
+            notes.append(no_counterpart(spec, ref, key, kind))
+        wide["note"] = "; ".join(n for n in notes if n)
         wide_rows.append(wide)
-        if not comparable and len(rows) and ref is not None:
-            wide_rows += paper_row(spec, ref, key, pool, conductor, list(wide))
+        wide_rows += under
     logs = tuple(sorted(set(chosen["log"]))) if len(chosen) else ()
     wide = pd.DataFrame(wide_rows)
     if "note" in wide and not wide["note"].astype(bool).any():
@@ -375,18 +379,72 @@ def row_note(key: str, kind: str, conductor_model: str) -> str:
     return "; ".join(notes)
 
 
-def paper_row(spec: Spec, ref: pd.DataFrame, key: str, pool: str, conductor: str,
-              columns: Sequence[str]) -> list[dict]:
-    """The paper's numbers for a row of a pool that is not the paper's (its method, the same worker
-    slot), as one row (`columns`) to show under it; none when the paper has no such row."""
-    found = reference_match(ref[ref["table"] == spec.id], key, pool, conductor)
+def of(present: Sequence[str], columns: Sequence[str]) -> str:
+    """The label of an average over some of a table's benchmarks: ` (k of n)`; empty over all of them."""
+    return f" ({len(present)} of {len(columns)})" if 0 < len(present) < len(columns) else ""
+
+
+def paper_average(values: dict, columns: Sequence[str], present: Sequence[str]) -> tuple[float | None, str]:
+    """The paper's average to stand beside a row that ran the benchmarks `present`: the paper's printed
+    one when the row ran them all, else the mean of the paper's numbers on those same benchmarks
+    (labelled `(k of n)`); where the paper prints only its average, that one labelled `(n of n)`."""
+    printed = values.get("avg")
+    if not present or len(present) == len(columns):
+        return printed, _num(printed)
+    same = [values.get(c) for c in present]
+    if all(isinstance(v, (int, float)) and not math.isnan(v) for v in same):
+        mean = round(float(np.mean(same)), 2)
+        return mean, f"{mean:g}{of(present, columns)}"
+    if printed is None or (isinstance(printed, float) and math.isnan(printed)):
+        return None, ""
+    return printed, f"{_num(printed)} ({len(columns)} of {len(columns)})"
+
+
+def method_rows(ref: pd.DataFrame) -> pd.DataFrame:
+    """The paper's rows that name a method, not one of its models: no worker slot in the key (a
+    single worker, its 5x context, 5x self-reflection and 5x consensus are rows per named model)."""
+    by_slot = pd.Series([any(p.startswith("worker=") for p in str(k).split("|")) for k in ref["key"]],
+                        index=ref.index, dtype=bool)
+    return ref[~by_slot]
+
+
+def method_key(key: str) -> str:
+    """A key without the options that do not change what the method is (`_NAME_OPTIONS` but the worker:
+    hashed embeddings, samples per worker), as `named` names it."""
+    name, *options = key.split("|")
+    return "|".join([name, *(o for o in options if o.split("=")[0] not in _NAME_OPTIONS - {"worker"})])
+
+
+def paper_row(spec: Spec, ref: pd.DataFrame, key: str, pool: str, conductor: str, columns: Sequence[str],
+              present: Sequence[str] = ()) -> list[dict]:
+    """The paper's numbers for a row of a pool that is not the paper's, paired by what the method is (a
+    conductor with the paper's conductor, a baseline with the same baseline; never by worker slot: a
+    simulated or local worker is none of the paper's named models), as one row (`columns`) to show under
+    it (`method_key`: hashed embeddings are still Smoothie); none when the paper has no such row. Its average is
+    over the benchmarks `present` (`paper_average`)."""
+    found = reference_match(method_rows(ref[ref["table"] == spec.id]), method_key(key), pool, conductor)
     if not len(found):
         return []
     values = {spec.aliases.get(c, c): v for c, v in zip(found["column"], found["value"], strict=True)}
     label = re.sub(r"\s+", " ", str(found["label"].iloc[0]))
     row = {"row": f"↳ paper: {label}", "key": PAPER_ROW + key, "note": ""}
     row.update({c: _num(values.get(c)) for c in columns if c not in row})
+    if "avg" in columns:
+        row["avg"] = paper_average(values, spec.columns, present)[1]
     return [row]
+
+
+def no_counterpart(spec: Spec, ref: pd.DataFrame, key: str, kind: str) -> str:
+    """Why a row of a pool that is not the paper's has no paper row under it."""
+    solver, options = key_parts(method_key(key))
+    table = ref[ref["table"] == spec.id]
+    by_model = table["key"].map(lambda k: key_parts(k)[0] == solver and "worker" in key_parts(k)[1])
+    if "worker" in options and by_model.any():
+        worker = {"simulated": "a simulated worker", "local": "a local model"}.get(kind, "this pool's worker")
+        return (f"no paper row: the paper's Table {spec.id} has this method only with its named models, "
+                f"and {worker} is none of them")
+    with_options = " with these options" if options - {"worker"} else ""
+    return f"no paper row: the paper's Table {spec.id} has no row for this method{with_options}"
 
 
 def _num(value) -> str:  # noqa: ANN001

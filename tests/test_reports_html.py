@@ -20,6 +20,7 @@ from reports.frame import load_samples
 from reports.html import LIST_SHOWN, Provenance, Section, Table, render_page, write_page
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+VIEWPORT = 1280  # px: the window the page must fit
 # added to a copy of the page under test only (the page itself has no script): after load, it
 # decodes every <img> and every linked PNG/SVG and writes what loaded into the DOM as JSON
 PROBE = """<script>
@@ -99,7 +100,7 @@ def test_ids_are_unique_on_the_page(tmp_path):
     sections = [Section("Pool", tables=[table(), table()], plots=figures),
                 Section("Pool", tables=[table()], plots=figures)]
     ids = re.findall(r' id="([^"]+)"', render_page(sections, tmp_path / "r.html"))
-    assert len(ids) == len(set(ids)) == 2 + 3 + 4
+    assert len(ids) == len(set(ids)) == 2 + 3 + 2 + 4  # sections, tables, a plots heading per section, plots
     assert ids[:3] == ["pool", "table-table-1", "table-table-1-2"] and "pool-2" in ids and "plot-p0-2" in ids
 
 
@@ -126,18 +127,40 @@ def test_provenance_tables_and_empty_tables(tmp_path):
     assert "provenance of this table: not recorded" in text
 
 
+# with every <details> opened: the elements that reach past the window's edges, the contents' links, the
+# h2/h3 headings' ids (an h2's: its section's) and the links that lead nowhere
+LAYOUT = """<script>
+window.addEventListener('load', () => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  const width = document.documentElement.clientWidth;
+  const wide = [...document.body.querySelectorAll('*')].filter(e => {
+      const r = e.getBoundingClientRect(); return r.width > 0 && (r.right > width + 1 || r.left < -1); })
+    .map(e => e.tagName + ': ' + (e.textContent || e.getAttribute('src') || '').slice(0, 80));
+  const links = [...document.querySelectorAll('nav a')].map(a => a.getAttribute('href'));
+  const out = document.createElement('pre'); out.id = 'render-check';
+  out.textContent = JSON.stringify({width: width, scroll: document.documentElement.scrollWidth, wide: wide,
+    links: links, headings: [...document.querySelectorAll('h2, h3')]
+      .map(h => h.id || (h.tagName == 'H2' && h.parentElement.id) || h.textContent),
+    dead: links.filter(h => !h.startsWith('#') || !document.getElementById(h.slice(1)))});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
 def browser() -> str | None:
     return next((b for b in map(shutil.which, BROWSERS) if b), None)
 
 
-def render_check(page: Path, exe: str) -> dict:
-    """Load a copy of `page` (PROBE added) in headless Chromium; what loaded, as the probe saw it."""
+def render_check(page: Path, exe: str, script: str = PROBE) -> dict:
+    """Load a copy of `page` (the probe `script` added) in headless Chromium, 1280 px wide; what the probe saw."""
     probe = page.with_name("probe-" + page.name)
-    probe.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    probe.write_text(page.read_text().replace("</body>", script + "</body>"))
     done = subprocess.run(
         [exe, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-dev-shm-usage",
-         f"--user-data-dir={page.parent / '.chromium'}", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-        capture_output=True, text=True, timeout=60,
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={page.parent / '.chromium'}", f"--window-size={VIEWPORT},2000",
+         "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+        capture_output=True, text=True, timeout=120,
     )
     found = re.search(r'<pre id="render-check">(.*?)</pre>', done.stdout, re.S)
     assert found, f"the probe did not run (rc {done.returncode}): {done.stderr[-2000:]}"
@@ -229,3 +252,74 @@ def test_page_renders_in_headless_chromium(report, tmp_path):
                                   f"image not rendered: plots/{figures[2].svg.name}",
                                   f"missing file: plots/{figures[2].svg.name}",
                                   "missing file: tables/methods.csv"])
+
+
+def test_contents_lists_every_section_table_and_plots(tmp_path):
+    (tmp_path / "plots").mkdir()
+    sections = [Section("Pool", tables=[table()], plots=small_plots(tmp_path / "plots"),
+                        later=[table("Table 2"), table("Big", collapsed="99 rows")]), Section("End")]
+    text = render_page(sections, tmp_path / "r.html")
+    heads = re.findall(r'<section id="([^"]+)"><h2>|<h3 id="([^"]+)"', text)
+    heads = [a or b for a, b in heads]
+    nav = re.findall(r'<a href="#([^"]+)"', text.split("</nav>")[0])
+    assert heads == nav == ["pool", "table-table-1", "plots-pool", "table-table-2", "table-big", "end"]
+    assert text.index("plot-p1") < text.index('id="table-table-2"')  # the later tables after the plots
+    assert '<details class="table"><summary><h3 id="table-big">Big</h3>: 99 rows</summary>' in text
+
+
+def test_footnotes_stand_under_their_table_and_markdown_headings_stay_out_of_the_contents(tmp_path):
+    text = render_page([Section("S", markdown="## Table 1\n\ntext", tables=[
+        table(rows=(("x [1]", 1),), footnotes=("<b>a note</b>",), note="the note")])], tmp_path / "r.html")
+    assert '<ol class="footnotes"><li>[1] &lt;b&gt;a note&lt;/b&gt;</li></ol>' in text
+    assert text.index("</table>") < text.index('<ol class="footnotes">') < text.index('<p class="note">the note')
+    assert "<h4>Table 1</h4>" in text and "<h2>Table 1" not in text
+
+
+def paper_pool_logs(logs: Path) -> None:
+    """The widest tables: the paper's unconstrained pool on its seven benchmarks (our cells and the paper's
+    beside them), and a simulated pool with a scripted conductor and a long row label."""
+    paper = ["google/gemini-2.5-pro", "anthropic/claude-sonnet-4-20250514", "openai/gpt-5",
+             "vllm/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "vllm/google/gemma-3-27b-it", "vllm/Qwen/Qwen3-32B",
+             "vllm/Qwen/Qwen3-32B"]
+    for task in ("math500", "mmlu", "rlpr", "livecodebench", "aime2025", "bigcodebench", "gpqa_diamond"):
+        one = syn.record("single_worker", paper, [syn.step(0, 2, paper[2])], cost=0.02)
+        syn.write_log(logs, task, "single_worker", {"pool": "paper", "worker": 2},
+                      [syn.sample(f"{task}-{i}", 1, "CI"[i % 2], one) for i in range(3)], total=4)
+    sim = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]
+    for task in ("math500", "mmlu"):
+        steps = [syn.step(0, 0, sim[0]), syn.step(1, 1, sim[1], [0])]
+        led = syn.record("conductor", sim, steps, conductor="scripted/fixed-workflows")
+        syn.write_log(logs, task, "conductor", {"pool": "sim"},
+                      [syn.sample(f"{task}-{i}", 1, "CI"[i % 2], led) for i in range(3)])
+        for args in ({"worker": 0}, {"worker": 3, "max_tokens": 20480}):
+            one = syn.record("single_worker", sim, [syn.step(0, args["worker"], sim[args["worker"]])])
+            syn.write_log(logs, task, "single_worker", {"pool": "sim", **args},
+                          [syn.sample(f"{task}-{i}", 1, "C", one) for i in range(3)])
+
+
+@pytest.fixture(scope="module")
+def built_report(tmp_path_factory) -> Path:
+    from reports.build import build
+
+    root = tmp_path_factory.mktemp("built")
+    paper_pool_logs(root / "logs")
+    return build(root / "logs", root / "report", progress=lambda line: None, command="nox -s reproduce_tables").page
+
+
+def test_the_built_page_pairs_by_method_and_footnotes_the_scripted_conductor(built_report):
+    text = built_report.read_text()
+    sim = text.split('<section id="simulation-pool-sim')[1]
+    assert "↳ paper: Conductor" in sim and "↳ paper: GPT-5" not in sim and "↳ paper: R1-Distill-32B" not in sim
+    assert "no paper row: the paper&#x27;s Table 1 has this method only with its named models" in sim
+    oracle = sim.split('<h3 id="table-oracle-gap')[1].split("</ol>")[0]
+    assert "conductor [conductor fixed-workflows] [1]" in oracle and "[1] a scripted conductor, no model" in oracle
+    paper = text.split('<section id="pool-paper')[1].split('<section id="simulation-pool-sim')[0]
+    assert "\npaper 99</td>" in paper  # GPT-5's MATH500 in the paper, under ours
+
+
+@pytest.mark.skipif(browser() is None, reason=NO_BROWSER)
+def test_the_built_page_fits_1280_px_and_its_contents_reach_every_heading(built_report):
+    seen = render_check(built_report, browser(), LAYOUT)
+    assert seen["wide"] == [] and seen["scroll"] <= seen["width"] <= VIEWPORT, seen["wide"][:10]
+    assert seen["dead"] == [] and len(seen["headings"]) > 10
+    assert [f"#{h}" for h in seen["headings"]] == seen["links"]  # every h2/h3 in the contents, in page order

@@ -171,3 +171,17 @@ def test_log_text_in_the_analysis_files_is_escaped(tmp_path):
     with open(out / "tables" / "oracle-sim.csv", newline="") as f:
         assert "'=HYPERLINK(1)|x" in {r["row"] for r in csv.DictReader(f)}
     assert "=HYPERLINK(1)\\|x" in (out / "tables" / "oracle-sim.md").read_text()
+
+
+def test_the_paired_plot_shows_long_labels_whole(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from reports.orchestration import Analysis, paired_plot
+
+    a = "single_worker (max_tokens=20480, sim/premium), the paper's 5x context"
+    b = "conductor [conductor fixed-workflows]"
+    data = pd.DataFrame([{"benchmark": "all", "a": b, "b": a, "n": 24, "difference": -16.7, "ci_low": -40.0,
+                          "ci_high": 8.0, "mcnemar_p": 0.34}])
+    plot = paired_plot(Analysis("paired", "sim", "simulated", "", "", data, data, ()), tmp_path)
+    text = " ".join(t.strip() for t in ET.parse(plot.svg).getroot().itertext() if t.strip())
+    assert f"{b} − {a} (all, n=24, p=0.34)" in text and "…" not in text  # on two lines, not cut

@@ -292,3 +292,27 @@ def test_accuracy_cost_styles_tell_22_methods_apart_and_ring_points_at_one_spot(
     first, second, third = ax.collections
     assert second.get_facecolor().size == 0 and second.get_sizes()[0] > first.get_sizes()[0]  # a ring around
     assert third.get_sizes()[0] == first.get_sizes()[0]  # a point of its own is drawn as usual
+
+
+def test_a_title_is_wrapped_to_its_figure_not_cut():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    long = ("SIMULATION (pool sim: simulated workers, not comparable to the paper)\nsingle_worker (max_tokens=20480, "
+            "sim/premium), the paper's 5x context on math500, sample test/algebra/1072.json epoch 1: correct, "
+            "strategy: independent attempts then aggregate")
+    fig = Figure(figsize=(6, 3), dpi=100)
+    title = fig.subplots().set_title(long, fontsize=8)
+    canvas = FigureCanvasAgg(fig)
+
+    def inside() -> bool:
+        canvas.draw()
+        box = title.get_window_extent(canvas.get_renderer())
+        return box.x0 >= 0 and box.x1 <= fig.bbox.width
+
+    assert not inside()  # as one line it runs past both edges
+    title.set_text(plots.fitted_title(long, fig, 8))
+    assert inside() and title.get_text().replace("\n", " ") == long.replace("\n", " ")  # wrapped, nothing cut
+    label = "a − single_worker (max_tokens=20480, sim/choice-strong), the paper's 5x context (all, n=24)"
+    assert plots.wrapped(label, 40).replace("\n", " ") == label and "sim/choice-\n" not in plots.wrapped(label, 40)
+    assert plots.wrapped("x " * 200, 10).endswith("…") and plots.wrapped("$x$", 10) == r"\$x\$"

@@ -150,13 +150,29 @@ def test_paper_pool_puts_the_paper_number_beside_ours(tmp_path):
     seven = by_id(built, "7", "paper-constrained")
     assert seven.comparable and "constrained setting" in seven.heading
     r = row(seven, "single_worker (google/gemini-2.5-pro)")
-    assert (r["MATH500"], r["MATH500 paper"], r["avg paper"]) == ("75.00 ± 25.00 (n=4x1)", "85.3", "64.14")
+    # the paper's average over the one benchmark this row ran, as ours, not its four-benchmark 64.14
+    assert (r["MATH500"], r["MATH500 paper"], r["avg"], r["avg paper"]) == (
+        "75.00 ± 25.00 (n=4x1)", "85.3", "75.00 ± 25.00 (1 of 4)", "85.3 (1 of 4)")
     # a constrained pool gets no unconstrained table; the unconstrained pool gets Table 10's number
     assert {b.spec.id for b in built if b.pool == "paper-constrained"} == {"6", "7"}  # tables with data
     ten = by_id(built, "10", "paper")
     assert row(ten, "single_worker")["GPQA-D paper"] == "84.8"
     assert row(ten, "single_worker")["usd"] == "0.02000"
     assert row(ten, "single_worker")["cost_adjusted"] == "25.00"  # 50 % / 2 cents
+
+
+def test_a_simulated_pool_is_paired_with_the_paper_by_method_never_by_worker_slot(sim_frame):
+    seven = by_id(tb.build_tables(sim_frame), "7")
+    labels = list(seven.wide["row"])
+    conductor = labels.index(row(seven, "conductor")["row"])
+    under = seven.wide.iloc[conductor + 1]
+    assert under["row"] == "↳ paper: Conductor" and under["MATH500"] == "89.33"
+    assert under["avg"] == "89.33 (1 of 4)"  # over MATH500, the one benchmark the conductor ran
+    single = labels.index(row(seven, "single_worker (sim/choice-strong)")["row"])
+    after = labels[single + 1 : single + 2]
+    assert not any(str(x).startswith("↳ paper") for x in after)  # not the paper's Claude Sonnet 4 (slot 1)
+    assert "no paper row" in row(seven, "single_worker (sim/choice-strong)")["note"]
+    assert not any("Claude" in str(label) for label in labels)
 
 
 def test_reference_match_prefers_the_most_specific_row():

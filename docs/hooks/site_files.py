@@ -3,6 +3,7 @@
 - Each experiment keeps its README, command and plots beside its results in `experiments/`, outside
   `docs/`: `on_files` serves that folder at `experiments/` on the site, and the docs pages link to it as
   `../experiments/...`, which works on GitHub and, rewritten here, on the site.
+- Every image on a page is a link to itself, so that one shown small (in a table) opens full size.
 - A plot must be shown, not named: a `.png`/`.svg` path in a page's text (inline code included; fenced
   code blocks, links and images excepted) is a warning, which `mkdocs build --strict` turns into a failure.
 """
@@ -19,12 +20,18 @@ SUFFIXES = {".md", ".png", ".svg", ".csv"}
 FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
 TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")  # the (target) of a link or an image
 PLOT = re.compile(r"[\w./-]+\.(?:png|svg)\b")
+IMG = re.compile(r"(<a\b[^>]*>\s*)?(<img\b[^>]*?\bsrc=\"([^\"]+)\"[^>]*>)")
 
 
 def bare_plots(markdown: str) -> list[str]:
     """The plot paths a page names in its text instead of embedding or linking them."""
     text = TARGET.sub("]", FENCE.sub("", markdown))
     return PLOT.findall(text)
+
+
+def linked_images(html: str) -> str:
+    """Every <img> not already inside a link wrapped in a link to its own file."""
+    return IMG.sub(lambda m: m[0] if m[1] else f'<a href="{m[3]}">{m[2]}</a>', html)
 
 
 def outside_links(markdown: str, depth: int) -> str:
@@ -56,3 +63,7 @@ def on_page_markdown(markdown, page, config, files):
     if page.file.src_uri.startswith(SERVED + "/"):
         return docs_links(markdown, depth)
     return outside_links(markdown, depth)
+
+
+def on_page_content(html, page, config, files):
+    return linked_images(html)
