@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from workers.providers import capabilities
+
 ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "Which is prime?\n\nA) 4\nB) 6\nC) 7\nD) 9"
 SIMULATION = {"target": "C", "domain": "mmlu", "choices": ["4", "6", "7", "9"], "item_id": "bench"}
@@ -44,7 +46,7 @@ def _longest_call(events: list) -> dict:
     """The longest conductor (local model) call among model events."""
     calls = []
     for e in events:
-        if getattr(e, "event", None) != "model" or not str(e.model).startswith("local/"):
+        if getattr(e, "event", None) != "model" or not capabilities(e.model).local_server:
             continue
         wall = (e.completed - e.timestamp).total_seconds() if e.completed else e.working_time
         timings = (e.output.metadata or {}).get("llama_timings")  # absent on a failed call

@@ -47,6 +47,7 @@ from solvers.team import Overrides, Team, resolve_team, sample_subset, with_repl
 from startup.errors import printed_cleanly, start_error
 from startup.options import OptionError, is_int, need_option
 from workers.pools import known_prices, load_pool
+from workers.providers import any_simulated
 
 SETTINGS = tuple(Settings.__dataclass_fields__)
 GENERATION = ("temperature", "max_tokens", "worker_temperature", "worker_max_tokens", "pool_size", "seed", "grammar")
@@ -179,7 +180,7 @@ class ConductorAPI(ModelAPI):
             ):
                 team = self.replaced(team)
         # whether a worker is simulated (it needs the sample's answer key), from the team resolved once here
-        self.simulated = any(str(w.model).startswith("sim/") for w in team.workers)
+        self.simulated = any_simulated(w.model for w in team.workers)
 
     def _chosen_models(self, name: str) -> list[Model] | None:
         """The models `-M <name>` names (None when unset)."""

@@ -48,6 +48,7 @@ from starlette.exceptions import HTTPException
 from conductor_model.provider import ConductorInputError
 from solvers.conductor import CONDUCTOR_ERROR
 from startup.errors import StartError
+from workers.providers import model_part
 from workers.redact import pool_label
 from workers.simulation import SimError, make_key
 
@@ -105,7 +106,7 @@ def parse_request(body: Any, served: str) -> tuple[list[ChatMessage], bool, dict
         if body.get(key):
             raise RequestError(400, f"{key} is not supported by the conductor endpoint", param=key)
     model = body.get("model")
-    if model not in (served, served.removeprefix("conductor/")):
+    if model not in (served, model_part(served)):
         raise RequestError(404, f"that model is not served here; this server serves {served!r}",
                            param="model", code="model_not_found")  # fmt: skip
     raw = body.get("messages")

@@ -57,6 +57,7 @@ from solvers.conductor import check_generation
 from solvers.prompts import QUESTION_MODES
 from solvers.workflow import DEFAULT_MAX_STEPS, Workflow, WorkflowError, validate
 from workers.endpoints import Endpoint, endpoint, free, offline, shown
+from workers.providers import any_simulated
 from workers.redact import pool_label
 
 DEFAULT_OUT = "reports/out/credit"
@@ -313,7 +314,7 @@ async def run_sample(logged: Logged, runs: Sequence[Variant]) -> list[bool]:
         answer = final_answer(records)
         return answer is not None and bool(check(answer, logged.target).correct)
 
-    if not any(name.startswith("sim/") for name in logged.workers):
+    if not any_simulated(logged.workers):
         return [await judged(v) for v in runs]
     key = key_from_sample(logged.sample, logged.task)
     with answer_key(key.target, key.domain, key.check, key.choices, key.item_id):

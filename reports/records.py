@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from solvers.strategy import NO_WORKFLOW, nested_step_models, step_models, strategy
+from workers.providers import any_simulated, capabilities
 from workers.redact import pool_label
 
 # paper tasks (Inspect task names) -> the paper's column names
@@ -47,9 +48,9 @@ def short(model: str | None) -> str:
 
 def pool_kind(models: list[str]) -> str:
     """"simulated" (any sim/ worker), "local" (any local/ worker), "api" otherwise."""
-    if any(m.startswith("sim/") for m in models):
+    if any_simulated(models):
         return "simulated"
-    if any(m.startswith("local/") for m in models):
+    if any(capabilities(m).local_server for m in models):
         return "local"
     return "api" if models else "unknown"
 
@@ -57,7 +58,7 @@ def pool_kind(models: list[str]) -> str:
 def pool_makeup(models: list[str]) -> str:
     """What a pool's workers are: "simulated" (every one `sim/`), "mixed" (some simulated, some real
     models), else `pool_kind`'s "local", "api" or "unknown"."""
-    simulated = sum(m.startswith("sim/") for m in models)
+    simulated = sum(capabilities(m).simulated for m in models)
     if simulated and simulated < len(models):
         return "mixed"
     return pool_kind(models)

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from reports.safe_text import writable
+from workers.providers import capabilities
 
 REFERENCE = Path(__file__).with_name("paper_reference.csv")
 IN_DIST = ("MATH500", "MMLU", "RLPR", "LCB")
@@ -367,7 +368,7 @@ def row_note(key: str, kind: str, conductor_model: str) -> str:
     an option, hashed embeddings, routers trained at a small size."""
     solver, options = key_parts(key)
     notes = []
-    if conductor_model.startswith("scripted/"):
+    if capabilities(conductor_model).scripted:
         notes.append("a scripted conductor, no model: it writes fixed workflows chosen by a hash of the question "
                      "(workers/scripted_provider.py)")
     if solver == "single_worker" and "max_tokens" in options and kind == "simulated":

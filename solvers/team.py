@@ -26,8 +26,8 @@ from workers.call_budget import eval_call_budget
 from workers.client_secrets import client_body_fields, route_secrets
 from workers.pools import DEFAULT_POOL, ModelSpec, PoolSpec, Price, known_prices, load_pool
 from workers.provider_settings import sdk_model_args
+from workers.providers import capabilities
 
-GRAMMAR_PROVIDERS = ("local/",)  # providers that accept a llama.cpp grammar in extra_body
 CONDUCTOR_MAX_TOKENS = 1024  # the paper's conductor completion budget
 
 
@@ -100,7 +100,7 @@ def eval_conductor() -> Model | None:
     if role is not None:
         return role[0] if isinstance(role, list) else role
     active = get_model()
-    return None if str(active).startswith("none/") else get_model(role="conductor", default=active)
+    return None if capabilities(active).placeholder else get_model(role="conductor", default=active)
 
 
 def role_workers(
@@ -150,7 +150,7 @@ def model_conductor(
     name = str(model)
     if overrides.max_tokens is None and model.config.max_tokens is None:
         overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
-    use_grammar = name.startswith(GRAMMAR_PROVIDERS) if grammar is None else grammar
+    use_grammar = capabilities(name).grammar if grammar is None else grammar
     return Conductor(_with_config(model, overrides), name, known_prices().get(name), use_grammar)
 
 
@@ -187,7 +187,7 @@ def replaced_workers(
     if spec is not None:
         base = _spec_worker(spec, overrides, answer_constraint, current_task_name())
     else:
-        grammar = model.startswith(GRAMMAR_PROVIDERS)
+        grammar = capabilities(model).grammar
         config = overrides if overrides.model_dump(exclude_none=True) else None
         base = Worker(
             get_model(model, config=config or GenerateConfig()),

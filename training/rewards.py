@@ -508,7 +508,7 @@ def random_pool(n: int, k: int | None, seed: int, key: str, shuffle: bool = Fals
 def default_sample_context(pool: PoolSpec) -> Callable[[dict], contextlib.AbstractContextManager]:
     """The simulated provider's answer key around each rollout when the pool has `sim/`
     workers (they need the correct answer outside an Inspect sample); else nothing."""
-    if not any(w.model.startswith("sim/") for w in pool.workers):
+    if not pool.simulated:
         return lambda row: contextlib.nullcontext()
     from workers.sim_provider import answer_key  # the simulated pool's provider (CONTRACTS item 3)
 

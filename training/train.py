@@ -288,7 +288,7 @@ def build_dataset(script: ScriptArguments, settings: Settings) -> tuple[Any, dic
     descriptions = [w.description for w in pool.workers]
     rows = build_rows(items, descriptions, settings, script.pool_size, script.pool_seed)
     provenance.update(pool=pool.name, pool_workers=[w.model for w in pool.workers], pool_size=script.pool_size)
-    provenance["simulated"] = any(w.model.startswith("sim/") for w in pool.workers)
+    provenance["simulated"] = pool.simulated
     return Dataset.from_list(rows), provenance
 
 

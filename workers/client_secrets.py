@@ -6,17 +6,17 @@ builds from it in the event's `call`. By the rule of workers/redact.py every hea
 string of a request body may be a credential (a gateway's `Authorization: Bearer ...`), so a pool
 entry's config is split before its model is made (`route_secrets`):
 
-- `extra_headers` go to the SDK client as its `default_headers` model arg (Inspect's openai,
-  openai-api, anthropic and local providers hand it to their client): sent with every request,
-  recorded nowhere;
+- `extra_headers` go to the SDK client as its `default_headers` model arg (providers whose entry
+  in workers/providers.py has `headers`: Inspect's openai, openai-api, anthropic and local hand
+  it to their client): sent with every request, recorded nowhere;
 - the top-level `extra_body` fields that hold a string go to an HTTP client that adds them to every
-  JSON request body (the `http_client` model arg of the OpenAI-SDK providers: openai, openai-api,
-  local; not when the config batches, as batch files are built from the config); a field the
+  JSON request body (the `http_client` model arg of the OpenAI-SDK providers, `body`: openai,
+  openai-api, local; not when the config batches, as batch files are built from the config); a field the
   call's own config also sets keeps the call's value, as with `extra_body`.
   Fields of numbers, booleans and nulls (`top_k: 20`, `chat_template_kwargs: {enable_thinking:
   false}`) stay in the config, where the log shows them;
-- in-process providers (`sim/`, `scripted/`, `mockllm/`, `conductor/`) send no request: both are
-  dropped;
+- providers that send no request (`sends` false: `sim/`, `scripted/`, `mockllm/`, `conductor/`):
+  both are dropped;
 - any other provider takes them only in the config: `unroutable` names the field, and `load_pool`
   refuses the pool (workers/pools.py).
 """
@@ -26,10 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-HEADER_CLIENTS = ("openai/", "openai-api/", "anthropic/", "local/")  # take a `default_headers` model arg
-BODY_CLIENTS = ("openai/", "openai-api/", "local/")  # OpenAI-SDK clients: take an `http_client` model arg
-IN_PROCESS = ("sim/", "scripted/", "mockllm/", "conductor/")  # answer in this process: send no request
-NO_PROXY = ("local/",)  # the server is this process's own, on 127.0.0.1: ignore HTTP(S)_PROXY
+from workers.providers import capabilities
 
 
 def secret_settings(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
@@ -44,12 +41,13 @@ def secret_settings(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
 
 def unroutable(model: str, config: Mapping[str, Any]) -> str | None:
     """The field of `config` that `model`'s provider could take only in the config (None: none)."""
-    if model.startswith(IN_PROCESS):
+    provider = capabilities(model)
+    if not provider.sends:
         return None
     _, headers, body = secret_settings(config)
-    if headers and not model.startswith(HEADER_CLIENTS):
+    if headers and not provider.headers:
         return "extra_headers"
-    if body and (not model.startswith(BODY_CLIENTS) or config.get("batch")):  # a batch file is built from the config
+    if body and (not provider.body or config.get("batch")):  # a batch file is built from the config
         return f"extra_body.{next(iter(body))}"
     return None
 
@@ -62,7 +60,8 @@ def route_secrets(
     and an `http_client` adding the body fields (module docstring)."""
     kept, headers, body = secret_settings(config)
     args = dict(model_args)
-    if model.startswith(IN_PROCESS):
+    provider = capabilities(model)
+    if not provider.sends:
         return kept, args
     if problem := unroutable(model, config):
         raise ValueError(f"{model}: {problem} cannot be kept out of Inspect's log (see workers/client_secrets.py)")
@@ -71,7 +70,7 @@ def route_secrets(
     if body:
         from workers.body_fields import body_fields_client  # the HTTP stack: imported only when needed
 
-        args["http_client"] = body_fields_client(body, trust_env=not model.startswith(NO_PROXY))
+        args["http_client"] = body_fields_client(body, trust_env=not provider.local_server)
     return kept, args
 
 

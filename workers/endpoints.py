@@ -7,11 +7,14 @@ credit`) shows every worker's `Endpoint` and asks, unless the pool is `offline` 
 worker with a network endpoint makes the pool a network pool, however many simulated workers it has.
 
 - in-process: simulated and scripted providers (`sim/`, `scripted/`, `mockllm/`) whose model_args
-  are only the provider's own offline options; they answer in this process, send nothing;
-- local: `local/` (a llama.cpp server this process starts on 127.0.0.1; no key);
+  are only the provider's own offline options (its `offline_args`, workers/providers.py); they
+  answer in this process, send nothing;
+- local: a provider with a `local_server`, `local/` (a llama.cpp server this process starts on
+  127.0.0.1; no key);
 - network: everything else, including an in-process provider given any other model arg. The host is
   the entry's `base_url`, else the provider's `<PROVIDER>_BASE_URL` variable, else its default host;
-  the credential is the entry's own `api_key`, else the provider's key variable.
+  the credential is the entry's own `api_key`, else the provider's key variable (both from the
+  provider's entry in workers/providers.py).
 """
 
 from __future__ import annotations
@@ -21,20 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from workers.pools import ModelSpec
+from workers.providers import capabilities
 
 IN_PROCESS, LOCAL, NETWORK = "in-process", "local", "network"
-# in-process providers and the model_args that keep them offline (any other makes the worker `network`)
-OFFLINE_ARGS = {"sim": {"seed", "profiles", "latency", "latency_sigma"}, "scripted": set(),
-                "mockllm": {"custom_outputs"}}  # fmt: skip
-DEFAULT_HOSTS = {
-    "openai": "api.openai.com", "anthropic": "api.anthropic.com", "google": "generativelanguage.googleapis.com",
-    "mistral": "api.mistral.ai", "groq": "api.groq.com", "together": "api.together.xyz", "openrouter": "openrouter.ai",
-    "grok": "api.x.ai", "fireworks": "api.fireworks.ai", "deepseek": "api.deepseek.com",
-    "perplexity": "api.perplexity.ai", "ollama": "localhost:11434", "hf": "huggingface.co (model download)",
-    "vllm": "a vLLM server started on localhost", "sglang": "an SGLang server started on localhost",
-}  # fmt: skip
-ENV_PREFIX = {"grok": "XAI"}  # Inspect's variable prefix where it is not the provider's name
-KEY_VARS = {"hf": "HF_TOKEN", "ollama": None, "bedrock": "AWS credentials"}  # else <PREFIX>_API_KEY
 SHOWN_ARG = 200  # characters of another model arg's value shown
 
 
@@ -64,28 +56,26 @@ def endpoint(spec: ModelSpec, env: Mapping[str, str]) -> Endpoint:
     """What the pool entry `spec` would contact (module docstring), with `env` as the environment."""
     provider, _, rest = spec.model.partition("/")
     args = dict(spec.model_args)
-    if provider in OFFLINE_ARGS and set(args) <= OFFLINE_ARGS[provider]:
+    able = capabilities(spec.model)
+    if able.offline_args is not None and set(args) <= able.offline_args:
         return Endpoint(spec.model, provider, IN_PROCESS, None, None)
-    if provider == "local" and not set(args) & {"base_url", "api_key"}:
+    if able.local_server and not set(args) & {"base_url", "api_key"}:
         return Endpoint(spec.model, provider, LOCAL, "127.0.0.1 (a llama.cpp server this process starts)", None,
                         _others(args))  # fmt: skip
-    if provider == "conductor":  # conductor/<pool>: a whole pool behind one worker
+    if able.nested_pool:  # conductor/<pool>: a whole pool behind one worker
         return Endpoint(spec.model, provider, NETWORK, f"what pool {shown(rest)} calls (list it on its own)",
                         "the credentials that pool uses", _others(args))  # fmt: skip
-    prefix = ENV_PREFIX.get(provider, provider)
-    if provider == "openai-api":  # openai-api/<service>/<model>: the service's variables
-        prefix = rest.partition("/")[0]
-    prefix = prefix.upper().replace("-", "_")
+    prefix = able.env(spec.model)
     if args.get("base_url"):
         host = f"{shown(args['base_url'])} (base_url in the pool file)"
     elif env.get(f"{prefix}_BASE_URL"):
         host = f"{shown(env[f'{prefix}_BASE_URL'])} (${prefix}_BASE_URL)"
     else:
-        host = f"{DEFAULT_HOSTS.get(provider, 'the provider default host')} (the provider default)"
+        host = f"{able.host} (the provider default)"
     if args.get("api_key"):
         credential = "the api_key in the pool file"
     else:
-        var = KEY_VARS.get(provider, f"{prefix}_API_KEY")
+        var = None if able.key_var is None else able.key_var.format(prefix=prefix)
         credential = None if var is None else var if " " in var else f"${shown(var)}"
     return Endpoint(spec.model, provider, NETWORK, host, credential, _others(args))
 

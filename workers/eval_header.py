@@ -10,6 +10,7 @@ from inspect_ai.log import EvalPlan, EvalSpec
 
 from startup.eval_header import describe_with
 from workers.pools import DEFAULT_POOL, PoolError, load_pool
+from workers.providers import capabilities
 from workers.redact import pool_label
 
 CONDUCTOR_SOLVER = "conductor"
@@ -36,7 +37,7 @@ def what_ran(spec: EvalSpec, plan: EvalPlan) -> dict[str, str]:
 def _conductor(roles: dict[str, Any], eval_model: str, pool: str) -> str | None:
     if "conductor" in roles:
         return _role_models(roles["conductor"]).split(", ")[0]
-    if not eval_model.startswith("none/"):
+    if not capabilities(eval_model).placeholder:
         return eval_model
     try:
         spec = load_pool(pool).conductor

@@ -24,6 +24,10 @@ from typing import Any
 
 import yaml
 
+from workers.client_secrets import unroutable
+from workers.provider_settings import SdkTimeoutError, sdk_model_args
+from workers.providers import any_simulated, capabilities, model_part, provider_name, takers
+
 POOLS_DIR = Path(__file__).parent / "pools"
 DEFAULT_POOL = "local"
 FORMAT_HINT = "see workers/pools/local.yaml for the format"
@@ -31,9 +35,6 @@ FORMAT_HINT = "see workers/pools/local.yaml for the format"
 POOL_KEYS = ("name", "description", "conductor", "workers")
 ENTRY_KEYS = ("model", "description", "config", "model_args", "price", "grammar", "task_overrides")
 PRICE_KEYS = ("input", "output")
-# OpenAI-compatible providers whose requests omit GenerateConfig.top_k (checked in Inspect
-# 0.3.285): top_k must go in extra_body, which vLLM, SGLang and llama.cpp servers read
-NO_TOP_K_PROVIDERS = ("vllm/", "sglang/", "openai-api/", "local/")
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,11 @@ class PoolSpec:
     workers: tuple[ModelSpec, ...]
     conductor: ModelSpec | None = None
     description: str = ""
+
+    @property
+    def simulated(self) -> bool:
+        """Whether any worker is simulated (it needs the sample's answer key)."""
+        return any_simulated(w.model for w in self.workers)
 
 
 class PoolError(ValueError):
@@ -120,7 +126,6 @@ def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
 
 # pools being loaded in this context, outermost first: (file, name as written), to name a cycle
 _LOADING: ContextVar[tuple[tuple[Path, str], ...]] = ContextVar("pools_loading", default=())
-NESTED_POOL = "conductor/"  # an entry `conductor/<pool>` runs a conductor round on another pool
 
 
 def _load_nested_pools(pool: PoolSpec, path: Path, name: str) -> None:
@@ -130,13 +135,13 @@ def _load_nested_pools(pool: PoolSpec, path: Path, name: str) -> None:
     files = [file for file, _ in chain]
     if path.resolve() in files:
         cycle = " -> ".join([shown for _, shown in chain[files.index(path.resolve()) :]] + [name])
-        raise PoolError(f"pools run each other in a cycle: {cycle} (each `{NESTED_POOL}<pool>` entry runs that "
+        raise PoolError(f"pools run each other in a cycle: {cycle} (each `conductor/<pool>` entry runs that "
                         f"pool); fix: remove or replace the entry of the cycle that leads back to {name}")  # fmt: skip
     token = _LOADING.set((*chain, (path.resolve(), name)))
     try:
         for spec in (pool.conductor, *pool.workers):
-            if spec is not None and spec.model.startswith(NESTED_POOL):
-                load_pool(spec.model.removeprefix(NESTED_POOL))
+            if spec is not None and capabilities(spec.model).nested_pool:
+                load_pool(model_part(spec.model))
     finally:
         _LOADING.reset(token)
 
@@ -213,9 +218,9 @@ def _config_blocks(spec: ModelSpec) -> dict[str, dict[str, Any]]:
 
 def _check_sim_profile(spec: ModelSpec, where: str) -> None:
     """Refuse a simulated worker whose profile does not exist (the sample would fail on it)."""
-    provider, _, name = spec.model.partition("/")
-    if provider != "sim":
+    if not capabilities(spec.model).simulated:
         return
+    name = model_part(spec.model)
     from workers.simulation import SimError, load_profiles  # a simulated pool's check only
 
     try:
@@ -230,8 +235,6 @@ def _check_sim_profile(spec: ModelSpec, where: str) -> None:
 
 def _check_sdk_timeout(spec: ModelSpec, where: str) -> None:
     """Refuse an attempt_timeout that the provider's SDK would cut short (workers/provider_settings.py)."""
-    from workers.provider_settings import SdkTimeoutError, sdk_model_args  # it imports this module
-
     for name, config in _config_blocks(spec).items():
         try:
             sdk_model_args(spec.model, config, spec.model_args)
@@ -242,20 +245,18 @@ def _check_sdk_timeout(spec: ModelSpec, where: str) -> None:
 def _check_secret_routes(spec: ModelSpec, where: str) -> None:
     """Refuse a header or body string that the provider could take only in its GenerateConfig,
     which Inspect's log records whole (workers/client_secrets.py)."""
-    from workers.client_secrets import BODY_CLIENTS, HEADER_CLIENTS, unroutable
-
     for name, config in _config_blocks(spec).items():
         if problem := unroutable(spec.model, config):
-            provider = spec.model.split("/", 1)[0]
-            takers = ", ".join(p.rstrip("/") for p in (HEADER_CLIENTS if problem == "extra_headers" else BODY_CLIENTS))
+            provider = provider_name(spec.model)
+            able = ", ".join(takers("headers" if problem == "extra_headers" else "body"))
             who, fix = (
                 f"Inspect's {provider} provider",
                 (
-                    f"remove it, or reach the model through a provider whose client takes it ({takers}; e.g. "
+                    f"remove it, or reach the model through a provider whose client takes it ({able}; e.g. "
                     "`openai-api/<service>/<model>` with `model_args: {base_url: ...}` for an OpenAI-compatible server)"
                 ),
             )
-            if spec.model.startswith(BODY_CLIENTS) and config.get("batch"):
+            if capabilities(spec.model).body and config.get("batch"):
                 who, fix = f"a batching {provider} worker (its batch files are built from it)", "remove it or `batch`"
             raise _Invalid(f"{where}.{name}.{problem}", f"{who} takes it only in the generate config, which every "
                            "model event of the .eval log records whole (a header or body string may be a "
@@ -264,11 +265,11 @@ def _check_secret_routes(spec: ModelSpec, where: str) -> None:
 
 def _check_top_k(spec: ModelSpec, where: str) -> None:
     """Refuse a top_k that the provider would silently drop."""
-    if not spec.model.startswith(NO_TOP_K_PROVIDERS):
+    if capabilities(spec.model).top_k:
         return
     for name, config in _config_blocks(spec).items():
         if config.get("top_k") is not None:
-            provider = spec.model.split("/", 1)[0]
+            provider = provider_name(spec.model)
             raise _Invalid(f"{where}.{name}.top_k", f"Inspect's {provider} provider does not send top_k",
                            f"move it into extra_body: `extra_body: {{top_k: {config['top_k']}}}`")  # fmt: skip
 

@@ -2,13 +2,14 @@
 
 Inspect 0.3.285's providers do not send every `GenerateConfig` field they are given; a pool
 asking for the paper's temperature 0.2 on Claude gets the API default, with one log line.
-`DROPS` lists the known cases by Inspect model-name pattern; `provider_changes` says what
+`DROPS` lists the known cases by Inspect model-name pattern (a provider's own `unsent` fields and
+`top_k`, workers/providers.py, plus GPT-5's); `provider_changes` says what
 happens to one worker's config and `effective_config` is the config that reaches the API.
 The table is checked against the requests Inspect sends through the providers' real SDKs
 (tests/test_api_settings.py, loopback stand-ins), so it cannot drift from Inspect's behaviour.
 
-`SDK_CLIENTS` says how each provider's SDK client is built: its HTTP read timeout and its own
-retries, both under Inspect's call budget. `sdk_model_args` gives a pool worker the model args
+A provider's `sdk` entry (workers/providers.py) says how its SDK client is built: its HTTP read
+timeout and its own retries, both under Inspect's call budget. `sdk_model_args` gives a pool worker the model args
 that make the SDK agree with that budget; `sdk_settings` records what the SDK then enforces
 (tests/test_sdk_timeouts.py checks both on the clients and requests of the real SDKs).
 """
@@ -20,9 +21,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from workers.pools import NO_TOP_K_PROVIDERS
+from workers.providers import PROVIDERS, SdkClient, capabilities, provider_name
 
-_ANTHROPIC = "the API version the anthropic SDK sends (2026-10-21) removed sampling parameters: the API default applies"
 _REASONING = "GPT-5 always reasons and then takes only the default (1)"
 _NO_TOP_K = "Inspect's OpenAI-compatible providers do not send top_k (a pool puts it in extra_body)"
 _RESPONSES = "OpenAI's Responses API (Inspect's route for GPT-5) has no such parameter"
@@ -49,11 +49,10 @@ class Drop:
 
 
 DROPS: tuple[Drop, ...] = (
-    *(Drop(("anthropic/*",), f, _ANTHROPIC) for f in ("temperature", "top_p", "top_k")),
+    *(Drop((f"{p.name}/*",), f, p.unsent_reason) for p in PROVIDERS.values() for f in p.unsent),
     *(Drop(GPT5, f, _REASONING) for f in ("temperature", "top_p")),
     *(Drop(GPT5, f, _RESPONSES) for f in ("presence_penalty", "frequency_penalty", "seed", "stop_seqs")),
-    Drop(tuple(f"{p}*" for p in NO_TOP_K_PROVIDERS), "top_k", _NO_TOP_K),
-    Drop(("google/*",), "seed", "Inspect's google provider does not send seed"),
+    Drop(tuple(f"{p.name}/*" for p in PROVIDERS.values() if not p.top_k), "top_k", _NO_TOP_K),
 )
 
 
@@ -80,31 +79,6 @@ def effective_config(model: str, config: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if v is not None and k not in dropped}
 
 
-@dataclass(frozen=True)
-class SdkClient:
-    """How Inspect's provider for models named `prefix...` builds its SDK's HTTP client
-    (checked in Inspect 0.3.285 and by tests/test_sdk_timeouts.py)."""
-
-    prefix: str
-    read_timeout: float  # seconds, when nothing sets it
-    retries: int  # the SDK's own retries within one Inspect attempt, when nothing sets them
-    timeout_arg: str | None = None  # the model arg that sets the read timeout
-    retries_arg: str | None = None  # the model arg that sets the SDK's retries
-    timeout_from_config: bool = False  # Inspect sends GenerateConfig.timeout as the SDK's timeout
-
-
-SDK_CLIENTS = (
-    SdkClient("openai/", 600.0, 2, "client_timeout", "max_retries"),
-    SdkClient("anthropic/", 600.0, 2, "timeout", "max_retries"),
-    SdkClient("openai-api/", 600.0, 2, "client_timeout", "max_retries"),
-    SdkClient("google/", 3600.0, 0, timeout_from_config=True),  # google-genai: no retries unless asked
-    SdkClient("vllm/", 600.0, 2, "client_timeout"),  # its other model args go to the vLLM server
-    SdkClient("sglang/", 600.0, 2),  # no model arg reaches its client
-    SdkClient("local/", 600.0, 0, "client_timeout"),  # workers/local_provider.py turns them off itself
-)
-OPENAI_FLEX_TIMEOUT = 900.0  # Inspect's openai provider: the default with service_tier "flex"
-
-
 class SdkTimeoutError(ValueError):
     """An attempt limit that `model`'s provider SDK would cut short, and no model arg can raise."""
 
@@ -115,14 +89,14 @@ class SdkTimeoutError(ValueError):
 
 def sdk_client(model: str) -> SdkClient | None:
     """The SDK client entry of `model`'s provider; None for providers without one (sim/, hf/, ...)."""
-    return next((c for c in SDK_CLIENTS if model.startswith(c.prefix)), None)
+    return capabilities(model).sdk
 
 
 def _default_read_timeout(client: SdkClient, config: Mapping[str, Any], model_args: Mapping[str, Any]) -> float:
     if client.timeout_from_config and config.get("timeout") is not None:
         return float(config["timeout"])
-    if client.prefix == "openai/" and model_args.get("service_tier") == "flex":
-        return OPENAI_FLEX_TIMEOUT
+    if client.flex_timeout is not None and model_args.get("service_tier") == "flex":
+        return client.flex_timeout
     return client.read_timeout
 
 
@@ -155,7 +129,7 @@ def sdk_model_args(model: str, config: Mapping[str, Any], model_args: Mapping[st
         raise SdkTimeoutError(model, f"attempt_timeout {limit:g} s is cut short: the Google SDK's timeout is {sdk:g} s "
                               "(Inspect sends `timeout` as that timeout, and it is unset)",
                               f"set `timeout` (the whole call's budget) to at least {limit:g}")  # fmt: skip
-    raise SdkTimeoutError(model, f"an attempt may take {limit:g} s but Inspect's {client.prefix[:-1]} provider has "
+    raise SdkTimeoutError(model, f"an attempt may take {limit:g} s but Inspect's {provider_name(model)} provider has "
                           f"no model arg for its SDK's read timeout ({sdk:g} s), which would cut it short",
                           f"set attempt_timeout (or timeout) to at most {sdk:g}")  # fmt: skip
 

@@ -131,7 +131,7 @@ def sweep_title(pool: str, charge: str, recipe_name: str, limit: int) -> str:
     """The plot's title; it starts with SIMULATION when any pool worker is simulated (`sim/`)."""
     from workers.pools import load_pool
 
-    simulated = any(w.model.startswith("sim/") for w in load_pool(pool).workers)
+    simulated = load_pool(pool).simulated
     return (f"{'SIMULATION - ' if simulated else ''}cost-weight sweep, pool {pool} ({charge}), {recipe_name}: "
             f"held-out MATH-500 + MMLU, {limit} each")  # fmt: skip
 

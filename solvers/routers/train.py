@@ -39,11 +39,12 @@ from solvers.routers.outcomes import (
 from solvers.routers.solvers import default_router_file
 from solvers.team import pool_workers
 from workers.pools import load_pool
+from workers.providers import any_simulated
 
 
 def answer_key_for(workers: Sequence[Worker]):
     """The simulated pool's answer key per item (None for pools without `sim/` workers)."""
-    if not any(w.name.startswith("sim/") for w in workers):
+    if not any_simulated(w.name for w in workers):
         return None
     from workers.sim_provider import answer_key
 
