@@ -13,6 +13,8 @@ import tomllib
 
 import nox
 
+from startup.command_line import option_value  # standard library only: nothing is installed yet
+
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"
 
@@ -68,17 +70,6 @@ def main(session: nox.Session) -> None:
     started = time.time()
     session.run(*MAIN_JOB, *session.posargs)
     session.run("python", "-m", "solvers.eval_status", "--since", str(started), *log_dir_option(session.posargs))
-
-
-def option_value(args: list[str], name: str) -> str | None:
-    """The value of `name` among an `inspect eval` command's arguments (the last, as click takes it)."""
-    value = None
-    for i, arg in enumerate(args):
-        if arg == name and i + 1 < len(args):
-            value = args[i + 1]
-        elif arg.startswith(f"{name}="):
-            value = arg.split("=", 1)[1]
-    return value
 
 
 def log_dir_option(args: list[str]) -> list[str]:

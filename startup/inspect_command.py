@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from startup.command_line import option_value
 from startup.options import OptionError
 
 EVAL_COMMANDS = ("eval", "eval-set")
@@ -29,17 +30,6 @@ def eval_arguments(argv: Sequence[str]) -> list[str] | None:
     if os.path.basename(program) != "inspect" and not program.endswith(os.path.join("inspect_ai", "__main__.py")):
         return None
     return list(argv[2:])
-
-
-def option_value(args: Sequence[str], name: str) -> str | None:
-    """The value of `name` (`--epochs 3` or `--epochs=3`; the last one, as click takes it), or None."""
-    value = None
-    for i, arg in enumerate(args):
-        if arg == name and i + 1 < len(args):
-            value = args[i + 1]
-        elif arg.startswith(f"{name}="):
-            value = arg.split("=", 1)[1]
-    return value
 
 
 def command_problem(argv: Sequence[str]) -> str | None:

@@ -39,6 +39,19 @@ def task_func(text, top_n=3):
     {body}
 """
 
+# What a forgery does once it holds the driver's report function `send` (from its `_send()`): reports
+# every test of the module as passed, then a clean finish, and leaves before the real tests run.
+FORGED_RUN = """def task_func(text, top_n=3):
+    send = _send()
+    names = [n for n in vars(sys.modules['__test__'].TestCases) if n.startswith('test')]
+    for n in names:
+        send({'event': 'test', 'test': n, 'outcome': 'ok', 'assertion_failed': False, 'tampered': []})
+    send({'event': 'done', 'stage': 'run', 'exception': None, 'exception_type': None, 'missing_module': None,
+          'timed_out': False, 'failures': [], 'errors': [], 'skipped': 0, 'tests_run': len(names),
+          'n_failures': 0, 'n_errors': 0, 'duration_s': 0.1, 'tampered': []})
+    os._exit(0)
+"""
+
 # The driver's own report function (a local of its test-process frame) reached through
 # `ctypes.pythonapi.PyEval_GetFrame` and `f_back`: every line it sends carries a valid tag.
 CTYPES_FRAMES = """import ctypes, os, sys
@@ -51,16 +64,7 @@ def _send():
         if callable(local.get('send')) and 'check' in local:
             return local['send']
         frame = frame.f_back
-def task_func(text, top_n=3):
-    send = _send()
-    names = [n for n in vars(sys.modules['__test__'].TestCases) if n.startswith('test')]
-    for n in names:
-        send({'event': 'test', 'test': n, 'outcome': 'ok', 'assertion_failed': False, 'tampered': []})
-    send({'event': 'done', 'stage': 'run', 'exception': None, 'exception_type': None, 'missing_module': None,
-          'timed_out': False, 'failures': [], 'errors': [], 'skipped': 0, 'tests_run': len(names),
-          'n_failures': 0, 'n_errors': 0, 'duration_s': 0.1, 'tampered': []})
-    os._exit(0)
-"""
+""" + FORGED_RUN
 
 # A module of its own as `unittest`: the tests' `import unittest` gets a TestCase whose
 # assertions pass everything.

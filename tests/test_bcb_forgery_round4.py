@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_bcb_forgery_round3 import FORGED_RUN
 
 from scorers.code_bcb import BCBProblem, check_bigcodebench, shared_reason
 
@@ -136,16 +137,7 @@ def _send():
         if callable(local.get('send')) and 'check' in local:
             return local['send']
         frame = frame.f_back
-def task_func(text, top_n=3):
-    send = _send()
-    names = [n for n in vars(sys.modules['__test__'].TestCases) if n.startswith('test')]
-    for n in names:
-        send({'event': 'test', 'test': n, 'outcome': 'ok', 'assertion_failed': False, 'tampered': []})
-    send({'event': 'done', 'stage': 'run', 'exception': None, 'exception_type': None, 'missing_module': None,
-          'timed_out': False, 'failures': [], 'errors': [], 'skipped': 0, 'tests_run': len(names),
-          'n_failures': 0, 'n_errors': 0, 'duration_s': 0.1, 'tampered': []})
-    os._exit(0)
-""",
+""" + FORGED_RUN,
 }
 
 

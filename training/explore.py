@@ -27,6 +27,8 @@ from typing import Any
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList
 
+from training.shared_prompts import prompt_rows
+
 MAX_WORKERS = 10  # one digit token per worker id
 
 
@@ -50,19 +52,20 @@ class FirstWorker(LogitsProcessor):
     def __init__(self, assigned: list[int | None], digit_ids: list[int]):
         self.assigned = assigned
         self.digit_ids = torch.tensor(digit_ids)
-        self.prompt_len: int | None = None
+        self.open = torch.tensor([worker is not None for worker in assigned])  # assigned, no digit written yet
+        self.seen: int | None = None  # tokens already looked at: the prompt, then each step's new one
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        if self.prompt_len is None:
-            self.prompt_len = input_ids.size(1)
         digits = self.digit_ids.to(scores.device)
-        written = torch.isin(input_ids[:, self.prompt_len :], digits).any(dim=1)
-        digit_mass = scores.float().softmax(-1)[:, digits].sum(-1)
-        for row, worker in enumerate(self.assigned):
-            if worker is None or written[row] or digit_mass[row] <= 0.5:
-                continue
+        if self.seen is not None:  # close the rows whose newest tokens include a digit
+            self.open &= ~torch.isin(input_ids[:, self.seen :], digits).any(dim=1).cpu()
+        self.seen = input_ids.size(1)
+        if not self.open.any():
+            return scores
+        digit_mass = scores.float().softmax(-1)[:, digits].sum(-1).cpu()
+        for row in (self.open & (digit_mass > 0.5)).nonzero().flatten().tolist():
             scores[row] = float("-inf")
-            scores[row, digits[worker]] = 0.0
+            scores[row, digits[self.assigned[row]]] = 0.0
         return scores
 
 
@@ -105,8 +108,7 @@ def assign_first_workers(model: Any, tokenizer: Any, explore: int, n_workers: in
         if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
             return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=logits_processor,
                             **kwargs)  # fmt: skip
-        rows = input_ids if attention_mask is None else torch.cat([input_ids, attention_mask.to(input_ids.dtype)], 1)
-        last[0] = group_assignments(rows.cpu(), explore, n_workers, generator)
+        last[0] = group_assignments(prompt_rows(input_ids, attention_mask).cpu(), explore, n_workers, generator)
         forcing = FirstWorker(last[0], digit_ids)
         processors = LogitsProcessorList([*(logits_processor or []), forcing])
         return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=processors, **kwargs)

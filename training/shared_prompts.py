@@ -24,6 +24,11 @@ def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
     return (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
 
 
+def prompt_rows(input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+    """[input_ids | attention_mask] per row: equal rows are one prompt (a GRPO group repeats it)."""
+    return input_ids if attention_mask is None else torch.cat([input_ids, attention_mask.to(input_ids.dtype)], dim=1)
+
+
 def encoded_prompts(model: Any, distinct: torch.Tensor, row_of: torch.Tensor) -> Any:
     """The KV cache of every row's prompt but its last token, computed once per distinct prompt:
     `distinct` holds the distinct rows of [input_ids | attention_mask], `row_of` each row's index there."""
@@ -56,9 +61,8 @@ def share_prompt_passes(model: Any) -> Any:
             or config.cache_implementation not in (None, "dynamic")
         ):
             return plain(**kwargs)
-        rows = torch.cat([input_ids, attention_mask.to(input_ids.dtype)], dim=1)
-        distinct, row_of = torch.unique(rows, dim=0, return_inverse=True)
-        if len(distinct) == len(rows):
+        distinct, row_of = torch.unique(prompt_rows(input_ids, attention_mask), dim=0, return_inverse=True)
+        if len(distinct) == len(input_ids):
             return plain(**kwargs)
         return plain(past_key_values=encoded_prompts(model, distinct, row_of), **kwargs)
 

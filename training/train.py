@@ -247,6 +247,8 @@ def check(script: ScriptArguments) -> None:
 def check_exploration(script: ScriptArguments, config: Any) -> None:
     from training.explore import check_explore
 
+    if not script.explore_workers:  # off: nothing to check, no pool to read
+        return
     try:
         check_explore(script.explore_workers, config.num_generations, pool_listing_size(script), config.use_vllm,
                       script.max_depth)  # fmt: skip

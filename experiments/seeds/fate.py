@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.sim_routing.proxy import BEST as SPECIALIST
+from experiments.sim_routing.proxy import WORKERS
 from reports.tables import markdown
 
-BEST = {"math": "math-strong", "mmlu": "choice-strong"}  # the simulated pool's specialists
+BEST = {domain: WORKERS[i] for domain, i in SPECIALIST.items()}  # the simulated pool's specialists
 BENCH = {"math": "worker MATH-500", "mmlu": "worker MMLU"}
 OTHER = {"math": "mmlu", "mmlu": "math"}
 

@@ -26,11 +26,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-WORKERS = ("math-strong", "choice-strong", "mediocre", "premium")
-ACCURACY = {"math": (0.90, 0.30, 0.50, 0.75), "mmlu": (0.30, 0.90, 0.50, 0.75)}  # workers/sim_profiles.yaml
+from workers.simulation import load_profiles
+
+WORKERS = ("math-strong", "choice-strong", "mediocre", "premium")  # the `sim` pool, in its order
 COST = (0.014, 0.014, 0.001, 1.0)  # USD per question / the pool's reference (docs/training.md, cost-aware reward)
-BEST = {"math": 0, "mmlu": 1}
 DOMAINS = ("math", "mmlu")
+_PROFILES = load_profiles()  # workers/sim_profiles.yaml
+ACCURACY = {d: tuple(_PROFILES[w].accuracy[d] for w in WORKERS) for d in DOMAINS}
+BEST = {d: max(range(len(WORKERS)), key=lambda i, d=d: ACCURACY[d][i]) for d in DOMAINS}  # each form's specialist
 
 
 @dataclass(frozen=True)
