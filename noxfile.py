@@ -8,12 +8,14 @@ import difflib
 import os
 import re
 import shutil
+import sys
 import time
 import tomllib
 
 import nox
 
-from startup.command_line import option_value  # standard library only: nothing is installed yet
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # nox puts neither the noxfile's folder nor cwd there
+from startup.command_line import option_value  # noqa: E402  standard library only: nothing is installed yet
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_venv = "yes"

@@ -133,3 +133,17 @@ def test_nox_main_refuses_a_limit_inspect_cannot_parse_before_installing(noxfile
     with pytest.raises(SystemExit, match=f"^--limit {limit}: give a number of samples N >= 1 or a range A-B"):
         noxfile.main(session)
     assert session.installed == []
+
+
+def test_noxfile_loads_as_nox_loads_it():
+    """Nox execs the noxfile by path, its folder not on sys.path, the project not installed (CI failed so once)."""
+    loader = (
+        "import runpy, sys, types; nox = types.ModuleType('nox');"
+        "nox.session = lambda *a, **k: (a[0] if a and callable(a[0]) else (lambda f: f));"
+        "nox.options = types.SimpleNamespace(); nox.Session = object; sys.modules['nox'] = nox;"
+        f"runpy.run_path({str(ROOT / 'noxfile.py')!r})"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", loader], cwd="/", capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
