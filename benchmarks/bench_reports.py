@@ -34,8 +34,9 @@ def plain_read(log_dir: Path) -> int:
 
     n = 0
     for info in list_eval_logs(str(log_dir)):
-        for sample in read_eval_log_samples(info, all_samples_required=False,
-                                            exclude_fields={"messages", "events", "store", "attachments"}):
+        for sample in read_eval_log_samples(
+            info, all_samples_required=False, exclude_fields={"messages", "events", "store", "attachments"}
+        ):
             sample_fields((sample.metadata or {}).get("conductor"))
             n += 1
     return n
@@ -63,8 +64,10 @@ def main() -> int:
     t = time.perf_counter()
     report = build(logs, root / "out", progress=lines.append)
     total = time.perf_counter() - t
-    print(f"\nReport build from {report.samples} logged samples ({os.cpu_count()} CPUs visible), "
-          f"{len(report.tables)} tables, {len(report.plots)} plots\n")
+    print(
+        f"\nReport build from {report.samples} logged samples ({os.cpu_count()} CPUs visible), "
+        f"{len(report.tables)} tables, {len(report.plots)} plots\n"
+    )
     print("| step | seconds |\n|---|---|")
     for name, seconds in report.timings.items():
         print(f"| {name} | {seconds:.2f} |")

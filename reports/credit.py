@@ -64,8 +64,19 @@ DEFAULT_OUT = "reports/out/credit"
 CONCURRENT_SAMPLES = 8
 MAX_STEPS = 16  # a logged workflow with more steps is not re-run (runs grow with steps x workers)
 REPLAY, REMOVE, SWAP = "replay", "remove", "swap"
-COLUMNS = ["pool", "by", "value", "change", "pairs", "replay_accuracy", "changed_accuracy", "credit", "ci_low",
-           "ci_high", "mcnemar_p"]
+COLUMNS = [
+    "pool",
+    "by",
+    "value",
+    "change",
+    "pairs",
+    "replay_accuracy",
+    "changed_accuracy",
+    "credit",
+    "ci_low",
+    "ci_high",
+    "mcnemar_p",
+]
 
 
 @dataclass(frozen=True)
@@ -110,12 +121,16 @@ class Logged:
 
 def removed(workflow: Workflow, k: int) -> Workflow:
     """`workflow` without step k: later steps' index access renumbered, "all" kept (the steps left)."""
+
     def access(entry: str | tuple[int, ...]) -> str | tuple[int, ...]:
         return entry if entry == "all" else tuple(j - (j > k) for j in entry if j != k)
 
     keep = [i for i in range(len(workflow)) if i != k]
-    return Workflow(tuple(workflow.model_ids[i] for i in keep), tuple(workflow.subtasks[i] for i in keep),
-                    tuple(access(workflow.access[i]) for i in keep))
+    return Workflow(
+        tuple(workflow.model_ids[i] for i in keep),
+        tuple(workflow.subtasks[i] for i in keep),
+        tuple(access(workflow.access[i]) for i in keep),
+    )
 
 
 def swapped(workflow: Workflow, k: int, worker: int) -> Workflow:
@@ -132,13 +147,18 @@ def variants(workflow: Workflow, n_workers: int, *, swap: bool = True) -> list[V
     if n > 1:
         out += [Variant(REMOVE, k, None, removed(workflow, k), tuple(i for i in range(n) if i != k)) for k in range(n)]
     if swap:
-        out += [Variant(SWAP, k, w, swapped(workflow, k, w), tuple(range(n)))
-                for k in range(n) for w in range(n_workers) if w != workflow.model_ids[k]]
+        out += [
+            Variant(SWAP, k, w, swapped(workflow, k, w), tuple(range(n)))
+            for k in range(n)
+            for w in range(n_workers)
+            if w != workflow.model_ids[k]
+        ]
     return out
 
 
-def call_keys(variant: Variant, names: Sequence[str], question_mode: str,
-              constrained: Callable[[str], bool] = lambda name: False) -> list[tuple]:
+def call_keys(
+    variant: Variant, names: Sequence[str], question_mode: str, constrained: Callable[[str], bool] = lambda name: False
+) -> list[tuple]:
     """What each step's request depends on (its worker, subtask, and recursively what it saw; for a worker
     with an answer grammar, whether it is the last step): equal keys send the same request, so the second
     is a cache hit."""
@@ -160,8 +180,11 @@ class Estimate:
     runs: int
 
 
-def estimate(items: Sequence[tuple[Logged, list[Variant]]], prices: Callable[[str], Any],
-             constrained: Callable[[str], bool] = lambda name: False) -> Estimate:
+def estimate(
+    items: Sequence[tuple[Logged, list[Variant]]],
+    prices: Callable[[str], Any],
+    constrained: Callable[[str], bool] = lambda name: False,
+) -> Estimate:
     """Distinct calls over every run of every sample (`call_keys`) and their cost at recorded token counts."""
     calls, usd, runs = 0, 0.0, 0
     for logged, runs_of in items:
@@ -234,20 +257,37 @@ def logged_sample(location: str, task: str, sample: Any, meta: Mapping, params: 
     steps = round_["steps"]
     settings = meta.get("settings") or {}
     max_steps = settings.get("max_steps") if type(settings.get("max_steps")) is int else DEFAULT_MAX_STEPS
-    lists = {"model_id": [s["worker"] for s in steps], "subtasks": [s["subtask"] for s in steps],
-             "access_list": round_["workflow"]["access_list"]}
+    lists = {
+        "model_id": [s["worker"] for s in steps],
+        "subtasks": [s["subtask"] for s in steps],
+        "access_list": round_["workflow"]["access_list"],
+    }
     flow = validate(lists, range(len(meta.get("workers") or [])), min(max_steps, MAX_STEPS), access="indices")
-    tokens = tuple((int((s.get("usage") or {}).get("input_tokens") or 0),
-                    int((s.get("usage") or {}).get("output_tokens") or 0)) for s in steps)
+    tokens = tuple(
+        (int((s.get("usage") or {}).get("input_tokens") or 0), int((s.get("usage") or {}).get("output_tokens") or 0))
+        for s in steps
+    )
     workers = tuple(str(w) for w in meta.get("workers") or [])
     indices = tuple(int(i) for i in meta.get("pool_indices") or [])
     question = settings.get("question") or "first"
     if question not in QUESTION_MODES:
         raise ValueError(f"question mode {question!r} is not one of {', '.join(QUESTION_MODES)}")
-    check_generation(worker_temperature=params.get("worker_temperature"),
-                     worker_max_tokens=params.get("worker_max_tokens"))
-    return Logged(location, task, sample, str(params.get("pool") or "local"), params, flow, workers, indices,
-                  question, scorer, tokens)
+    check_generation(
+        worker_temperature=params.get("worker_temperature"), worker_max_tokens=params.get("worker_max_tokens")
+    )
+    return Logged(
+        location,
+        task,
+        sample,
+        str(params.get("pool") or "local"),
+        params,
+        flow,
+        workers,
+        indices,
+        question,
+        scorer,
+        tokens,
+    )
 
 
 def with_pools(found: Sequence[Logged]) -> tuple[list[Logged], dict[str, Any], Counter]:
@@ -289,8 +329,13 @@ def cached_workers(logged: Logged) -> list:
     meta = logged.sample.metadata or {}
     choices = logged.sample.choices or meta.get("choices")
     constraint = answer_constraint_for([str(c) for c in choices] if choices else None, meta.get("answer_format"))
-    every = pool_workers(logged.pool, logged.params.get("worker_temperature"), logged.params.get("worker_max_tokens"),
-                         constraint, logged.task)
+    every = pool_workers(
+        logged.pool,
+        logged.params.get("worker_temperature"),
+        logged.params.get("worker_max_tokens"),
+        constraint,
+        logged.task,
+    )
     chosen = [every[i] for i in (logged.pool_indices or range(len(every)))]  # checked by `with_pools`
     out = []
     for w in chosen:
@@ -346,11 +391,22 @@ def outcomes(items: Sequence[tuple[Logged, list[Variant]]], results: Sequence[li
     for (logged, runs), correct in zip(items, results, strict=True):
         replay = float(correct[0])
         for v, ok in zip(runs[1:], correct[1:], strict=True):
-            rows.append({"pool": logged.pool, "log": logged.log, "task": logged.task,
-                         "sample_id": str(logged.sample.id), "epoch": logged.sample.epoch, "change": v.change,
-                         "position": v.position, "worker": logged.workers[logged.workflow.model_ids[v.position]],
-                         "replacement": logged.workers[v.replacement] if v.replacement is not None else "",
-                         "replay": replay, "changed": float(ok), "logged_score": _logged(logged)})
+            rows.append(
+                {
+                    "pool": logged.pool,
+                    "log": logged.log,
+                    "task": logged.task,
+                    "sample_id": str(logged.sample.id),
+                    "epoch": logged.sample.epoch,
+                    "change": v.change,
+                    "position": v.position,
+                    "worker": logged.workers[logged.workflow.model_ids[v.position]],
+                    "replacement": logged.workers[v.replacement] if v.replacement is not None else "",
+                    "replay": replay,
+                    "changed": float(ok),
+                    "logged_score": _logged(logged),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -368,10 +424,21 @@ def credit_table(runs: pd.DataFrame) -> pd.DataFrame:
     for by in ("position", "worker"):
         for (pool, value, change), part in runs.groupby(["pool", by, "change"], sort=True) if len(runs) else ():
             c = compare(part["replay"], part["changed"])
-            out.append({"pool": pool, "by": by, "value": value, "change": change, "pairs": c["n"],
-                        "replay_accuracy": c["a_accuracy"], "changed_accuracy": c["b_accuracy"],
-                        "credit": c["difference"], "ci_low": c["ci_low"], "ci_high": c["ci_high"],
-                        "mcnemar_p": c["mcnemar_p"]})
+            out.append(
+                {
+                    "pool": pool,
+                    "by": by,
+                    "value": value,
+                    "change": change,
+                    "pairs": c["n"],
+                    "replay_accuracy": c["a_accuracy"],
+                    "changed_accuracy": c["b_accuracy"],
+                    "credit": c["difference"],
+                    "ci_low": c["ci_low"],
+                    "ci_high": c["ci_high"],
+                    "mcnemar_p": c["mcnemar_p"],
+                }
+            )
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -381,14 +448,23 @@ def by_name(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:
-    ci = ["—" if math.isnan(lo) else f"[{lo:+.1f}, {hi:+.1f}]" for lo, hi in zip(table["ci_low"], table["ci_high"],
-                                                                                  strict=True)]
-    return pd.DataFrame({
-        "by": table["by"], "step / worker": table["value"], "change": table["change"], "pairs": table["pairs"],
-        "replay %": table["replay_accuracy"].map("{:.1f}".format),
-        "changed %": table["changed_accuracy"].map("{:.1f}".format),
-        "credit (points)": table["credit"].map("{:+.1f}".format), "95% CI": ci,
-        "McNemar p": table["mcnemar_p"].map("{:.3g}".format)})
+    ci = [
+        "—" if math.isnan(lo) else f"[{lo:+.1f}, {hi:+.1f}]"
+        for lo, hi in zip(table["ci_low"], table["ci_high"], strict=True)
+    ]
+    return pd.DataFrame(
+        {
+            "by": table["by"],
+            "step / worker": table["value"],
+            "change": table["change"],
+            "pairs": table["pairs"],
+            "replay %": table["replay_accuracy"].map("{:.1f}".format),
+            "changed %": table["changed_accuracy"].map("{:.1f}".format),
+            "credit (points)": table["credit"].map("{:+.1f}".format),
+            "95% CI": ci,
+            "McNemar p": table["mcnemar_p"].map("{:.3g}".format),
+        }
+    )
 
 
 # ----------------------------------------------------------------------------- command
@@ -397,8 +473,12 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m reports credit", description=__doc__.split("\n")[0])
     p.add_argument("--logs", required=True, help="directory of Inspect logs (searched recursively)")
-    p.add_argument("--pool", default=None, help="re-run on this pool (bundled name or YAML path) instead of the "
-                   "pool each log names, which runs only when offline or after you confirm its endpoints")
+    p.add_argument(
+        "--pool",
+        default=None,
+        help="re-run on this pool (bundled name or YAML path) instead of the "
+        "pool each log names, which runs only when offline or after you confirm its endpoints",
+    )
     p.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})")
     p.add_argument("--no-swap", action="store_true", help="only remove steps (no worker replacements)")
     p.add_argument("--limit", type=int, default=None, help="re-run at most this many samples")
@@ -421,16 +501,22 @@ def endpoints(pools: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, lis
     return {name: [endpoint(w, env) for w in pool.workers] for name, pool in pools.items()}
 
 
-def confirm(found: Mapping[str, list[Endpoint]], user_pool: bool, yes: bool, ask: Callable[[str], str] | None,
-            say: Callable[[str], None]) -> bool:
+def confirm(
+    found: Mapping[str, list[Endpoint]],
+    user_pool: bool,
+    yes: bool,
+    ask: Callable[[str], str] | None,
+    say: Callable[[str], None],
+) -> bool:
     """Whether to run. The user's --pool: when it cannot spend (`free`), with --yes, or a typed 'y'. The logs'
     pools: when offline, else after every endpoint is printed and a typed 'y' (refused without a terminal)."""
     if user_pool:
         if yes or all(free(e) for e in found.values()):
             return True
         if ask is None:
-            raise SystemExit("this would call API models and spend money: run it in a terminal to confirm, "
-                             "or pass --yes")
+            raise SystemExit(
+                "this would call API models and spend money: run it in a terminal to confirm, or pass --yes"
+            )
         return ask("run them? [y/N] ").strip().lower() in ("y", "yes")
     online = {name: e for name, e in found.items() if not offline(e)}
     if not online:
@@ -441,14 +527,20 @@ def confirm(found: Mapping[str, list[Endpoint]], user_pool: bool, yes: bool, ask
             say(f"  {e.describe()}")
     if ask is None:
         names = " ".join(sorted(shown(n) for n in online))
-        raise SystemExit(f"the logs name pool(s) {names} whose workers call the endpoints above with your "
-                         "credentials; pass the pool yourself (--pool NAME_OR_PATH) or run in a terminal to "
-                         "review and confirm")
+        raise SystemExit(
+            f"the logs name pool(s) {names} whose workers call the endpoints above with your "
+            "credentials; pass the pool yourself (--pool NAME_OR_PATH) or run in a terminal to "
+            "review and confirm"
+        )
     return ask("run these workers, at the cost above, with your credentials? [y/N] ").strip().lower() in ("y", "yes")
 
 
-def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None = None,
-         say: Callable[[str], None] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    ask: Callable[[str], str] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> int:
     args = parser().parse_args(argv)
     say = say or (lambda line: print(line, flush=True))
     if ask is None and sys.stdin.isatty():
@@ -473,8 +565,10 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
     est = estimate(items, prices.get, lambda name: name in specs and bool(specs[name].grammar))
     kinds = {pool_makeup([w.model for w in pool.workers]) for pool in pools.values()}
     cost = "unknown (a worker has no price)" if est.usd is None else f"{est.usd:.4f} USD"
-    say(f"{est.samples} sample(s), {est.runs} workflow runs: at most {est.calls} model calls "
-        f"(the rest are cache hits), estimated cost {cost}; pool kind: {', '.join(sorted(kinds))}")
+    say(
+        f"{est.samples} sample(s), {est.runs} workflow runs: at most {est.calls} model calls "
+        f"(the rest are cache hits), estimated cost {cost}; pool kind: {', '.join(sorted(kinds))}"
+    )
     if not confirm(endpoints(pools, os.environ), args.pool is not None, args.yes, ask, say):
         say("nothing run")
         return 1
@@ -486,9 +580,11 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[str], str] | None 
     write_csv(by_name(runs), out / "credit-runs.csv")
     write_csv(by_name(table), out / "credit.csv")
     agree = sum(float(r[0]) == _logged(s) for (s, _), r in zip(items, results, strict=True))
-    parts = [f"# Counterfactual credit\n\nReplay agrees with the logged score on {agree} of {len(items)} samples. "
-             "credit = replay accuracy - changed accuracy (points; positive: the step, or the worker at it, "
-             "earned accuracy).\n"]
+    parts = [
+        f"# Counterfactual credit\n\nReplay agrees with the logged score on {agree} of {len(items)} samples. "
+        "credit = replay accuracy - changed accuracy (points; positive: the step, or the worker at it, "
+        "earned accuracy).\n"
+    ]
     for pool, part in table.groupby("pool", sort=True):
         kind = pool_makeup([w.model for w in pools[pool].workers])
         parts.append(f"## {md_text(pool_heading(pool_label(str(pool)), kind, ''))}\n\n{markdown(readable(part))}")

@@ -20,11 +20,31 @@ from reports.paired import ALL
 from scorers.checks import CHECKS
 from solvers.diagnostics import prior_output, round_features, summarize
 
-COLUMNS = ["pool", "row", "benchmark", "samples", "steps", "copy_rate", "single_step_share", "single_worker_share",
-           "verify_refine_share", "answer_compared", "answer_changed_share", "answer_better_share",
-           "answer_worse_share", "worker_entropy"]
-SHARES = ["copy_rate", "single_step_share", "single_worker_share", "verify_refine_share", "answer_changed_share",
-          "answer_better_share", "answer_worse_share"]
+COLUMNS = [
+    "pool",
+    "row",
+    "benchmark",
+    "samples",
+    "steps",
+    "copy_rate",
+    "single_step_share",
+    "single_worker_share",
+    "verify_refine_share",
+    "answer_compared",
+    "answer_changed_share",
+    "answer_better_share",
+    "answer_worse_share",
+    "worker_entropy",
+]
+SHARES = [
+    "copy_rate",
+    "single_step_share",
+    "single_worker_share",
+    "verify_refine_share",
+    "answer_changed_share",
+    "answer_better_share",
+    "answer_worse_share",
+]
 
 
 def input_text(value: str | Sequence) -> str:
@@ -48,8 +68,12 @@ def sample_features(meta: Mapping | None, question: str, target: str, scorer: st
         return None
     last = round_["steps"][-1]
     final = None if last.get("error") else last.get("output")
-    return round_features(round_, question, final_correct=judged(scorer, final, target),
-                          prior_correct=judged(scorer, prior_output(round_), target))
+    return round_features(
+        round_,
+        question,
+        final_correct=judged(scorer, final, target),
+        prior_correct=judged(scorer, prior_output(round_), target),
+    )
 
 
 def diagnostics_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -63,11 +87,18 @@ def diagnostics_table(frame: pd.DataFrame) -> pd.DataFrame:
         for benchmark, part in parts + ([(ALL, rows)] if len(parts) > 1 else []):
             features = [{**d, "domain": benchmark} for d in part["diag"]]
             summary = summarize(features)
-            out.append({"pool": pool, "row": label, "benchmark": benchmark, "samples": len(features),
-                        "steps": sum(f["steps"] for f in features) / len(features),
-                        **{k: 100 * summary[k] if k in summary else math.nan for k in SHARES},
-                        "answer_compared": int(summary.get("answer_compared", 0)),
-                        "worker_entropy": summary.get(f"worker_entropy/{benchmark}", math.nan)})
+            out.append(
+                {
+                    "pool": pool,
+                    "row": label,
+                    "benchmark": benchmark,
+                    "samples": len(features),
+                    "steps": sum(f["steps"] for f in features) / len(features),
+                    **{k: 100 * summary[k] if k in summary else math.nan for k in SHARES},
+                    "answer_compared": int(summary.get("answer_compared", 0)),
+                    "worker_entropy": summary.get(f"worker_entropy/{benchmark}", math.nan),
+                }
+            )
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -79,15 +110,20 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
     def fmt(spec: str):  # noqa: ANN202
         return lambda v: "—" if pd.isna(v) else spec.format(v)
 
-    return pd.DataFrame({
-        "row": table["row"], "benchmark": table["benchmark"], "samples": table["samples"],
-        "steps": table["steps"].map(fmt("{:.2f}")), "copy %": table["copy_rate"].map(fmt("{:.1f}")),
-        "one step %": table["single_step_share"].map(fmt("{:.1f}")),
-        "one worker %": table["single_worker_share"].map(fmt("{:.1f}")),
-        "verify/refine %": table["verify_refine_share"].map(fmt("{:.1f}")),
-        "answer compared": table["answer_compared"],
-        "changed %": table["answer_changed_share"].map(fmt("{:.1f}")),
-        "better %": table["answer_better_share"].map(fmt("{:.1f}")),
-        "worse %": table["answer_worse_share"].map(fmt("{:.1f}")),
-        "worker entropy (bits)": table["worker_entropy"].map(fmt("{:.2f}")),
-    })
+    return pd.DataFrame(
+        {
+            "row": table["row"],
+            "benchmark": table["benchmark"],
+            "samples": table["samples"],
+            "steps": table["steps"].map(fmt("{:.2f}")),
+            "copy %": table["copy_rate"].map(fmt("{:.1f}")),
+            "one step %": table["single_step_share"].map(fmt("{:.1f}")),
+            "one worker %": table["single_worker_share"].map(fmt("{:.1f}")),
+            "verify/refine %": table["verify_refine_share"].map(fmt("{:.1f}")),
+            "answer compared": table["answer_compared"],
+            "changed %": table["answer_changed_share"].map(fmt("{:.1f}")),
+            "better %": table["answer_better_share"].map(fmt("{:.1f}")),
+            "worse %": table["answer_worse_share"].map(fmt("{:.1f}")),
+            "worker entropy (bits)": table["worker_entropy"].map(fmt("{:.2f}")),
+        }
+    )

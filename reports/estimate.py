@@ -135,6 +135,8 @@ def report_lines(frame: pd.DataFrame, tasks: Sequence[str]) -> list[str]:
         if cost.not_estimated:
             lines.append(f"    not in the estimate (no simulated run): {', '.join(cost.not_estimated)}")
     lines.append("  then: python -m reports reproduce --logs logs/paper")
-    lines.append("  (estimate: reports/estimate.py; calls and prompt tokens per call from the logs just read, "
-                 f"{EXPECTED_OUTPUT_TOKENS} output tokens a call from the paper's Table 5, the pool files' prices)")
+    lines.append(
+        "  (estimate: reports/estimate.py; calls and prompt tokens per call from the logs just read, "
+        f"{EXPECTED_OUTPUT_TOKENS} output tokens a call from the paper's Table 5, the pool files' prices)"
+    )
     return lines

@@ -40,8 +40,7 @@ def _plan(log) -> str:  # noqa: ANN001
     if not steps:
         return json.dumps({"solver": log.eval.solver, "params": log.eval.solver_args or {}, "passed": None})
     step = steps[-1]
-    return json.dumps({"solver": step.solver, "params": step.params, "passed": step.params_passed},
-                      default=str)
+    return json.dumps({"solver": step.solver, "params": step.params, "passed": step.params_passed}, default=str)
 
 
 def _expected(log) -> int | None:  # noqa: ANN001
@@ -86,8 +85,10 @@ def _columns() -> list:
         EvalColumn("plan", path=_plan),
         EvalColumn("eval_meta", path=lambda log: json.dumps(log.eval.metadata or {}, default=str)),
         EvalColumn("model", path="eval.model"),
-        EvalColumn("roles", path=lambda log: json.dumps(
-            {k: v.model for k, v in (log.eval.model_roles or {}).items()}, default=str)),
+        EvalColumn(
+            "roles",
+            path=lambda log: json.dumps({k: v.model for k, v in (log.eval.model_roles or {}).items()}, default=str),
+        ),
         EvalColumn("expected", path=_expected),
         SampleColumn("id", path="id", required=True, type=str),  # Inspect owns "sample_id"
         SampleColumn("epoch", path="epoch", required=True),
@@ -107,9 +108,14 @@ def read_frame(log_dir: str | Path, *, progress: Callable[[str], None] | None = 
         progress(f"reading {len(logs)} log(s) under {log_dir}")
     if not logs:
         return pd.DataFrame()
+
     def read(paths: list) -> tuple[pd.DataFrame, list]:
         return samples_df(
-            paths, columns=_columns(), full=True, strict=False, quiet=not sys.stderr.isatty(),  # its progress bar
+            paths,
+            columns=_columns(),
+            full=True,
+            strict=False,
+            quiet=not sys.stderr.isatty(),  # its progress bar
             exclude_fields={"messages", "events", "store", "attachments"},
         )
 
@@ -162,7 +168,7 @@ def load_samples(log_dir: str | Path, *, progress: Callable[[str], None] | None 
 @lru_cache(maxsize=4096)
 def _shown_path(location: str) -> str:
     """A log's location as shown: relative to the working directory when under it, else as is."""
-    path = unquote(location[len("file://"):]) if location.startswith("file://") else location
+    path = unquote(location[len("file://") :]) if location.startswith("file://") else location
     try:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
@@ -231,10 +237,44 @@ def load_training(run_dir: str | Path) -> tuple[pd.DataFrame, dict]:
 
 
 COLUMNS = [
-    "method", "key", "label", "pool", "pool_kind", "setting", "conductor_short", "matrix_method", "matrix_base",
-    "solver", "options", "recorded", "parsed", "steps", "agent_calls", "calls", "input_tokens", "output_tokens",
-    "cost_usd", "conductor_model", "workers", "strategy", "step_models", "nested_step_models", "graph", "settings",
-    "pool_indices", "diag",
-    "task", "paper_column", "epoch", "sample_id", "score", "error", "log", "eval_id", "created", "status",
-    "model", "expected",
+    "method",
+    "key",
+    "label",
+    "pool",
+    "pool_kind",
+    "setting",
+    "conductor_short",
+    "matrix_method",
+    "matrix_base",
+    "solver",
+    "options",
+    "recorded",
+    "parsed",
+    "steps",
+    "agent_calls",
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "conductor_model",
+    "workers",
+    "strategy",
+    "step_models",
+    "nested_step_models",
+    "graph",
+    "settings",
+    "pool_indices",
+    "diag",
+    "task",
+    "paper_column",
+    "epoch",
+    "sample_id",
+    "score",
+    "error",
+    "log",
+    "eval_id",
+    "created",
+    "status",
+    "model",
+    "expected",
 ]

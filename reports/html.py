@@ -122,8 +122,13 @@ def _anchors(section: Section, ids: dict[str, int]) -> _Anchors:
     head = _unique(ids, _slug(section.title))
     tables = table_ids(section.tables)
     plots_heading = _unique(ids, f"plots-{head}") if section.plots else ""
-    return _Anchors(head, tables, plots_heading, [_unique(ids, f"plot-{_slug(p.name)}") for p in section.plots],
-                    table_ids(section.later))
+    return _Anchors(
+        head,
+        tables,
+        plots_heading,
+        [_unique(ids, f"plot-{_slug(p.name)}") for p in section.plots],
+        table_ids(section.later),
+    )
 
 
 def _contents(sections: Sequence[Section], anchors: Sequence[_Anchors]) -> str:
@@ -184,8 +189,9 @@ def _section(section: Section, anchors: _Anchors, base: Path, embed: bool) -> st
     if section.text:
         out.append(f'<p class="note">{_e(section.text)}</p>')
     if section.legend:
-        out.append(f'<details><summary>how to read these tables</summary><p class="note">{_e(section.legend)}</p>'
-                   "</details>")
+        out.append(
+            f'<details><summary>how to read these tables</summary><p class="note">{_e(section.legend)}</p></details>'
+        )
     if section.markdown:
         out.append(markdown_html(section.markdown))
     for table, anchor in zip(section.tables, anchors.tables, strict=True):
@@ -217,7 +223,7 @@ def markdown_html(text: str) -> str:
 
 
 def _row(values: Sequence[Any], kind: str) -> str:
-    cells = "".join(f'<td{_nowrap(v)}>{_cell(v)}</td>' for v in values)
+    cells = "".join(f"<td{_nowrap(v)}>{_cell(v)}</td>" for v in values)
     return (f'<tr class="{_e(kind)}">' if kind else "<tr>") + cells + "</tr>"
 
 
@@ -231,8 +237,9 @@ def _table(table: Table, base: Path, anchor: str) -> str:
     kinds = table.row_classes or ("",) * len(table.rows)
     body = "".join(_row(row, kind) for row, kind in zip(table.rows, kinds, strict=True))
     if table.collapsed:
-        out = [f'<details class="table"><summary><h3 id="{anchor}">{_e(table.title)}</h3>: '
-               f'{_e(table.collapsed)}</summary>']
+        out = [
+            f'<details class="table"><summary><h3 id="{anchor}">{_e(table.title)}</h3>: {_e(table.collapsed)}</summary>'
+        ]
     else:
         out = [f'<h3 id="{anchor}">{_e(table.title)}</h3>']
     if table.rows:
@@ -240,8 +247,11 @@ def _table(table: Table, base: Path, anchor: str) -> str:
     else:
         out.append('<p class="note">(no rows: the logs hold nothing for this table)</p>')
     if table.footnotes:
-        out.append('<ol class="footnotes">' + "".join(f"<li>[{i}] {_e(n)}</li>" for i, n in
-                                                       enumerate(table.footnotes, 1)) + "</ol>")
+        out.append(
+            '<ol class="footnotes">'
+            + "".join(f"<li>[{i}] {_e(n)}</li>" for i, n in enumerate(table.footnotes, 1))
+            + "</ol>"
+        )
     if table.note:
         out.append(f'<p class="note">{_e(table.note)}</p>')
     if table.files:
@@ -261,7 +271,7 @@ def _plot(plot: PlotLike, base: Path, embed: bool, anchor: str, commands: tuple[
     svg = _href(plot.svg, base)
     return (
         f'<figure id="{anchor}"><img src="{src}" alt="{_e(plot.title)}">'
-        f"<figcaption>{_e(plot.caption)} (<a href=\"{svg}\">SVG</a>)</figcaption></figure>\n"
+        f'<figcaption>{_e(plot.caption)} (<a href="{svg}">SVG</a>)</figcaption></figure>\n'
         + _provenance(Provenance(logs=tuple(plot.sources), commands=commands), "plot")
     )
 
@@ -269,13 +279,16 @@ def _plot(plot: PlotLike, base: Path, embed: bool, anchor: str, commands: tuple[
 def _provenance(prov: Provenance, what: str) -> str:
     if not (prov.logs or prov.commands or prov.note):
         return f'<p class="note">provenance of this {what}: not recorded</p>'
-    parts = [f"<details><summary>provenance of this {what}: {len(prov.logs)} log(s), "
-             f"{len(prov.commands)} command(s)</summary>"]
+    parts = [
+        f"<details><summary>provenance of this {what}: {len(prov.logs)} log(s), "
+        f"{len(prov.commands)} command(s)</summary>"
+    ]
     if prov.note:
         parts.append(f'<p class="note">{_e(prov.note)}</p>')
     if prov.commands:
-        parts.append("<p>commands:</p><ul>" + "".join(f"<li><code>{_e(c)}</code></li>" for c in prov.commands)
-                     + "</ul>")
+        parts.append(
+            "<p>commands:</p><ul>" + "".join(f"<li><code>{_e(c)}</code></li>" for c in prov.commands) + "</ul>"
+        )
     if prov.logs:
         shown = "".join(f"<li><code>{_e(log)}</code></li>" for log in prov.logs[:LIST_SHOWN])
         more = len(prov.logs) - LIST_SHOWN
@@ -287,8 +300,10 @@ def _provenance(prov: Provenance, what: str) -> str:
 def _existing(path: str | Path) -> Path:
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"the report links {path}, which does not exist; fix: write the plots/tables "
-                                "before the page (reports.plots.eval_plots, training_plots)")
+        raise FileNotFoundError(
+            f"the report links {path}, which does not exist; fix: write the plots/tables "
+            "before the page (reports.plots.eval_plots, training_plots)"
+        )
     return path
 
 

@@ -80,8 +80,11 @@ def expected_runs(pool: str) -> tuple[Expected, ...]:
         methods = load_matrix(ROOT / file)["methods"]
         matrix = build_matrix(methods, ["task"], pool, len(workers), registered)
         for run in matrix.runs:
-            base = next(m["name"] for m in sorted(methods, key=lambda m: -len(m["name"]))
-                        if run.method == m["name"] or run.method.startswith(m["name"] + "_"))
+            base = next(
+                m["name"]
+                for m in sorted(methods, key=lambda m: -len(m["name"]))
+                if run.method == m["name"] or run.method.startswith(m["name"] + "_")
+            )
             fields = run_fields(run.solver, run.options, None, solver_defaults(run.solver), workers, None)
             out.append(Expected(fields["key"], fields["label"], file, base))
     return tuple(out)
@@ -154,8 +157,10 @@ def _commands(groups: dict[tuple, set[str]], pool: str, places: Places) -> Comma
         out.add(attempt(partial(_command, source, tasks, pool, log_dir, limit)))
     out -= {None}
     if out and pool not in bundled():
-        notes.add(f"pool {pool} is not bundled: the report names a pool file by its stem, not its path; give that "
-                  f"file's path in place of {pool} in these commands")
+        notes.add(
+            f"pool {pool} is not bundled: the report names a pool file by its stem, not its path; give that "
+            f"file's path in place of {pool} in these commands"
+        )
     return sorted(out), sorted(notes)
 
 
@@ -196,12 +201,16 @@ class Refused(ValueError):
 # what each name from a log may be in a suggested command: (pattern, the rule in words)
 NAMES = {
     "task": (re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}"), "letters, digits and _"),
-    "solver": (re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}(?:/[A-Za-z_][A-Za-z0-9_.]{0,99})?"),
-               "letters, digits, _ and ., one / (package/name)"),
+    "solver": (
+        re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}(?:/[A-Za-z_][A-Za-z0-9_.]{0,99})?"),
+        "letters, digits, _ and ., one / (package/name)",
+    ),
     "matrix method": (re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}"), "letters, digits, _ . -"),
     "option name": (re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}"), "a Python identifier"),
-    "conductor model": (re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:@+/-]{0,199}"),
-                        "letters, digits and _ . : @ + / -, not starting with -"),
+    "conductor model": (
+        re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:@+/-]{0,199}"),
+        "letters, digits and _ . : @ + / -, not starting with -",
+    ),
 }
 
 
@@ -219,8 +228,10 @@ def checked(field: str, value: object) -> str:
         rule = "printable characters on one line, not starting with -"
         ok = text.isprintable() and bool(text) and not text.startswith("-")
     if not ok:
-        raise Refused(f"the log's {field} {ascii(text)[:80]} is not allowed in a command ({rule}); "
-                      "check the log (inspect view) and run it by hand")
+        raise Refused(
+            f"the log's {field} {ascii(text)[:80]} is not allowed in a command ({rule}); "
+            "check the log (inspect view) and run it by hand"
+        )
     return text
 
 
@@ -233,12 +244,31 @@ def _command(source: tuple, tasks: Sequence[str], pool: str, log_dir: str, limit
         _, file, methods = source
         matrix = [] if file == "solvers/matrix.yaml" else ["--matrix", file]
         methods = ",".join(checked("matrix method", m) for m in methods.split(","))
-        return shlex.join(["python", "-m", "solvers.matrix", *matrix, "--tasks", ",".join(tasks), "--pool", pool,
-                           "--methods", methods, *lim, "--log-dir", log_dir])
+        return shlex.join(
+            [
+                "python",
+                "-m",
+                "solvers.matrix",
+                *matrix,
+                "--tasks",
+                ",".join(tasks),
+                "--pool",
+                pool,
+                "--methods",
+                methods,
+                *lim,
+                "--log-dir",
+                log_dir,
+            ]
+        )
     _, solver, options, conductor = source
     opts = json.loads(options or "{}")
-    s_args = [a for k, v in sorted(opts.items()) if v is not None
-              for a in ("-S", f"{checked('option name', k)}={checked('option value', _plain(v))}")]
+    s_args = [
+        a
+        for k, v in sorted(opts.items())
+        if v is not None
+        for a in ("-S", f"{checked('option name', k)}={checked('option value', _plain(v))}")
+    ]
     role = ["--model-role", f"conductor={checked('conductor model', conductor)}"] if conductor else []
     head = ["--solver", checked("solver", solver), "-S", f"pool={pool}", *s_args, *role, *lim, "--log-dir", log_dir]
     return " && ".join(shlex.join(["inspect", "eval", f"tasks/{t}.py", *head]) for t in tasks)
@@ -253,13 +283,19 @@ def incomplete(frame: pd.DataFrame) -> list[str]:
     if not len(frame) or "status" not in frame:
         return []
     bad = frame[frame["status"].fillna("") != "success"].groupby("log", sort=True)
-    lines = [f"- {md_text(log)}: status {md_text(rows['status'].iloc[0])}, {len(rows)} of "
-             f"{int(rows['expected'].max()) if rows['expected'].notna().any() else '?'} samples x epochs held"
-             for log, rows in bad]
+    lines = [
+        f"- {md_text(log)}: status {md_text(rows['status'].iloc[0])}, {len(rows)} of "
+        f"{int(rows['expected'].max()) if rows['expected'].notna().any() else '?'} samples x epochs held"
+        for log, rows in bad
+    ]
     if not lines:
         return []
-    return ["## Logs whose eval did not finish (rerun the same command: the matrix runner retries them)", "",
-            *lines, ""]
+    return [
+        "## Logs whose eval did not finish (rerun the same command: the matrix runner retries them)",
+        "",
+        *lines,
+        "",
+    ]
 
 
 def block(found: Commands) -> list[str]:
@@ -271,9 +307,13 @@ def block(found: Commands) -> list[str]:
 def listing(tables: Iterable[Built], frame: pd.DataFrame, places: Places) -> str:
     """Markdown: per table and pool, the missing cells and the commands that fill them (log text
     escaped: `reports.tables.md_text`)."""
-    lines = ["# Missing cells", "",
-             "Cells without logged samples, per table and pool, with the commands that fill them "
-             "(the matrix runner is resumable: it skips what is already in the log dir).", ""]
+    lines = [
+        "# Missing cells",
+        "",
+        "Cells without logged samples, per table and pool, with the commands that fill them "
+        "(the matrix runner is resumable: it skips what is already in the log dir).",
+        "",
+    ]
     merged: dict[tuple, set[str]] = {}
     for built in tables:
         if not built.missing:
@@ -289,9 +329,14 @@ def listing(tables: Iterable[Built], frame: pd.DataFrame, places: Places) -> str
     if len(lines) == 4:
         lines += ["None: every expected cell has samples.", ""]
     if merged:
-        found = [_commands({src: t for (p, src), t in merged.items() if p == pool}, pool, places)
-                 for pool in sorted({p for p, _ in merged})]
-        lines += ["## All commands (every table's gaps, merged per method)", "",
-                  *block(([c for f in found for c in f[0]], [n for f in found for n in f[1]]))]
+        found = [
+            _commands({src: t for (p, src), t in merged.items() if p == pool}, pool, places)
+            for pool in sorted({p for p, _ in merged})
+        ]
+        lines += [
+            "## All commands (every table's gaps, merged per method)",
+            "",
+            *block(([c for f in found for c in f[0]], [n for f in found for n in f[1]])),
+        ]
     lines += incomplete(frame)
     return "\n".join(lines) + "\n"

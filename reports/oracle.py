@@ -18,16 +18,25 @@ import pandas as pd
 from reports.paired import ALL, outcomes
 
 SINGLE = "single_worker"
-COLUMNS = ["pool", "benchmark", "row", "questions", "accuracy", "best_single", "best_single_accuracy", "oracle",
-           "vs_oracle", "vs_best_single"]
+COLUMNS = [
+    "pool",
+    "benchmark",
+    "row",
+    "questions",
+    "accuracy",
+    "best_single",
+    "best_single_accuracy",
+    "oracle",
+    "vs_oracle",
+    "vs_best_single",
+]
 
 
 def question_scores(frame: pd.DataFrame) -> pd.DataFrame:
     """A frame indexed by (pool, benchmark, sample_id), one column per row label: the question's mean
     correctness over epochs (NaN where the row did not run it)."""
     data = outcomes(frame)
-    return data.pivot_table(index=["pool", "benchmark", "sample_id"], columns="label", values="correct",
-                            aggfunc="mean")
+    return data.pivot_table(index=["pool", "benchmark", "sample_id"], columns="label", values="correct", aggfunc="mean")
 
 
 def gaps(scores: pd.DataFrame, singles: list[str], benchmark: str) -> list[dict]:
@@ -42,11 +51,24 @@ def gaps(scores: pd.DataFrame, singles: list[str], benchmark: str) -> list[dict]
         ran = covered[label].dropna()
         if ran.empty:
             continue
-        accuracy, top, best_accuracy = 100 * ran.mean(), 100 * oracle[ran.index].mean(), 100 * covered.loc[
-            ran.index, best].mean()
-        out.append({"benchmark": benchmark, "row": label, "questions": len(ran), "accuracy": accuracy,
-                    "best_single": best, "best_single_accuracy": best_accuracy, "oracle": top,
-                    "vs_oracle": accuracy - top, "vs_best_single": accuracy - best_accuracy})
+        accuracy, top, best_accuracy = (
+            100 * ran.mean(),
+            100 * oracle[ran.index].mean(),
+            100 * covered.loc[ran.index, best].mean(),
+        )
+        out.append(
+            {
+                "benchmark": benchmark,
+                "row": label,
+                "questions": len(ran),
+                "accuracy": accuracy,
+                "best_single": best,
+                "best_single_accuracy": best_accuracy,
+                "oracle": top,
+                "vs_oracle": accuracy - top,
+                "vs_best_single": accuracy - best_accuracy,
+            }
+        )
     return out
 
 
@@ -75,9 +97,16 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
     if table.empty:
         return table
     pct, pts = "{:.1f}".format, "{:+.1f}".format
-    return pd.DataFrame({
-        "benchmark": table["benchmark"], "row": table["row"], "questions": table["questions"],
-        "accuracy %": table["accuracy"].map(pct), "oracle %": table["oracle"].map(pct),
-        "vs oracle": table["vs_oracle"].map(pts), "best single": table["best_single"],
-        "best single %": table["best_single_accuracy"].map(pct), "vs best single": table["vs_best_single"].map(pts),
-    })
+    return pd.DataFrame(
+        {
+            "benchmark": table["benchmark"],
+            "row": table["row"],
+            "questions": table["questions"],
+            "accuracy %": table["accuracy"].map(pct),
+            "oracle %": table["oracle"].map(pct),
+            "vs oracle": table["vs_oracle"].map(pts),
+            "best single": table["best_single"],
+            "best single %": table["best_single_accuracy"].map(pct),
+            "vs best single": table["vs_best_single"].map(pts),
+        }
+    )

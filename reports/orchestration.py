@@ -23,41 +23,46 @@ from reports.tables import markdown, md_text, pool_heading, pool_slug
 
 NOTES = {
     "oracle": "Oracle: per question, the best single worker on that question (from the single_worker logs); "
-              "best single: the single worker with the highest accuracy on these questions. Gaps in percentage "
-              "points on the questions each row ran that every single worker ran (reports/oracle.py).",
+    "best single: the single worker with the highest accuracy on these questions. Gaps in percentage "
+    "points on the questions each row ran that every single worker ran (reports/oracle.py).",
     "paired": f"Each pair on the samples both ran (same question and epoch): a - b in points with a "
-              f"{paired.CONFIDENCE:.0%} percentile bootstrap CI ({paired.RESAMPLES} resamples, paired), and the "
-              "exact McNemar test of the discordant samples (only a right vs only b right). A conductor row is "
-              "always side a.",
+    f"{paired.CONFIDENCE:.0%} percentile bootstrap CI ({paired.RESAMPLES} resamples, paired), and the "
+    "exact McNemar test of the discordant samples (only a right vs only b right). A conductor row is "
+    "always side a.",
     "pareto": "Accuracy (mean over benchmarks) vs USD per question; on the front: no other compared row is at "
-              "least as accurate and at most as costly. Rows that ran only some benchmarks or lack a price are "
-              "not compared.",
+    "least as accurate and at most as costly. Rows that ran only some benchmarks or lack a price are "
+    "not compared.",
     "routing": "The router benchmarks' numbers, per benchmark, from each row's accuracy and USD per question. "
-               "Both take the non-decreasing convex hull of (cost, accuracy) points (the upper envelope, flat after "
-               "its most accurate point: what mixing the points at random per question reaches at each cost). "
-               "AIQ (RouterBench, Hu et al. 2024): the area under the hull of the row's point and the single "
-               "workers' over the benchmark's cost range (cheapest to costliest priced point), divided by that "
-               "range: accuracy averaged over the costs; the zero router (single workers alone) and the oracle "
-               "router (per question the cheapest right single worker) bound it. APGR (RouteLLM, Ong et al. "
-               "2024): (area under the hull of weak, row and strong - weak's area) / (strong's - weak's) over "
-               "the costs from the weak model's to the strong's; weak = the cheapest single worker, strong = the "
-               "most accurate; 0.5 = mixing the two at random, 1 = the strong model's accuracy at the weak's "
-               "cost; '—' without a gap. Sources: " + routing.SOURCES + " Definitions: reports/routing.py.",
+    "Both take the non-decreasing convex hull of (cost, accuracy) points (the upper envelope, flat after "
+    "its most accurate point: what mixing the points at random per question reaches at each cost). "
+    "AIQ (RouterBench, Hu et al. 2024): the area under the hull of the row's point and the single "
+    "workers' over the benchmark's cost range (cheapest to costliest priced point), divided by that "
+    "range: accuracy averaged over the costs; the zero router (single workers alone) and the oracle "
+    "router (per question the cheapest right single worker) bound it. APGR (RouteLLM, Ong et al. "
+    "2024): (area under the hull of weak, row and strong - weak's area) / (strong's - weak's) over "
+    "the costs from the weak model's to the strong's; weak = the cheapest single worker, strong = the "
+    "most accurate; 0.5 = mixing the two at random, 1 = the strong model's accuracy at the weak's "
+    "cost; '—' without a gap. Sources: " + routing.SOURCES + " Definitions: reports/routing.py.",
     "diagnostics": "Root workflows only. copy: steps whose subtask only restates the question; one step / one "
-                   "worker: workflows of a single step / a single worker model; verify/refine: the strategy rule "
-                   "of solvers/strategy.py; changed: the final answer differs from that of the latest step the "
-                   "final step saw (better: wrong -> right, worse: right -> wrong, by the scorer's check); worker "
-                   "entropy: of the worker models over all steps, in bits (0 = always one worker).",
+    "worker: workflows of a single step / a single worker model; verify/refine: the strategy rule "
+    "of solvers/strategy.py; changed: the final answer differs from that of the latest step the "
+    "final step saw (better: wrong -> right, worse: right -> wrong, by the scorer's check); worker "
+    "entropy: of the worker models over all steps, in bits (0 = always one worker).",
 }
-TITLES = {"oracle": "Oracle gap: every row against the oracle and the best single worker",
-          "paired": "Paired comparisons on the same samples",
-          "pareto": "Accuracy-cost Pareto front",
-          "routing": "AIQ and APGR (the router benchmarks' summary numbers)",
-          "diagnostics": "Workflow diagnostics"}
-BUILDERS = {"oracle": (oracle.oracle_table, oracle.readable), "paired": (paired.paired_table, paired.readable),
-            "pareto": (pareto.front_table, pareto.readable),
-            "routing": (routing.router_table, routing.readable),
-            "diagnostics": (diagnostics.diagnostics_table, diagnostics.readable)}
+TITLES = {
+    "oracle": "Oracle gap: every row against the oracle and the best single worker",
+    "paired": "Paired comparisons on the same samples",
+    "pareto": "Accuracy-cost Pareto front",
+    "routing": "AIQ and APGR (the router benchmarks' summary numbers)",
+    "diagnostics": "Workflow diagnostics",
+}
+BUILDERS = {
+    "oracle": (oracle.oracle_table, oracle.readable),
+    "paired": (paired.paired_table, paired.readable),
+    "pareto": (pareto.front_table, pareto.readable),
+    "routing": (routing.router_table, routing.readable),
+    "diagnostics": (diagnostics.diagnostics_table, diagnostics.readable),
+}
 MAX_PLOTTED = 40  # pairs per plot
 LABEL_LINE = 80  # characters per line of a pair's label (wrapped, not cut)
 
@@ -90,8 +95,18 @@ def analyses(frame: pd.DataFrame) -> list[Analysis]:
             pool_kind, setting = str(rows["pool_kind"].iloc[0]), str(rows["setting"].iloc[0] or "")
             head = pool_heading(str(pool), pool_kind, setting)
             shown = read(data.drop(columns="pool").reset_index(drop=True))
-            out.append(Analysis(kind, str(pool), pool_kind, setting, f"{TITLES[kind]} — {head}",
-                                data.reset_index(drop=True), shown, tuple(sorted(set(rows["log"])))))
+            out.append(
+                Analysis(
+                    kind,
+                    str(pool),
+                    pool_kind,
+                    setting,
+                    f"{TITLES[kind]} — {head}",
+                    data.reset_index(drop=True),
+                    shown,
+                    tuple(sorted(set(rows["log"]))),
+                )
+            )
     return out
 
 
@@ -114,8 +129,9 @@ def paired_plot(a: Analysis, out: Path) -> Plot | None:
     rows = data[(data["benchmark"] == paired.ALL) | ~several].head(MAX_PLOTTED)
     if rows.empty:
         return None
-    labels = [wrapped(f"{r.a} − {r.b} ({r.benchmark}, n={r.n}, p={r.mcnemar_p:.2g})", LABEL_LINE)
-              for r in rows.itertuples()]
+    labels = [
+        wrapped(f"{r.a} − {r.b} ({r.benchmark}, n={r.n}, p={r.mcnemar_p:.2g})", LABEL_LINE) for r in rows.itertuples()
+    ]
     spans = np.cumsum([0.0] + [0.2 + 0.13 * label.count("\n") for label in labels])  # a row per label, its lines
     fig = Figure(figsize=(10, 1.3 + spans[-1] + 0.12 * len(rows)), dpi=100, layout="constrained")
     ax = fig.subplots()
@@ -131,6 +147,8 @@ def paired_plot(a: Analysis, out: Path) -> Plot | None:
     fig.suptitle(f"{head}\npaired differences on the same samples", fontsize=9)
     name = f"{pool_slug(a.pool)}-paired"
     png, svg = save_figure(fig, out, name)
-    caption = NOTES["paired"] + f" {len(rows)} of {len(data)} comparisons shown (over all benchmarks where a " \
-                                "pair ran several)."
+    caption = (
+        NOTES["paired"] + f" {len(rows)} of {len(data)} comparisons shown (over all benchmarks where a "
+        "pair ran several)."
+    )
     return Plot(name, head, caption, png, svg, a.pool, a.logs)

@@ -26,8 +26,21 @@ ALL = "all"
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 SEED = 0
-COLUMNS = ["pool", "benchmark", "a", "b", "n", "a_accuracy", "b_accuracy", "difference", "ci_low", "ci_high",
-           "a_only", "b_only", "mcnemar_p"]
+COLUMNS = [
+    "pool",
+    "benchmark",
+    "a",
+    "b",
+    "n",
+    "a_accuracy",
+    "b_accuracy",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "a_only",
+    "b_only",
+    "mcnemar_p",
+]
 
 
 def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
@@ -38,17 +51,26 @@ def outcomes(frame: pd.DataFrame) -> pd.DataFrame:
     rows = dedupe(frame)
     correct = pd.to_numeric(rows["score"], errors="coerce").fillna(0.0).clip(0.0, 1.0)
     return rows.assign(correct=correct, benchmark=rows["paper_column"])[
-        ["pool", "label", "solver", "key", "benchmark", *ITEM, "correct"]].reset_index(drop=True)
+        ["pool", "label", "solver", "key", "benchmark", *ITEM, "correct"]
+    ].reset_index(drop=True)
 
 
-def mean_difference_ci(a: np.ndarray, b: np.ndarray, *, confidence: float = CONFIDENCE,
-                       resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float]:
+def mean_difference_ci(
+    a: np.ndarray, b: np.ndarray, *, confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = SEED
+) -> tuple[float, float]:
     """Percentile bootstrap interval of mean(a - b) over paired samples; NaN with fewer than 2 pairs."""
     if len(a) < 2:
         return math.nan, math.nan
-    result = stats.bootstrap((a, b), lambda x, y, axis: np.mean(x - y, axis=axis), paired=True, vectorized=True,
-                             n_resamples=resamples, confidence_level=confidence, method="percentile",
-                             rng=np.random.default_rng(seed))
+    result = stats.bootstrap(
+        (a, b),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
@@ -63,9 +85,17 @@ def compare(a: pd.Series, b: pd.Series, **bootstrap: float) -> dict:
     x, y = a.to_numpy(dtype=float), b.to_numpy(dtype=float)
     low, high = mean_difference_ci(x, y, **bootstrap)
     a_only, b_only = int(((x >= 1) & (y < 1)).sum()), int(((x < 1) & (y >= 1)).sum())
-    return {"n": len(x), "a_accuracy": 100 * x.mean(), "b_accuracy": 100 * y.mean(),
-            "difference": 100 * (x - y).mean(), "ci_low": 100 * low, "ci_high": 100 * high,
-            "a_only": a_only, "b_only": b_only, "mcnemar_p": mcnemar_exact(a_only, b_only)}
+    return {
+        "n": len(x),
+        "a_accuracy": 100 * x.mean(),
+        "b_accuracy": 100 * y.mean(),
+        "difference": 100 * (x - y).mean(),
+        "ci_low": 100 * low,
+        "ci_high": 100 * high,
+        "a_only": a_only,
+        "b_only": b_only,
+        "mcnemar_p": mcnemar_exact(a_only, b_only),
+    }
 
 
 def paired_table(frame: pd.DataFrame, **bootstrap: float) -> pd.DataFrame:
@@ -84,8 +114,9 @@ def paired_table(frame: pd.DataFrame, **bootstrap: float) -> pd.DataFrame:
                 continue
             groups = [(str(k), g) for k, g in both.groupby(level="benchmark", sort=True)]
             for benchmark, part in groups + ([(ALL, both)] if len(groups) > 1 else []):
-                out.append({"pool": pool, "benchmark": benchmark, "a": a, "b": b,
-                            **compare(part[a], part[b], **bootstrap)})
+                out.append(
+                    {"pool": pool, "benchmark": benchmark, "a": a, "b": b, **compare(part[a], part[b], **bootstrap)}
+                )
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -93,12 +124,22 @@ def readable(table: pd.DataFrame) -> pd.DataFrame:
     """The paired table as text cells for markdown and the page (differences in points, CI, p)."""
     if table.empty:
         return table
-    ci = [("—" if math.isnan(lo) else f"[{lo:+.1f}, {hi:+.1f}]") for lo, hi in zip(table["ci_low"],
-                                                                                  table["ci_high"], strict=True)]
-    return pd.DataFrame({
-        "benchmark": table["benchmark"], "a": table["a"], "b": table["b"], "n": table["n"],
-        "a %": table["a_accuracy"].map("{:.1f}".format), "b %": table["b_accuracy"].map("{:.1f}".format),
-        "a - b (points)": table["difference"].map("{:+.1f}".format), f"{CONFIDENCE:.0%} CI": ci,
-        "only a right": table["a_only"], "only b right": table["b_only"],
-        "McNemar p": table["mcnemar_p"].map("{:.3g}".format),
-    })
+    ci = [
+        ("—" if math.isnan(lo) else f"[{lo:+.1f}, {hi:+.1f}]")
+        for lo, hi in zip(table["ci_low"], table["ci_high"], strict=True)
+    ]
+    return pd.DataFrame(
+        {
+            "benchmark": table["benchmark"],
+            "a": table["a"],
+            "b": table["b"],
+            "n": table["n"],
+            "a %": table["a_accuracy"].map("{:.1f}".format),
+            "b %": table["b_accuracy"].map("{:.1f}".format),
+            "a - b (points)": table["difference"].map("{:+.1f}".format),
+            f"{CONFIDENCE:.0%} CI": ci,
+            "only a right": table["a_only"],
+            "only b right": table["b_only"],
+            "McNemar p": table["mcnemar_p"].map("{:.3g}".format),
+        }
+    )

@@ -81,8 +81,9 @@ def plain(text: object, limit: int = LABEL_CHARS) -> str:
 def wrapped(text: object, width: int, max_lines: int = 3) -> str:
     """Log text for a plot (`plain`), wrapped at word boundaries to `width` characters a line, at most
     `max_lines` lines (then `…`): a long label is shown whole, on more lines, not cut."""
-    lines = textwrap.wrap(_CONTROL.sub(" ", writable(str(text))), width, max_lines=max_lines, placeholder=" …",
-                          break_on_hyphens=False)
+    lines = textwrap.wrap(
+        _CONTROL.sub(" ", writable(str(text))), width, max_lines=max_lines, placeholder=" …", break_on_hyphens=False
+    )
     return "\n".join(plain(line, width) for line in lines)
 
 
@@ -190,21 +191,40 @@ def _accuracy_cost(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
     axes[0].set_xlabel("\n".join([f"USD per question{scale}", *notes]))
     for ax in axes:
         ax.grid(alpha=0.3)
-    marks = {label: "" if p["tasks"] == all_tasks else f" * {int(p['tasks'])}/{all_tasks} benchmarks"
-             for label, p in points.iterrows()}
+    marks = {
+        label: "" if p["tasks"] == all_tasks else f" * {int(p['tasks'])}/{all_tasks} benchmarks"
+        for label, p in points.iterrows()
+    }
     front, front_label = axes[0].get_legend_handles_labels()
-    proxies = [Line2D([], [], ls="", marker=styles[label]["marker"], ms=7, color=styles[label]["color"],
-                      mfc="none" if styles[label].get("facecolors") == "none" else styles[label]["color"])
-               for label in points.index]
-    fig.legend(front + proxies, front_label + [plain(label, LEGEND_CHARS) + marks[label] for label in points.index],
-               loc="outside right center", fontsize=7, ncols=1 + len(points) // 25,
-               title="colour: method, marker: its variant; rings: methods at one spot", title_fontsize=7)
+    proxies = [
+        Line2D(
+            [],
+            [],
+            ls="",
+            marker=styles[label]["marker"],
+            ms=7,
+            color=styles[label]["color"],
+            mfc="none" if styles[label].get("facecolors") == "none" else styles[label]["color"],
+        )
+        for label in points.index
+    ]
+    fig.legend(
+        front + proxies,
+        front_label + [plain(label, LEGEND_CHARS) + marks[label] for label in points.index],
+        loc="outside right center",
+        fontsize=7,
+        ncols=1 + len(points) // 25,
+        title="colour: method, marker: its variant; rings: methods at one spot",
+        title_fontsize=7,
+    )
     fig.suptitle(f"{head}\naccuracy vs cost and vs agent calls (mean over benchmarks)", fontsize=9)
-    caption = (f"One point per method: the mean over the benchmarks it ran of each benchmark's accuracy, "
-               f"USD and agent calls per question; {all_tasks} benchmark(s), {len(group)} sample-epochs. "
-               "A sample without a score counts as wrong; a method with any unknown cost has no cost point; "
-               "* marks a method that ran only some of the benchmarks; the dashed line joins the accuracy-cost "
-               "Pareto front of the methods that ran all of them (reports/pareto.py).")
+    caption = (
+        f"One point per method: the mean over the benchmarks it ran of each benchmark's accuracy, "
+        f"USD and agent calls per question; {all_tasks} benchmark(s), {len(group)} sample-epochs. "
+        "A sample without a score counts as wrong; a method with any unknown cost has no cost point; "
+        "* marks a method that ran only some of the benchmarks; the dashed line joins the accuracy-cost "
+        "Pareto front of the methods that ran all of them (reports/pareto.py)."
+    )
     return _save(fig, out, f"{stem}-accuracy-cost", head, caption, pool, group)
 
 
@@ -231,8 +251,16 @@ def method_styles(families: Sequence[str]) -> list[dict]:
         n = seen[family] = seen.get(family, -1) + 1
         f = order.index(family)
         colour = cmap(f % 10)
-        styles.append({"color": colour, "marker": MARKERS[n % len(MARKERS)], "s": 42, "zorder": 3,
-                       "edgecolors": colour, **({"facecolors": "none"} if f // 10 % 2 else {})})
+        styles.append(
+            {
+                "color": colour,
+                "marker": MARKERS[n % len(MARKERS)],
+                "s": 42,
+                "zorder": 3,
+                "edgecolors": colour,
+                **({"facecolors": "none"} if f // 10 % 2 else {}),
+            }
+        )
     return styles
 
 
@@ -242,8 +270,17 @@ def _scatter_spots(ax, points: pd.DataFrame, x: str, styles: Mapping[str, dict])
     spots = points[[x, "accuracy"]].round(9)
     for _, same in spots.groupby([x, "accuracy"], sort=False):
         for k, label in enumerate(same.index):
-            style = styles[label] if k == 0 else {**styles[label], "facecolors": "none", "linewidths": 1.3,
-                                                   "s": styles[label]["s"] * (1 + 1.6 * k), "zorder": 2}
+            style = (
+                styles[label]
+                if k == 0
+                else {
+                    **styles[label],
+                    "facecolors": "none",
+                    "linewidths": 1.3,
+                    "s": styles[label]["s"] * (1 + 1.6 * k),
+                    "zorder": 2,
+                }
+            )
             ax.scatter(points.at[label, x], points.at[label, "accuracy"], **style)
 
 
@@ -253,8 +290,16 @@ def _draw_front(ax, compared: pd.DataFrame) -> None:  # noqa: ANN001
 
     front = compared.loc[front_labels(compared)].sort_values("cost") if len(compared) else compared
     if len(front) > 1:
-        ax.step(front["cost"], front["accuracy"], where="post", color="grey", ls="--", lw=1, zorder=2,
-                label="Pareto front (methods on every benchmark)")
+        ax.step(
+            front["cost"],
+            front["accuracy"],
+            where="post",
+            color="grey",
+            ls="--",
+            lw=1,
+            zorder=2,
+            label="Pareto front (methods on every benchmark)",
+        )
 
 
 def worker_shares_by_task(rows: pd.DataFrame, column: str = "step_models") -> pd.DataFrame | None:
@@ -296,15 +341,38 @@ def _strategy_order(name: str) -> tuple[int, str]:
 
 # name, table, order of its categories, what it shows, x label, caption
 DISTRIBUTIONS = (
-    ("workers", worker_shares_by_task, str, "worker selection per benchmark", "share of executed worker steps",
-     "Share of the executed worker steps (nested rounds included) each worker model took, per benchmark."),
-    ("steps", steps_by_task, lambda c: int(c.split()[0]), "steps per workflow per benchmark (Fig. 8)",
-     "share of samples", "Share of each benchmark's samples by the number of steps of the recorded root workflow."),
-    ("strategies", strategies_by_task, _strategy_order, "strategy per benchmark", "share of samples",
-     "Share of each benchmark's samples by the strategy of the recorded root workflow (rule: solvers/strategy.py)."),
-    ("workers-recursive", nested_worker_shares_by_task, str, "worker selection inside recursive rounds (Fig. 10)",
-     "share of worker steps in recursive rounds",
-     "Share of the worker steps inside recursive rounds (the conductor calling itself) each worker model took."),
+    (
+        "workers",
+        worker_shares_by_task,
+        str,
+        "worker selection per benchmark",
+        "share of executed worker steps",
+        "Share of the executed worker steps (nested rounds included) each worker model took, per benchmark.",
+    ),
+    (
+        "steps",
+        steps_by_task,
+        lambda c: int(c.split()[0]),
+        "steps per workflow per benchmark (Fig. 8)",
+        "share of samples",
+        "Share of each benchmark's samples by the number of steps of the recorded root workflow.",
+    ),
+    (
+        "strategies",
+        strategies_by_task,
+        _strategy_order,
+        "strategy per benchmark",
+        "share of samples",
+        "Share of each benchmark's samples by the strategy of the recorded root workflow (rule: solvers/strategy.py).",
+    ),
+    (
+        "workers-recursive",
+        nested_worker_shares_by_task,
+        str,
+        "worker selection inside recursive rounds (Fig. 10)",
+        "share of worker steps in recursive rounds",
+        "Share of the worker steps inside recursive rounds (the conductor calling itself) each worker model took.",
+    ),
 )
 
 
@@ -323,8 +391,9 @@ def _distributions(group: pd.DataFrame, out: Path, stem: str, head: str, pool: s
         chunks = [tables[i : i + PANELS] for i in range(0, len(tables), PANELS)]
         for i, chunk in enumerate(chunks):
             part = f" ({i + 1}/{len(chunks)})" if len(chunks) > 1 else ""
-            fig = _panels(chunk, sorted({c for _, t in tables for c in t.columns}, key=order), xlabel,
-                          f"{head}\n{what}{part}")
+            fig = _panels(
+                chunk, sorted({c for _, t in tables for c in t.columns}, key=order), xlabel, f"{head}\n{what}{part}"
+            )
             rows = pd.concat([labels[label] for label, _ in chunk])
             suffix = f"-{i + 1}" if len(chunks) > 1 else ""
             plots.append(_save(fig, out, f"{stem}-{name}{suffix}", f"{head}: {what}{part}", caption, pool, rows))
@@ -365,8 +434,9 @@ def _panels(tables: Sequence[tuple[str, pd.DataFrame]], categories: list, xlabel
 def pick_sample(frame: pd.DataFrame) -> pd.Series | None:
     """The workflow drawn by default: among recorded workflows, a correct one with the most steps
     (ties: the first by log, sample id, epoch); None when no sample has a workflow."""
-    data = frame.assign(_steps=pd.to_numeric(frame["steps"], errors="coerce").fillna(0).to_numpy(),
-                        _ok=_correct(frame).to_numpy())
+    data = frame.assign(
+        _steps=pd.to_numeric(frame["steps"], errors="coerce").fillna(0).to_numpy(), _ok=_correct(frame).to_numpy()
+    )
     has = data[(data["graph"].astype(str).str.len() > 2).to_numpy() & (data["_steps"] > 0).to_numpy()]
     if has.empty:
         return None
@@ -409,8 +479,12 @@ def _workflow(row: pd.Series, out: Path, head: str) -> Plot:
     ax = fig.subplots()
     ax.set_axis_off()
     ax.set_xlim(-0.6, width - 0.4)
-    arcs = any(places[i][0] - places[v][0] > 1 for i, step in enumerate(graph)
-               for v in step.get("visible") or [] if isinstance(v, int) and 0 <= v < i)
+    arcs = any(
+        places[i][0] - places[v][0] > 1
+        for i, step in enumerate(graph)
+        for v in step.get("visible") or []
+        if isinstance(v, int) and 0 <= v < i
+    )
     ax.set_ylim(height - 0.4, -1.1 if arcs else -0.6)  # room above the boxes for arcs
     boxes = []
     for i, step in enumerate(graph):
@@ -419,22 +493,46 @@ def _workflow(row: pd.Series, out: Path, head: str) -> Plot:
         nested = " (recursive)" if step.get("nested") else ""
         text = f"step {i}{nested}\n{worker}\n{plain(step.get('subtask'), SUBTASK_CHARS)}"
         face = "#f4c7c3" if not step.get("ok", True) else ("#c9e4c5" if i == len(graph) - 1 else "#dde6f5")
-        boxes.append(ax.text(x, y, _wrap(text), ha="center", va="center", fontsize=7,
-                             bbox={"boxstyle": "round,pad=0.4", "facecolor": face, "edgecolor": "0.4"}))
+        boxes.append(
+            ax.text(
+                x,
+                y,
+                _wrap(text),
+                ha="center",
+                va="center",
+                fontsize=7,
+                bbox={"boxstyle": "round,pad=0.4", "facecolor": face, "edgecolor": "0.4"},
+            )
+        )
     for i, step in enumerate(graph):
         for v in step.get("visible") or []:
             if isinstance(v, int) and 0 <= v < i:  # box to box: the text artists are the coordinates
                 span = places[i][0] - places[v][0]  # an edge over boxes between arcs above them
-                ax.annotate("", xy=(0, 0.5), xycoords=boxes[i], xytext=(1, 0.5), textcoords=boxes[v],
-                            arrowprops={"arrowstyle": "->", "color": "0.35", "shrinkA": 6, "shrinkB": 6,
-                                        "connectionstyle": f"arc3,rad={ARC if span > 1 else 0}"})
+                ax.annotate(
+                    "",
+                    xy=(0, 0.5),
+                    xycoords=boxes[i],
+                    xytext=(1, 0.5),
+                    textcoords=boxes[v],
+                    arrowprops={
+                        "arrowstyle": "->",
+                        "color": "0.35",
+                        "shrinkA": 6,
+                        "shrinkB": 6,
+                        "connectionstyle": f"arc3,rad={ARC if span > 1 else 0}",
+                    },
+                )
     outcome = "correct" if _score(row) >= 1 else "not correct"
-    title = (f"{head}\n{plain(row['label'], 160)} on {plain(row['task'])}, sample {plain(row['sample_id'], 24)} "
-             f"epoch {row['epoch']}: {outcome}, strategy: {row['strategy']}")
+    title = (
+        f"{head}\n{plain(row['label'], 160)} on {plain(row['task'])}, sample {plain(row['sample_id'], 24)} "
+        f"epoch {row['epoch']}: {outcome}, strategy: {row['strategy']}"
+    )
     ax.set_title(fitted_title(title, fig, 8), fontsize=8)
     fig.tight_layout()
-    caption = ("One sample's root workflow: a box per step (worker index and model, subtask start), an arrow "
-               "from each step a step saw; the last step (green) gives the answer, a failed step is red.")
+    caption = (
+        "One sample's root workflow: a box per step (worker index and model, subtask start), an arrow "
+        "from each step a step saw; the last step (green) gives the answer, a failed step is red."
+    )
     return _save(fig, out, f"{_slug(row['pool'])}-workflow", title, caption, str(row["pool"]), pd.DataFrame([row]))
 
 
@@ -473,8 +571,10 @@ def read_run(run: str | Path, fields: Sequence[str] | None = None) -> tuple[pd.D
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(f"{path} line {number} is not JSON ({err.msg}); fix: remove the line "
-                                 "(a run killed while writing leaves half a line)") from None
+                raise ValueError(
+                    f"{path} line {number} is not JSON ({err.msg}); fix: remove the line "
+                    "(a run killed while writing leaves half a line)"
+                ) from None
             row = writable_data(row)  # a lone surrogate as its escape: written anywhere later (reports.safe_text)
             rows.append(row if fields is None else {k: row.get(k) for k in fields})
     return pd.DataFrame(rows), read_run_info(run)
@@ -485,15 +585,16 @@ def per_step(rollouts: pd.DataFrame | Sequence[Mapping]) -> pd.DataFrame:
     (parsed rollouts; 0 when none parsed)."""
     rows = rollouts if isinstance(rollouts, pd.DataFrame) else pd.DataFrame(list(rollouts))
     if rows.empty:
-        return pd.DataFrame(columns=["step", "rollouts", "reward_mean", "parse_rate", "accuracy",
-                                     "steps_per_workflow"])
-    data = pd.DataFrame({
-        "step": pd.to_numeric(rows.get("step"), errors="coerce").fillna(0).astype(int),
-        "reward": pd.to_numeric(rows["reward"], errors="coerce"),
-        "parsed": rows.get("parsed", False).fillna(False).astype(bool),
-        "correct": rows.get("correct", False).fillna(False).astype(bool),
-        "steps": pd.to_numeric(rows.get("steps", 0), errors="coerce").fillna(0),
-    })
+        return pd.DataFrame(columns=["step", "rollouts", "reward_mean", "parse_rate", "accuracy", "steps_per_workflow"])
+    data = pd.DataFrame(
+        {
+            "step": pd.to_numeric(rows.get("step"), errors="coerce").fillna(0).astype(int),
+            "reward": pd.to_numeric(rows["reward"], errors="coerce"),
+            "parsed": rows.get("parsed", False).fillna(False).astype(bool),
+            "correct": rows.get("correct", False).fillna(False).astype(bool),
+            "steps": pd.to_numeric(rows.get("steps", 0), errors="coerce").fillna(0),
+        }
+    )
     data["parsed_steps"] = data["steps"].where(data["parsed"])
     table = data.groupby("step", sort=True).agg(
         rollouts=("reward", "size"),
@@ -550,8 +651,9 @@ def domain_worker_shares(rows: pd.DataFrame) -> pd.DataFrame:
     named = rows[["step", "domain", "worker_names"]].explode("worker_names").dropna()
     if named.empty:
         return pd.DataFrame()
-    table = pd.crosstab([named["step"].astype(int), named["domain"].astype(str)],
-                        named["worker_names"].astype(str), normalize="index")
+    table = pd.crosstab(
+        [named["step"].astype(int), named["domain"].astype(str)], named["worker_names"].astype(str), normalize="index"
+    )
     return table.reset_index()
 
 
@@ -567,8 +669,12 @@ def routing_figure(shares: pd.DataFrame, title: str, window: int = 10) -> Figure
     for ax, domain in zip(axes, domains, strict=True):
         part = shares[shares["domain"] == domain].sort_values("step")
         for worker in workers:
-            ax.plot(part["step"], part[worker].rolling(window, min_periods=1).mean(), color=colors[worker],
-                    label=plain(worker))
+            ax.plot(
+                part["step"],
+                part[worker].rolling(window, min_periods=1).mean(),
+                color=colors[worker],
+                label=plain(worker),
+            )
         ax.set_ylim(-0.05, 1.05)
         ax.set_ylabel(f"{plain(domain, 16)}: share", fontsize=8)
         ax.grid(alpha=0.3)
@@ -604,29 +710,67 @@ def training_plots(runs: Iterable[str | Path], out_dir: str | Path, *, window: i
         name = f"train-{_slug(Path(run).name)}"
         source = (str(run),)
         by_pool.setdefault(pool_of_run(info), {})[str(run)] = table
-        plots.append(_save_run(curves_figure(table, title), out, f"{name}-curves", title,
-                               "Mean reward, parse rate and share correct of each GRPO step's rollouts.", source))
+        plots.append(
+            _save_run(
+                curves_figure(table, title),
+                out,
+                f"{name}-curves",
+                title,
+                "Mean reward, parse rate and share correct of each GRPO step's rollouts.",
+                source,
+            )
+        )
         shares = worker_shares(rows)
         if not shares.empty:
             fig = _area(shares, "share of executed worker steps", f"{title}\nworker selection over training")
-            plots.append(_save_run(fig, out, f"{name}-workers", title,
-                                   "Share of each GRPO step's executed worker steps per pool worker.", source))
+            plots.append(
+                _save_run(
+                    fig,
+                    out,
+                    f"{name}-workers",
+                    title,
+                    "Share of each GRPO step's executed worker steps per pool worker.",
+                    source,
+                )
+            )
         routing = domain_worker_shares(rows)
         if not routing.empty:
-            plots.append(_save_run(routing_figure(routing, title, window), out, f"{name}-routing", title,
-                                   f"Each worker's share of the executed worker steps per domain, {window}-step "
-                                   "moving average.", source))
+            plots.append(
+                _save_run(
+                    routing_figure(routing, title, window),
+                    out,
+                    f"{name}-routing",
+                    title,
+                    f"Each worker's share of the executed worker steps per domain, {window}-step moving average.",
+                    source,
+                )
+            )
         steps = domain_steps(rows)
         if not steps.empty:
             fig = _lines(steps, "mean steps per workflow (parsed)", f"{title}\nsteps per workflow over training")
-            plots.append(_save_run(fig, out, f"{name}-steps", title,
-                                   "Mean workflow length of the parsed rollouts per GRPO step and domain.", source))
+            plots.append(
+                _save_run(
+                    fig,
+                    out,
+                    f"{name}-steps",
+                    title,
+                    "Mean workflow length of the parsed rollouts per GRPO step and domain.",
+                    source,
+                )
+            )
     for pool, tables in by_pool.items():
         if len(tables) > 1:  # runs are compared only with runs on the same pool
             title = f"{pool}: training runs compared"
-            plots.append(_save_run(_compare(tables, title), out, f"train-compare-{_slug(pool)}", title,
-                                   "Mean reward and parse rate per GRPO step of each run on this pool.",
-                                   tuple(tables)))
+            plots.append(
+                _save_run(
+                    _compare(tables, title),
+                    out,
+                    f"train-compare-{_slug(pool)}",
+                    title,
+                    "Mean reward and parse rate per GRPO step of each run on this pool.",
+                    tuple(tables),
+                )
+            )
     return plots
 
 
@@ -660,8 +804,12 @@ def _area(shares: pd.DataFrame, ylabel: str, title: str) -> Figure:
     fig = Figure(figsize=(7, 3.6), dpi=100)
     ax = fig.subplots()
     colors = _colors(shares.columns)
-    ax.stackplot(shares.index.to_numpy(), *[shares[c].to_numpy(dtype=float) for c in shares.columns],
-                 labels=[plain(c) for c in shares.columns], colors=[colors[c] for c in shares.columns])
+    ax.stackplot(
+        shares.index.to_numpy(),
+        *[shares[c].to_numpy(dtype=float) for c in shares.columns],
+        labels=[plain(c) for c in shares.columns],
+        colors=[colors[c] for c in shares.columns],
+    )
     ax.set_xlabel("GRPO step")
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1)

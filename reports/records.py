@@ -47,7 +47,7 @@ def short(model: str | None) -> str:
 
 
 def pool_kind(models: list[str]) -> str:
-    """"simulated" (any sim/ worker), "local" (any local/ worker), "api" otherwise."""
+    """ "simulated" (any sim/ worker), "local" (any local/ worker), "api" otherwise."""
     if any_simulated(models):
         return "simulated"
     if any(capabilities(m).local_server for m in models):

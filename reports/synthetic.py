@@ -33,9 +33,19 @@ TASK_FILES = {
 
 def step(index: int, worker: int, model: str, visible: Sequence[int] = (), subtask: str = "Solve it.", **more) -> dict:
     usage = more.pop("usage", {"input_tokens": 100, "output_tokens": 50, "cost": 0.001})
-    return {"index": index, "worker": worker, "model": model, "subtask": subtask, "visible": list(visible),
-            "output": "", "usage": usage, "latency": 0.1, "error": more.pop("error", None),
-            "round": more.pop("round", None), "fallback": None}
+    return {
+        "index": index,
+        "worker": worker,
+        "model": model,
+        "subtask": subtask,
+        "visible": list(visible),
+        "output": "",
+        "usage": usage,
+        "latency": 0.1,
+        "error": more.pop("error", None),
+        "round": more.pop("round", None),
+        "fallback": None,
+    }
 
 
 def record(
@@ -53,32 +63,68 @@ def record(
     agent = len(steps)
     own = int(conductor is not None)
     return {
-        "method": method, "parsed": parsed, "rejection": None if parsed else "no_lists", "steps": agent,
-        "agent_calls": agent, "conductor_calls": own, "calls": agent + own, "format_retries": 0,
-        "recursions": 0, "fallbacks": 0, "input_tokens": tokens[0], "output_tokens": tokens[1],
-        "worker_cost_usd": cost, "conductor_cost_usd": 0.0 if cost is not None else None, "cost_usd": cost,
-        "conductor": conductor, "workers": list(workers), "pool_indices": list(range(len(workers))),
-        "round": {"depth": 0, "conductor": conductor, "steps": list(steps)}, "settings": settings or {},
+        "method": method,
+        "parsed": parsed,
+        "rejection": None if parsed else "no_lists",
+        "steps": agent,
+        "agent_calls": agent,
+        "conductor_calls": own,
+        "calls": agent + own,
+        "format_retries": 0,
+        "recursions": 0,
+        "fallbacks": 0,
+        "input_tokens": tokens[0],
+        "output_tokens": tokens[1],
+        "worker_cost_usd": cost,
+        "conductor_cost_usd": 0.0 if cost is not None else None,
+        "cost_usd": cost,
+        "conductor": conductor,
+        "workers": list(workers),
+        "pool_indices": list(range(len(workers))),
+        "round": {"depth": 0, "conductor": conductor, "steps": list(steps)},
+        "settings": settings or {},
     }
 
 
-def sample(sid: str, epoch: int, value: str | float | None, meta: dict | None, *, error: str | None = None,
-           scorer: str = "choice_letter") -> EvalSample:
+def sample(
+    sid: str,
+    epoch: int,
+    value: str | float | None,
+    meta: dict | None,
+    *,
+    error: str | None = None,
+    scorer: str = "choice_letter",
+) -> EvalSample:
     tokens = (meta or {}).get("input_tokens", 10), (meta or {}).get("output_tokens", 5)
     return EvalSample(
-        id=sid, epoch=epoch, input=f"question {sid}", target="A",
+        id=sid,
+        epoch=epoch,
+        input=f"question {sid}",
+        target="A",
         scores=None if value is None else {scorer: Score(value=value)},
         metadata={"conductor": meta} if meta else {},
-        model_usage={"m": ModelUsage(input_tokens=tokens[0], output_tokens=tokens[1],
-                                     total_tokens=tokens[0] + tokens[1])},
+        model_usage={
+            "m": ModelUsage(input_tokens=tokens[0], output_tokens=tokens[1], total_tokens=tokens[0] + tokens[1])
+        },
         error=None if error is None else {"message": error, "traceback": "", "traceback_ansi": ""},
     )
 
 
-def write_log(directory: Path, task: str, solver: str, solver_args: dict, samples: Sequence[EvalSample], *,
-              model: str = "none/none", roles: dict | None = None, epochs: int = 1, total: int | None = None,
-              status: str = "success", metadata: dict | None = None, created: str = "2026-01-01T00:00:00+00:00"
-              ) -> Path:
+def write_log(
+    directory: Path,
+    task: str,
+    solver: str,
+    solver_args: dict,
+    samples: Sequence[EvalSample],
+    *,
+    model: str = "none/none",
+    roles: dict | None = None,
+    epochs: int = 1,
+    total: int | None = None,
+    status: str = "success",
+    metadata: dict | None = None,
+    created: str = "2026-01-01T00:00:00+00:00",
+) -> Path:
     """Write one eval log holding `samples`; `total` = the samples the eval meant to run (default:
     the distinct ids given; more ids are made up to reach it: samples missing from the log). The file is
     named by number, task and solver, other characters than letters, digits, `_ . -` written `_`."""
@@ -86,10 +132,18 @@ def write_log(directory: Path, task: str, solver: str, solver_args: dict, sample
     ids += [f"missing_{i}" for i in range(max(0, (total or 0) - len(ids)))]
     number = len(list(directory.glob("*.eval"))) if directory.is_dir() else 0
     spec = EvalSpec(
-        created=created, task=task, task_id=f"{task}-{number}", run_id=f"synthetic-{number}",
-        task_file=TASK_FILES.get(task, f"tasks/{task}.py"), solver=solver,
-        solver_args=solver_args, model=model, model_roles=roles, config=EvalConfig(epochs=epochs),
-        dataset=EvalDataset(name=task, samples=total or len(ids), sample_ids=ids), metadata=metadata,
+        created=created,
+        task=task,
+        task_id=f"{task}-{number}",
+        run_id=f"synthetic-{number}",
+        task_file=TASK_FILES.get(task, f"tasks/{task}.py"),
+        solver=solver,
+        solver_args=solver_args,
+        model=model,
+        model_roles=roles,
+        config=EvalConfig(epochs=epochs),
+        dataset=EvalDataset(name=task, samples=total or len(ids), sample_ids=ids),
+        metadata=metadata,
     )
     plan = EvalPlan(steps=[EvalPlanStep(solver=solver, params=solver_args, params_passed=solver_args)])
     log = EvalLog(eval=spec, plan=plan, status=status, samples=list(samples))
@@ -115,10 +169,18 @@ def generated(directory: Path, samples: int, seed: int = 0) -> list[Path]:
             rows = []
             for i in range(per_log):
                 n = rng.randint(1, 5) if solver != "single_worker" else 1
-                steps = [step(j, w := rng.randrange(len(workers)), workers[w], rng.sample(range(j), rng.randint(0, j)))
-                         for j in range(n)]
-                meta = record(solver, workers, steps, conductor=conductor, cost=rng.random() / 100,
-                              tokens=(rng.randint(50, 2000), rng.randint(10, 800)))
+                steps = [
+                    step(j, w := rng.randrange(len(workers)), workers[w], rng.sample(range(j), rng.randint(0, j)))
+                    for j in range(n)
+                ]
+                meta = record(
+                    solver,
+                    workers,
+                    steps,
+                    conductor=conductor,
+                    cost=rng.random() / 100,
+                    tokens=(rng.randint(50, 2000), rng.randint(10, 800)),
+                )
                 rows.append(sample(f"{task}_{i:05d}", 1 + i % 2, rng.choice("CI"), meta))
             paths.append(write_log(directory, task, solver, args, rows, epochs=2))
     return paths

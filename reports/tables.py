@@ -79,30 +79,86 @@ MATRIX, ABLATIONS = "solvers/matrix.yaml", "solvers/ablations.yaml"
 SPECS: tuple[Spec, ...] = (
     # Tables 1 and 2/8 show every logged row (so that every row on every benchmark is in some table);
     # the paper's rows there are the single workers and the conductor, which are what they expect
-    Spec("1", "Table 1: unconstrained setting, all benchmarks", "unconstrained", IN_DIST + OOD, _all,
-         expected=((MATRIX, ("conductor", "single_worker")),),
-         note="The paper's baseline rows are the best of its own runs, private runs and leaderboards."),
-    Spec("2/8", "Tables 2/8: constrained setting, out-of-distribution benchmarks", "constrained", OOD, _all,
-         expected=((MATRIX, ("conductor", "single_worker")),)),
-    Spec("4", "Table 4: the conductor's few-shot examples", "constrained", IN_DIST,
-         _only("conductor", {"few_shot"}), average=False,
-         expected=((ABLATIONS, ("conductor", "few_shot_in_distribution", "few_shot_mixed")),)),
-    Spec("5", "Table 5: cost on MMLU", "constrained", ("MMLU",), _all, average=False,
-         expected=((MATRIX, ("*",)),), aliases={"performance": "MMLU"}),
-    Spec("6", "Table 6: cost, average over the in-distribution benchmarks", "constrained", IN_DIST, _all,
-         expected=((MATRIX, ("*",)),), aliases={"performance": "avg"}),
-    Spec("7", "Table 7: constrained setting, in-distribution benchmarks, every method", "constrained", IN_DIST,
-         _all, expected=((MATRIX, ("*",)),)),
-    Spec("9", "Table 9: conductor ablations (access, few-shot, subtasks)", "constrained", IN_DIST,
-         _only("conductor", {"access", "few_shot", "subtasks"}), average=False,
-         expected=((ABLATIONS, ("conductor", "fine_grained_access", "no_few_shot", "no_subtasks")),)),
-    Spec("10", "Table 10: one worker model in every slot", "unconstrained", OOD,
-         _any(_single, _only("conductor", {"replace_workers"})),
-         expected=((MATRIX, ("single_worker",)), (ABLATIONS, ("conductor", "replace_workers")))),
-    Spec("11", "Table 11: other conductor models", "unconstrained", ("LCB",) + OOD,
-         _only("conductor", {"max_tokens", "format_retries"}), expected=((ABLATIONS, ("conductor",)),),
-         note="A frontier model conducts with --model-role conductor=<model> -S max_tokens=2048 "
-              "-S format_retries=<n>; each conductor model is its own row."),
+    Spec(
+        "1",
+        "Table 1: unconstrained setting, all benchmarks",
+        "unconstrained",
+        IN_DIST + OOD,
+        _all,
+        expected=((MATRIX, ("conductor", "single_worker")),),
+        note="The paper's baseline rows are the best of its own runs, private runs and leaderboards.",
+    ),
+    Spec(
+        "2/8",
+        "Tables 2/8: constrained setting, out-of-distribution benchmarks",
+        "constrained",
+        OOD,
+        _all,
+        expected=((MATRIX, ("conductor", "single_worker")),),
+    ),
+    Spec(
+        "4",
+        "Table 4: the conductor's few-shot examples",
+        "constrained",
+        IN_DIST,
+        _only("conductor", {"few_shot"}),
+        average=False,
+        expected=((ABLATIONS, ("conductor", "few_shot_in_distribution", "few_shot_mixed")),),
+    ),
+    Spec(
+        "5",
+        "Table 5: cost on MMLU",
+        "constrained",
+        ("MMLU",),
+        _all,
+        average=False,
+        expected=((MATRIX, ("*",)),),
+        aliases={"performance": "MMLU"},
+    ),
+    Spec(
+        "6",
+        "Table 6: cost, average over the in-distribution benchmarks",
+        "constrained",
+        IN_DIST,
+        _all,
+        expected=((MATRIX, ("*",)),),
+        aliases={"performance": "avg"},
+    ),
+    Spec(
+        "7",
+        "Table 7: constrained setting, in-distribution benchmarks, every method",
+        "constrained",
+        IN_DIST,
+        _all,
+        expected=((MATRIX, ("*",)),),
+    ),
+    Spec(
+        "9",
+        "Table 9: conductor ablations (access, few-shot, subtasks)",
+        "constrained",
+        IN_DIST,
+        _only("conductor", {"access", "few_shot", "subtasks"}),
+        average=False,
+        expected=((ABLATIONS, ("conductor", "fine_grained_access", "no_few_shot", "no_subtasks")),),
+    ),
+    Spec(
+        "10",
+        "Table 10: one worker model in every slot",
+        "unconstrained",
+        OOD,
+        _any(_single, _only("conductor", {"replace_workers"})),
+        expected=((MATRIX, ("single_worker",)), (ABLATIONS, ("conductor", "replace_workers"))),
+    ),
+    Spec(
+        "11",
+        "Table 11: other conductor models",
+        "unconstrained",
+        ("LCB",) + OOD,
+        _only("conductor", {"max_tokens", "format_retries"}),
+        expected=((ABLATIONS, ("conductor",)),),
+        note="A frontier model conducts with --model-role conductor=<model> -S max_tokens=2048 "
+        "-S format_retries=<n>; each conductor model is its own row.",
+    ),
 )
 
 
@@ -136,8 +192,14 @@ def cell(rows: pd.DataFrame) -> Cell:
     per_epoch = correct.groupby(rows["epoch"]).mean()
     expected = pd.to_numeric(rows["expected"], errors="coerce").max() if "expected" in rows else math.nan
     gap = max(0, int(expected) - len(rows)) if not pd.isna(expected) else 0
-    return Cell(float(per_epoch.mean()), clustered_se(correct, rows["sample_id"]), int(rows["sample_id"].nunique()),
-                len(per_epoch), int(rows["error"].notna().sum()), gap)
+    return Cell(
+        float(per_epoch.mean()),
+        clustered_se(correct, rows["sample_id"]),
+        int(rows["sample_id"].nunique()),
+        len(per_epoch),
+        int(rows["error"].notna().sum()),
+        gap,
+    )
 
 
 def clustered_se(values: pd.Series, question: pd.Series) -> float:
@@ -150,15 +212,18 @@ def clustered_se(values: pd.Series, question: pd.Series) -> float:
 
     if question.nunique() < 2:
         return math.nan
-    scores = [SampleScore(score=Score(value=float(v)), sample_id=str(q), sample_metadata={"question": str(q)})
-              for v, q in zip(values, question, strict=True)]
+    scores = [
+        SampleScore(score=Score(value=float(v)), sample_id=str(q), sample_metadata={"question": str(q)})
+        for v, q in zip(values, question, strict=True)
+    ]
     return float(stderr(cluster="question")(scores))
 
 
 def per_question(rows: pd.DataFrame) -> dict:
     """Tokens (in + out), USD and agent calls per question; USD None when any price is unknown."""
     tokens = pd.to_numeric(rows["input_tokens"], errors="coerce").fillna(0) + pd.to_numeric(
-        rows["output_tokens"], errors="coerce").fillna(0)
+        rows["output_tokens"], errors="coerce"
+    ).fillna(0)
     cost = pd.to_numeric(rows["cost_usd"], errors="coerce")
     calls = pd.to_numeric(rows["agent_calls"], errors="coerce")
     return {
@@ -255,8 +320,9 @@ def reference_match(ref: pd.DataFrame, key: str, pool: str, conductor: str) -> p
     return best
 
 
-def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *,
-                extra_rows: Sequence[tuple[str, str]] = ()) -> Built:
+def build_table(
+    spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *, extra_rows: Sequence[tuple[str, str]] = ()
+) -> Built:
     """One table for one pool's rows (already deduplicated). `extra_rows` = (key, label) expected
     but not logged: shown with empty cells so that their gaps are listed."""
     first = pool_rows.iloc[0] if len(pool_rows) else None
@@ -292,41 +358,100 @@ def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *
                 means.append(c.mean)
                 present.append(column)
                 ses.append(c.se)
-                long_rows.append(_long(spec, pool, kind, label, key, conductor, column, c.mean, c.se, c.samples,
-                                       c.epochs, c.errors, paper_values.get(column), missing=c.missing))
+                long_rows.append(
+                    _long(
+                        spec,
+                        pool,
+                        kind,
+                        label,
+                        key,
+                        conductor,
+                        column,
+                        c.mean,
+                        c.se,
+                        c.samples,
+                        c.epochs,
+                        c.errors,
+                        paper_values.get(column),
+                        missing=c.missing,
+                    )
+                )
             else:
                 wide[column] = "—"
                 missing.append((label, column))
-                long_rows.append(_long(spec, pool, kind, label, key, conductor, column, math.nan, math.nan, 0, 0, 0,
-                                       paper_values.get(column)))
+                long_rows.append(
+                    _long(
+                        spec,
+                        pool,
+                        kind,
+                        label,
+                        key,
+                        conductor,
+                        column,
+                        math.nan,
+                        math.nan,
+                        0,
+                        0,
+                        0,
+                        paper_values.get(column),
+                    )
+                )
             if comparable:
                 wide[f"{column} paper"] = _num(paper_values.get(column))
         average = float(np.mean(means)) if means else math.nan  # over the benchmarks present
         if spec.average:
             se = math.sqrt(sum(s * s for s in ses)) / len(ses) if ses and not any(map(math.isnan, ses)) else math.nan
-            wide["avg"] = "—" if math.isnan(average) else (
-                f"{average:.2f}" + (f" ± {se:.2f}" if not math.isnan(se) else "") + of(present, spec.columns))
+            wide["avg"] = (
+                "—"
+                if math.isnan(average)
+                else (f"{average:.2f}" + (f" ± {se:.2f}" if not math.isnan(se) else "") + of(present, spec.columns))
+            )
             paper_avg, paper_avg_text = paper_average(paper_values, spec.columns, present)
             long_rows.append(_long(spec, pool, kind, label, key, conductor, "avg", average, se, 0, 0, 0, paper_avg))
             if comparable:
                 wide["avg paper"] = paper_avg_text
-        costs = per_question(rows) if len(rows) else {"tokens": math.nan, "usd": None, "agent_calls": math.nan,
-                                                       "unpriced": 0}
+        costs = (
+            per_question(rows)
+            if len(rows)
+            else {"tokens": math.nan, "usd": None, "agent_calls": math.nan, "unpriced": 0}
+        )
         score = average if len(spec.columns) > 1 else (means[0] if means else math.nan)
         adjusted = cost_adjusted(score, costs["usd"])
-        metrics = {"tokens": costs["tokens"], "usd": costs["usd"], "agent_calls": costs["agent_calls"],
-                   "cost_adjusted": adjusted}
+        metrics = {
+            "tokens": costs["tokens"],
+            "usd": costs["usd"],
+            "agent_calls": costs["agent_calls"],
+            "cost_adjusted": adjusted,
+        }
         for name, value in metrics.items():
             wide[name] = _metric(name, value, rows, costs["unpriced"])
             if comparable and name in paper_values:
                 wide[f"{name} paper"] = _num(paper_values.get(name))
-            long_rows.append(_long(spec, pool, kind, label, key, conductor, name,
-                                   math.nan if value is None else value, math.nan, len(rows), 0, 0,
-                                   paper_values.get(name), unknown=value is None and len(rows) > 0))
+            long_rows.append(
+                _long(
+                    spec,
+                    pool,
+                    kind,
+                    label,
+                    key,
+                    conductor,
+                    name,
+                    math.nan if value is None else value,
+                    math.nan,
+                    len(rows),
+                    0,
+                    0,
+                    paper_values.get(name),
+                    unknown=value is None and len(rows) > 0,
+                )
+            )
         models = [m for m in (rows["conductor_model"] if "conductor_model" in rows else ()) if isinstance(m, str)]
         notes = [row_note(key, kind, models[0] if models else "")]
-        under = paper_row(spec, ref, key, pool, conductor, list(wide), present) if (
-            not comparable and len(rows) and ref is not None) else []
+        under = (
+            paper_row(spec, ref, key, pool, conductor, list(wide), present)
+            if (not comparable and len(rows) and ref is not None)
+            else []
+        )
         if not comparable and len(rows) and ref is not None and not under:
             notes.append(no_counterpart(spec, ref, key, kind))
         wide["note"] = "; ".join(n for n in notes if n)
@@ -341,14 +466,21 @@ def build_table(spec: Spec, pool_rows: pd.DataFrame, ref: pd.DataFrame | None, *
 
 PAPER_ROW = "paper:"  # the key prefix of a row that holds the paper's numbers
 # the paper's method names by key (worker options dropped); a 5x context run is named by its matrix method
-PAPER_NAMES = {"self_reflection": "5x self-reflection", "consensus": "5x consensus", "mixture_of_agents": "MoA",
-               "smoothie": "Smoothie dependent", "smoothie|mode=independent": "Smoothie independent",
-               "router_dc": "RouterDC", "mas_router": "MASRouter", "conductor|max_depth=1": "Conductor-Recursive",
-               "conductor|access=indices": "Conductor fine-grained access",
-               "conductor|few_shot=none": "Conductor without few-shot",
-               "conductor|subtasks=fixed": "Conductor without subtasks",
-               "conductor|few_shot=in_distribution": "Conductor (in-distribution few-shot)",
-               "conductor|few_shot=mixed": "Conductor (mixed few-shot)"}
+PAPER_NAMES = {
+    "self_reflection": "5x self-reflection",
+    "consensus": "5x consensus",
+    "mixture_of_agents": "MoA",
+    "smoothie": "Smoothie dependent",
+    "smoothie|mode=independent": "Smoothie independent",
+    "router_dc": "RouterDC",
+    "mas_router": "MASRouter",
+    "conductor|max_depth=1": "Conductor-Recursive",
+    "conductor|access=indices": "Conductor fine-grained access",
+    "conductor|few_shot=none": "Conductor without few-shot",
+    "conductor|subtasks=fixed": "Conductor without subtasks",
+    "conductor|few_shot=in_distribution": "Conductor (in-distribution few-shot)",
+    "conductor|few_shot=mixed": "Conductor (mixed few-shot)",
+}
 _NAME_OPTIONS = {"worker", "rounds", "samples", "embeddings", "samples_per_worker"}  # not part of a paper name
 
 
@@ -369,8 +501,10 @@ def row_note(key: str, kind: str, conductor_model: str) -> str:
     solver, options = key_parts(key)
     notes = []
     if capabilities(conductor_model).scripted:
-        notes.append("a scripted conductor, no model: it writes fixed workflows chosen by a hash of the question "
-                     "(workers/scripted_provider.py)")
+        notes.append(
+            "a scripted conductor, no model: it writes fixed workflows chosen by a hash of the question "
+            "(workers/scripted_provider.py)"
+        )
     if solver == "single_worker" and "max_tokens" in options and kind == "simulated":
         notes.append("simulated workers ignore max_tokens: the same answers as the single worker without it")
     if "embeddings=hash" in key.split("|"):
@@ -404,8 +538,9 @@ def paper_average(values: dict, columns: Sequence[str], present: Sequence[str]) 
 def method_rows(ref: pd.DataFrame) -> pd.DataFrame:
     """The paper's rows that name a method, not one of its models: no worker slot in the key (a
     single worker, its 5x context, 5x self-reflection and 5x consensus are rows per named model)."""
-    by_slot = pd.Series([any(p.startswith("worker=") for p in str(k).split("|")) for k in ref["key"]],
-                        index=ref.index, dtype=bool)
+    by_slot = pd.Series(
+        [any(p.startswith("worker=") for p in str(k).split("|")) for k in ref["key"]], index=ref.index, dtype=bool
+    )
     return ref[~by_slot]
 
 
@@ -416,8 +551,15 @@ def method_key(key: str) -> str:
     return "|".join([name, *(o for o in options if o.split("=")[0] not in _NAME_OPTIONS - {"worker"})])
 
 
-def paper_row(spec: Spec, ref: pd.DataFrame, key: str, pool: str, conductor: str, columns: Sequence[str],
-              present: Sequence[str] = ()) -> list[dict]:
+def paper_row(
+    spec: Spec,
+    ref: pd.DataFrame,
+    key: str,
+    pool: str,
+    conductor: str,
+    columns: Sequence[str],
+    present: Sequence[str] = (),
+) -> list[dict]:
     """The paper's numbers for a row of a pool that is not the paper's, paired by what the method is (a
     conductor with the paper's conductor, a baseline with the same baseline; never by worker slot: a
     simulated or local worker is none of the paper's named models), as one row (`columns`) to show under
@@ -442,8 +584,10 @@ def no_counterpart(spec: Spec, ref: pd.DataFrame, key: str, kind: str) -> str:
     by_model = table["key"].map(lambda k: key_parts(k)[0] == solver and "worker" in key_parts(k)[1])
     if "worker" in options and by_model.any():
         worker = {"simulated": "a simulated worker", "local": "a local model"}.get(kind, "this pool's worker")
-        return (f"no paper row: the paper's Table {spec.id} has this method only with its named models, "
-                f"and {worker} is none of them")
+        return (
+            f"no paper row: the paper's Table {spec.id} has this method only with its named models, "
+            f"and {worker} is none of them"
+        )
     with_options = " with these options" if options - {"worker"} else ""
     return f"no paper row: the paper's Table {spec.id} has no row for this method{with_options}"
 
@@ -464,17 +608,48 @@ def _metric(name: str, value, rows: pd.DataFrame, unpriced: int) -> str:  # noqa
     return f"{value:.2f}" if name != "tokens" else f"{value:.0f}"
 
 
-def _long(spec: Spec, pool: str, kind: str, label: str, key: str, conductor: str, column: str, mean: float,
-          se: float, samples: int, epochs: int, errors: int, paper, *, unknown: bool = False,  # noqa: ANN001
-          missing: int = 0) -> dict:
-    return {"table": spec.id, "pool": pool, "pool_kind": kind, "row": label, "key": key, "conductor": conductor,
-            "column": column, "value": UNKNOWN if unknown else mean, "se": se, "samples": samples,
-            "epochs": epochs, "errors": errors, "missing": missing, "paper": paper}
+def _long(
+    spec: Spec,
+    pool: str,
+    kind: str,
+    label: str,
+    key: str,
+    conductor: str,
+    column: str,
+    mean: float,
+    se: float,
+    samples: int,
+    epochs: int,
+    errors: int,
+    paper,
+    *,
+    unknown: bool = False,  # noqa: ANN001
+    missing: int = 0,
+) -> dict:
+    return {
+        "table": spec.id,
+        "pool": pool,
+        "pool_kind": kind,
+        "row": label,
+        "key": key,
+        "conductor": conductor,
+        "column": column,
+        "value": UNKNOWN if unknown else mean,
+        "se": se,
+        "samples": samples,
+        "epochs": epochs,
+        "errors": errors,
+        "missing": missing,
+        "paper": paper,
+    }
 
 
-def build_tables(frame: pd.DataFrame, ref: pd.DataFrame | None = None,
-                 expected: Callable[[Spec, str], Sequence[tuple[str, str]]] | None = None,
-                 specs: Sequence[Spec] = SPECS) -> list[Built]:
+def build_tables(
+    frame: pd.DataFrame,
+    ref: pd.DataFrame | None = None,
+    expected: Callable[[Spec, str], Sequence[tuple[str, str]]] | None = None,
+    specs: Sequence[Spec] = SPECS,
+) -> list[Built]:
     """Every table for every pool in the frame (API pools: only the tables of their setting)."""
     ref = read_reference() if ref is None else ref
     data = dedupe(frame)
@@ -524,8 +699,12 @@ def reference_tables(ref: pd.DataFrame | None = None) -> list[tuple[str, pd.Data
     ref = read_reference() if ref is None else ref
     out = []
     for table, rows in ref.groupby("table", sort=False):
-        text = rows.assign(cell=[_num(v) + (f" ± {_num(s)}" if not pd.isna(s) else "")
-                                 for v, s in zip(rows["value"], rows["se"], strict=True)])
+        text = rows.assign(
+            cell=[
+                _num(v) + (f" ± {_num(s)}" if not pd.isna(s) else "")
+                for v, s in zip(rows["value"], rows["se"], strict=True)
+            ]
+        )
         wide = text.pivot_table(index=["label", "key"], columns="column", values="cell", aggfunc="first", sort=False)
         order = list(dict.fromkeys(rows["column"]))
         out.append((str(table), wide.reindex(columns=order).reset_index().fillna("")))

@@ -101,11 +101,15 @@ def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
 
 _STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’])")
 _NEGATION = re.compile(
-    r"(?i:\b(?:not|never|except|wrong|incorrect|none|neither|nor|cannot|rather[ \t]than|instead[ \t]of|eliminat\w{0,4}|exclud\w{0,3}|rul\w{0,3}[ \t]out)\b"
+    r"(?i:\b(?:not|never|except|wrong|incorrect|none|neither|nor|cannot|rather[ \t]than|instead[ \t]of"
+    r"|eliminat\w{0,4}|exclud\w{0,3}|rul\w{0,3}[ \t]out)\b"
     r"|n['’]t\b)"
 )
 # clause breaks: punctuation and the conjunctions that start a new claim
-_CLAUSE = re.compile(r"[,;.!?\n—–]|\((?![A-Za-z]\))|[ \t]-[ \t]|(?=\b(?i:rather[ \t]than|instead[ \t]of)\b)|(?i:\b(?:because|since|therefore|so|thus|hence|but|while|whereas|although)\b)")
+_CLAUSE = re.compile(
+    r"[,;.!?\n—–]|\((?![A-Za-z]\))|[ \t]-[ \t]|(?=\b(?i:rather[ \t]than|instead[ \t]of)\b)"
+    r"|(?i:\b(?:because|since|therefore|so|thus|hence|but|while|whereas|although)\b)"
+)
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _HEDGE_WORD = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|or|either|alternatively)\b)")
 _PROSE_WORD = re.compile(r"(?i:\b(?!(?:or|and|vs|maybe|perhaps|possibly|also|then)\b)[a-z]{2,})")

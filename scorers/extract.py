@@ -274,7 +274,7 @@ def _box_run(text: str, last: Marker) -> str:
     run.reverse()
     labels = [_box_label(text, start) for start, _ in run]
     if len(run) > 1 and all(labels) and len(set(labels)) == len(labels):
-        return ", ".join(f"{label} = {part}" for label, (_, part) in zip(labels, run))
+        return ", ".join(f"{label} = {part}" for label, (_, part) in zip(labels, run, strict=True))
     return ", ".join(part for _, part in run)
 
 

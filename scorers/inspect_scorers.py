@@ -23,8 +23,7 @@ def _to_score(result: CheckResult, target: Target) -> Score:
     return Score(
         value=CORRECT if result.correct else INCORRECT,
         answer=result.extracted,
-        explanation=f"extracted answer: {result.extracted!r}; target: {target.text!r}; "
-        f"{result.reason}",
+        explanation=f"extracted answer: {result.extracted!r}; target: {target.text!r}; {result.reason}",
     )
 
 

@@ -24,13 +24,17 @@ _COMMANDS = (
     "sin|cos|tan|log|ln|pm|cup|cap|in|alpha|beta|gamma|theta|begin|end|dots|ldots|mathbf|operatorname"
 )
 _DOUBLE_ESCAPED = re.compile(rf"(?<!\\)\\\\(?=(?:{_COMMANDS})(?![A-Za-z]))")
-_PERCENT = r"(?:\\?%|\\text\{[ \t]{0,2}(?:percent(?:age)?|pct)[ \t]{0,2}\}|[ \t]{0,2}(?:percent(?:age)?|pct)(?![A-Za-z]))"
+_PERCENT = (
+    r"(?:\\?%|\\text\{[ \t]{0,2}(?:percent(?:age)?|pct)[ \t]{0,2}\}|[ \t]{0,2}(?:percent(?:age)?|pct)(?![A-Za-z]))"
+)
 _MIXED = re.compile(
     r"(?<![\w.,/)}\]^_\\])(?P<sign>[-+]?)(?P<whole>\d{1,3}(?: \d{3}){1,4}|\d{1,9})[ \t]{1,3}"
     r"(?P<num>\d{1,9})[ \t]{0,2}/[ \t]{0,2}(?P<den>\d{1,9})"
     rf"(?P<pct>[ \t]{{0,2}}{_PERCENT})?(?![\w,/(\[{{^]|\.\d)(?![ \t]{{0,3}}\d)"
 )
-_FRAC_PERCENT = re.compile(rf"\\[dt]?frac[ \t]{{0,2}}\{{([^{{}}]{{1,40}})\}}[ \t]{{0,2}}\{{([^{{}}]{{1,40}})\}}[ \t]{{0,2}}{_PERCENT}")
+_FRAC_PERCENT = re.compile(
+    rf"\\[dt]?frac[ \t]{{0,2}}\{{([^{{}}]{{1,40}})\}}[ \t]{{0,2}}\{{([^{{}}]{{1,40}})\}}[ \t]{{0,2}}{_PERCENT}"
+)
 # digit groups joined by ",\!" (LaTeX thin space): one number, Indian grouping included
 _GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\\!\d{2}){0,6}(?:,\\!\d{3}){1,6}(?![\d,])")
 _POWER = re.compile(r"(?<=[\w)}])[ \t]{0,2}\*\*[ \t]{0,2}(?=[\w({-])")  # Python's 2**(1/4)
@@ -68,11 +72,15 @@ def rewrite(s: str) -> str:
 
 # ------------------------------------------------------------------------ refusals
 
-_PRIMED = re.compile(r"(?<![A-Za-z])([A-Za-z])[ \t]{0,2}((?:'|’|\\prime|\^[ \t]{0,2}\{?[ \t]{0,2}\\prime[ \t]{0,2}\}?){1,3})(?![A-Za-z])")
+_PRIMED = re.compile(
+    r"(?<![A-Za-z])([A-Za-z])[ \t]{0,2}((?:'|’|\\prime|\^[ \t]{0,2}\{?[ \t]{0,2}\\prime[ \t]{0,2}\}?){1,3})(?![A-Za-z])"
+)
 _ELLIPSIS = re.compile(r"\\(?:l|c)?dots(?![A-Za-z])|\.\.\.|…")
 _UNIT_SPOT = re.compile(
-    r"(?<=[\d}])[ \t]{0,3}(?:\\[,;: ][ \t]{0,3})?(?:\\(?:text|mathrm|mbox|textnormal|operatorname)[ \t]{0,2}\{[ \t]{0,3})?"
-    r"(?:(square|sq\.?|cubic)[ \t]{1,3})?([A-Za-z]{1,12})(?![A-Za-z])[ \t]{0,2}\}?[ \t]{0,2}(?:\^[ \t]{0,2}\{?([23])\}?)?"
+    r"(?<=[\d}])[ \t]{0,3}(?:\\[,;: ][ \t]{0,3})?"
+    r"(?:\\(?:text|mathrm|mbox|textnormal|operatorname)[ \t]{0,2}\{[ \t]{0,3})?"
+    r"(?:(square|sq\.?|cubic)[ \t]{1,3})?([A-Za-z]{1,12})(?![A-Za-z])"
+    r"[ \t]{0,2}\}?[ \t]{0,2}(?:\^[ \t]{0,2}\{?([23])\}?)?"
 )
 _UNITS = {
     "mm": "mm millimeter millimeters millimetre millimetres",
@@ -156,7 +164,9 @@ def mismatch(pred: str, gold: str) -> str | None:
 
 # ---------------------------------------------------------------- direct comparisons
 
-_BARE = re.compile(r"\\(?:text|mathrm|textrm|mbox|textnormal|operatorname)[ \t]{0,2}\{([^{}]{0,40})\}|\$|\\[()\[\]]|\\[,;: !]|~")
+_BARE = re.compile(
+    r"\\(?:text|mathrm|textrm|mbox|textnormal|operatorname)[ \t]{0,2}\{([^{}]{0,40})\}|\$|\\[()\[\]]|\\[,;: !]|~"
+)
 _CLOCK = re.compile(
     r"(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?(?::(?P<s>[0-5]\d))?[ \t]{0,2}(?:(?P<ap>[AaPp])\.?[ \t]{0,1}[Mm]\.?)?"
 )
@@ -203,7 +213,9 @@ def option_letter(s: str) -> tuple[str, bool] | None:
     return (m["a"], False) if m["a"] else (m["b"] or m["c"], True)
 
 
-_FUNCTION_LHS = re.compile(r"[ \t]{0,3}(?:[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]{0,2}\([ \t]{0,2}[A-Za-z][ \t]{0,2}\)|y)[ \t]{0,3}=([^=]{1,600})")
+_FUNCTION_LHS = re.compile(
+    r"[ \t]{0,3}(?:[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]{0,2}\([ \t]{0,2}[A-Za-z][ \t]{0,2}\)|y)[ \t]{0,3}=([^=]{1,600})"
+)
 
 
 def function_rhs(s: str) -> str | None:

@@ -2,7 +2,8 @@
 
 The answer (scorers.extract.final_answer; a GSM8K `#### X` line when there is no
 marker) must state one number, compared exactly as a fraction:
-- read: `1,000`, `1 000`, `5cm`, `2nd` (a number glued to other letters, `42abc`, is none), `$18.00`, `45%` (= 45), `070`, `-7`/`−7`, `3/4`, `\\frac{3}{4}`,
+- read: `1,000`, `1 000`, `5cm`, `2nd` (a number glued to other letters, `42abc`, is none),
+  `$18.00`, `45%` (= 45), `070`, `-7`/`−7`, `3/4`, `\\frac{3}{4}`,
   `1 1/2` (= 3/2), `1½`, `1.2345e3`, `3.0e-2`, `1.5 \\times 10^{3}`, full-width digits;
 - scale words multiply: `1.5 million` = 1500000 (so it never equals a target of 1.5);
 - `x = 26` and `2025 - 1999 = 26` read the part after the last `=`;
@@ -19,6 +20,9 @@ from fractions import Fraction
 from scorers.extract import MAX_ANSWER_CHARS, CheckResult, clip, final_answer, last_match, normalize_unicode
 from scorers.math_forms import UNIT_WORDS
 
+# ordinal and unit suffixes a number may be glued to ("2nd", "5usd")
+_SUFFIXES = {"st", "nd", "rd", "th", "usd", "pct", "percent", "mph", "kph"}
+
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-+]?)(?:"
     r"(?P<whole>\d{1,9})[ \t](?P<mn>\d{1,9})[ \t]{0,2}/[ \t]{0,2}(?P<md>\d{1,9})(?![\d.])"
@@ -28,7 +32,7 @@ _NUMBER = re.compile(
     r"|\.(?P<dec>\d+))"
     r"(?:[ \t]{0,3}(?P<scale>(?i:thousand|million|billion|trillion))\b)?"
     # a number ends at a non-alphanumeric or at a unit or ordinal suffix: "5cm", "2nd", not "42abc"
-    rf"(?=(?i:{'|'.join(sorted(UNIT_WORDS | {'st', 'nd', 'rd', 'th', 'usd', 'pct', 'percent', 'mph', 'kph'}, key=len, reverse=True))})"
+    rf"(?=(?i:{'|'.join(sorted(UNIT_WORDS | _SUFFIXES, key=len, reverse=True))})"
     r"(?![A-Za-z])|[^A-Za-z0-9]|$)"
 )
 _SCALE = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}

@@ -54,7 +54,8 @@ FORGED_RUN = """def task_func(text, top_n=3):
 
 # The driver's own report function (a local of its test-process frame) reached through
 # `ctypes.pythonapi.PyEval_GetFrame` and `f_back`: every line it sends carries a valid tag.
-CTYPES_FRAMES = """import ctypes, os, sys
+CTYPES_FRAMES = (
+    """import ctypes, os, sys
 def _send():
     get = ctypes.pythonapi.PyEval_GetFrame
     get.restype = ctypes.py_object
@@ -64,7 +65,9 @@ def _send():
         if callable(local.get('send')) and 'check' in local:
             return local['send']
         frame = frame.f_back
-""" + FORGED_RUN
+"""
+    + FORGED_RUN
+)
 
 # A module of its own as `unittest`: the tests' `import unittest` gets a TestCase whose
 # assertions pass everything.

@@ -137,7 +137,8 @@ def _send():
         if callable(local.get('send')) and 'check' in local:
             return local['send']
         frame = frame.f_back
-""" + FORGED_RUN,
+"""
+    + FORGED_RUN,
 }
 
 

@@ -54,18 +54,28 @@ def test_points_and_front_from_rows(tmp_path):
     def rows(label, task, scores, cost):
         return [{"label": label, "task": task, "score": s, "cost_usd": cost, "agent_calls": 1} for s in scores]
 
-    data = (rows("cheap", "math", [1, 0], 0.001) + rows("cheap", "mmlu", [0, 0], 0.001)  # 25 %
-            + rows("dominated", "math", [0, 0], 0.002) + rows("dominated", "mmlu", [1, 0], 0.002)  # 25 %, dearer
-            + rows("premium", "math", [1, 1], 0.03) + rows("premium", "mmlu", [1, 0], 0.03)  # 75 %
-            + rows("conductor w=0.1", "math", [1, 1], 0.0005) + rows("conductor w=0.1", "mmlu", [1, 1], 0.0005))
+    data = (
+        rows("cheap", "math", [1, 0], 0.001)
+        + rows("cheap", "mmlu", [0, 0], 0.001)  # 25 %
+        + rows("dominated", "math", [0, 0], 0.002)
+        + rows("dominated", "mmlu", [1, 0], 0.002)  # 25 %, dearer
+        + rows("premium", "math", [1, 1], 0.03)
+        + rows("premium", "mmlu", [1, 0], 0.03)  # 75 %
+        + rows("conductor w=0.1", "math", [1, 1], 0.0005)
+        + rows("conductor w=0.1", "mmlu", [1, 1], 0.0005)
+    )
     found = [{"label": n, "kind": "single worker", "weight": None} for n in ("cheap", "dominated", "premium")]
     found.append({"label": "conductor w=0.1", "kind": "conductor", "weight": 0.1})
     points = points_table(data, found).set_index("label")
     assert points["accuracy"].to_dict() == {"cheap": 25.0, "conductor w=0.1": 100.0, "dominated": 25.0,
                                             "premium": 75.0}  # fmt: skip
     assert points.loc["premium", "cost"] == pytest.approx(0.03)
-    assert points["on_front"].to_dict() == {"cheap": True, "conductor w=0.1": False, "dominated": False,
-                                            "premium": True}  # the front is the single workers' only
+    assert points["on_front"].to_dict() == {
+        "cheap": True,
+        "conductor w=0.1": False,
+        "dominated": False,
+        "premium": True,
+    }  # the front is the single workers' only
     fig = sweep_figure(points.reset_index(), "test")
     assert fig.axes[0].get_xscale() == "log"  # 0.0005 .. 0.03 USD
     fig.savefig(tmp_path / "plot.png")

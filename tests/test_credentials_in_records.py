@@ -138,8 +138,11 @@ def test_an_error_is_cleaned_in_place_with_its_chain_type_and_status():
     status); every text of it, its cause, context and notes loses the model's credential."""
     secret = CONDUCTOR_KEY
     request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
-    error = openai.AuthenticationError(f"Error code: 401 - key {secret}", response=httpx.Response(401, request=request),
-                                       body={"error": {"message": f"bad key {secret}", "code": "invalid_api_key"}})
+    error = openai.AuthenticationError(
+        f"Error code: 401 - key {secret}",
+        response=httpx.Response(401, request=request),
+        body={"error": {"message": f"bad key {secret}", "code": "invalid_api_key"}},
+    )
     error.__cause__, error.__context__ = RuntimeError(f"upstream: {secret}"), KeyError(secret)
     error.add_note(f"sent {secret}")
 

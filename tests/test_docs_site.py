@@ -68,11 +68,14 @@ def test_each_experiment_page_shows_a_plot_and_is_on_the_site(name):
 
 
 def test_every_image_opens_full_size():
-    page = ('<p><img alt="w=0" src="../results/w0/a.png" /></p><a href="b.png"><img src="b.png"></a>'
-            '<td><img src="c.svg" alt="c"></td>')
+    page = (
+        '<p><img alt="w=0" src="../results/w0/a.png" /></p><a href="b.png"><img src="b.png"></a>'
+        '<td><img src="c.svg" alt="c"></td>'
+    )
     assert site_files.linked_images(page) == (
         '<p><a href="../results/w0/a.png"><img alt="w=0" src="../results/w0/a.png" /></a></p>'
-        '<a href="b.png"><img src="b.png"></a><td><a href="c.svg"><img src="c.svg" alt="c"></a></td>')
+        '<a href="b.png"><img src="b.png"></a><td><a href="c.svg"><img src="c.svg" alt="c"></a></td>'
+    )
 
 
 def code_lines(markdown: str) -> list[str]:
@@ -80,8 +83,12 @@ def code_lines(markdown: str) -> list[str]:
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
-    return [line for t in tokens if t.type in ("fence", "code_block") and t.info != "text"
-            for line in t.content.splitlines()]
+    return [
+        line
+        for t in tokens
+        if t.type in ("fence", "code_block") and t.info != "text"
+        for line in t.content.splitlines()
+    ]
 
 
 def test_code_lines_are_the_blocks_lines_unindented_and_no_program_output():
@@ -89,9 +96,14 @@ def test_code_lines_are_the_blocks_lines_unindented_and_no_program_output():
     assert code_lines(page) == ["indented command", "fenced"]
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if p.relative_to(ROOT).as_posix() not in NOT_CHECKED],
-                         ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "page",
+    [p for p in PAGES if p.relative_to(ROOT).as_posix() not in NOT_CHECKED],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
 def test_code_blocks_read_without_wrapping_at_1280_px(page):
     wide = [line for line in code_lines(page.read_text()) if len(line) > CODE_CHARS]
-    assert wide == [], f"{len(wide)} line(s) over {CODE_CHARS} characters: put a comment above its command, " \
-                       "break a long command with a backslash"
+    assert wide == [], (
+        f"{len(wide)} line(s) over {CODE_CHARS} characters: put a comment above its command, "
+        "break a long command with a backslash"
+    )

@@ -169,7 +169,6 @@ def test_an_unreadable_log_is_skipped_and_named(built, tmp_path, capsys):
     assert "| conductor [conductor smollm2-135m] |" in (tmp_path / "o" / "tables.md").read_text()
 
 
-
 def test_a_pool_file_is_named_by_its_stem_never_its_host_path(tmp_path):
     """Logs whose pool option is a pool file's path: every table, CSV, command, plot and the page name the
     pool by the file's stem, and missing.md says the name is not a bundled pool."""

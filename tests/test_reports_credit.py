@@ -18,8 +18,7 @@ DOMAINS = ("math", "mmlu", "rlpr", "lcb")
 
 
 def profile(p: float) -> dict:
-    return {"description": "test", "accuracy": dict.fromkeys(DOMAINS, p), "trust": p, "catch": p,
-            "reasoning_tokens": 0}
+    return {"description": "test", "accuracy": dict.fromkeys(DOMAINS, p), "trust": p, "catch": p, "reasoning_tokens": 0}
 
 
 def write_pool(d: Path, models: list[str], model_args: dict | None = None) -> Path:
@@ -27,8 +26,10 @@ def write_pool(d: Path, models: list[str], model_args: dict | None = None) -> Pa
     profiles = d / "profiles.yaml"
     profiles.write_text(yaml.safe_dump({"profiles": {"oracle": profile(1.0), "dunce": profile(0.0)}}))
     args = {m: {"profiles": str(profiles)} for m in models if m.startswith("sim/")} | (model_args or {})
-    workers = [{"model": m, "description": m, "model_args": args.get(m, {}), "price": {"input": 1.0, "output": 2.0}}
-               for m in models]
+    workers = [
+        {"model": m, "description": m, "model_args": args.get(m, {}), "price": {"input": 1.0, "output": 2.0}}
+        for m in models
+    ]
     pool = d / "pool.yaml"
     pool.write_text(yaml.safe_dump({"name": "credit-test", "workers": workers}))
     return pool
@@ -36,11 +37,16 @@ def write_pool(d: Path, models: list[str], model_args: dict | None = None) -> Pa
 
 def conducted(models: list[str], plan: list[tuple[int, list]]) -> dict:
     """A conductor record whose root workflow runs `plan`: (worker, access) per step."""
-    steps = [syn.step(i, w, models[w], list(range(i)) if a == ["all"] else a, f"Step {i}: solve it.")
-             for i, (w, a) in enumerate(plan)]
+    steps = [
+        syn.step(i, w, models[w], list(range(i)) if a == ["all"] else a, f"Step {i}: solve it.")
+        for i, (w, a) in enumerate(plan)
+    ]
     meta = syn.record("conductor", models, steps, conductor="local/smollm2-135m", settings={"question": "first"})
-    meta["round"]["workflow"] = {"model_id": [w for w, _ in plan], "subtasks": [s["subtask"] for s in steps],
-                                 "access_list": [a for _, a in plan]}
+    meta["round"]["workflow"] = {
+        "model_id": [w for w, _ in plan],
+        "subtasks": [s["subtask"] for s in steps],
+        "access_list": [a for _, a in plan],
+    }
     return meta
 
 
@@ -52,9 +58,11 @@ DUNCE, ORACLE = 0, 1
 def sim_logs(tmp_path, monkeypatch):
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     pool = write_pool(tmp_path, SIMS)
-    rows = [syn.sample("q0", 1, "C", conducted(SIMS, [(DUNCE, []), (ORACLE, ["all"])])),  # the oracle fixes it
-            syn.sample("q1", 1, "C", conducted(SIMS, [(ORACLE, [])])),
-            syn.sample("q2", 1, "I", {**conducted(SIMS, [(ORACLE, [])]), "method": "mixture_of_agents"})]
+    rows = [
+        syn.sample("q0", 1, "C", conducted(SIMS, [(DUNCE, []), (ORACLE, ["all"])])),  # the oracle fixes it
+        syn.sample("q1", 1, "C", conducted(SIMS, [(ORACLE, [])])),
+        syn.sample("q2", 1, "I", {**conducted(SIMS, [(ORACLE, [])]), "method": "mixture_of_agents"}),
+    ]
     syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)}, rows)
     return tmp_path
 
@@ -112,10 +120,18 @@ def test_api_pool_asks_before_spending(tmp_path, monkeypatch):
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     models = ["openai/gpt-4o-mini", "anthropic/claude-3-5-haiku-latest"]
     pool = write_pool(tmp_path, models)
-    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
-                  [syn.sample("q0", 1, "C", conducted(models, [(0, []), (1, ["all"])]))])
-    args, lines, asked = ["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--no-swap",
-                          "--pool", str(pool)], [], []  # the user's own pool: only the cost is asked
+    syn.write_log(
+        tmp_path / "logs",
+        "mmlu",
+        "conductor",
+        {"pool": str(pool)},
+        [syn.sample("q0", 1, "C", conducted(models, [(0, []), (1, ["all"])]))],
+    )
+    args, lines, asked = (
+        ["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--no-swap", "--pool", str(pool)],
+        [],
+        [],
+    )  # the user's own pool: only the cost is asked
     # replay (2 calls) and the removal of step 1 (its call is the replay's first): 2 + 1 distinct calls,
     # each 100 input and 50 output tokens at 1 and 2 USD per million
     assert credit.main(args, say=lines.append, ask=lambda q: asked.append(q) or "n") == 1
@@ -137,10 +153,20 @@ def test_a_pool_the_log_names_that_does_not_fit_is_skipped_named(tmp_path, monke
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     pool = write_pool(tmp_path, SIMS)
     other = ["sim/oracle", "sim/dunce"]  # the same models in another order: not this pool's workers
-    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
-                  [syn.sample("q0", 1, "C", conducted(other, [(0, [])]))])
-    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": "no-such-pool"},
-                  [syn.sample("q1", 1, "C", conducted(SIMS, [(0, [])]))])
+    syn.write_log(
+        tmp_path / "logs",
+        "mmlu",
+        "conductor",
+        {"pool": str(pool)},
+        [syn.sample("q0", 1, "C", conducted(other, [(0, [])]))],
+    )
+    syn.write_log(
+        tmp_path / "logs",
+        "mmlu",
+        "conductor",
+        {"pool": "no-such-pool"},
+        [syn.sample("q1", 1, "C", conducted(SIMS, [(0, [])]))],
+    )
     lines = []
     assert credit.main(["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out")], say=lines.append) == 1
     assert any("its workers are not pool" in line for line in lines)
@@ -156,10 +182,20 @@ def test_a_recorded_workflow_that_breaks_the_rules_is_not_run(tmp_path, monkeypa
     later = conducted(SIMS, [(ORACLE, [1]), (DUNCE, [])])  # step 0 sees a later step
     mode = conducted(SIMS, [(ORACLE, [])])
     mode["settings"]["question"] = "sideways"
-    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
-                  [syn.sample("q0", 1, "C", negative), syn.sample("q1", 1, "C", later), syn.sample("q2", 1, "C", mode)])
-    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool), "worker_temperature": "hot"},
-                  [syn.sample("q3", 1, "C", conducted(SIMS, [(ORACLE, [])]))])
+    syn.write_log(
+        tmp_path / "logs",
+        "mmlu",
+        "conductor",
+        {"pool": str(pool)},
+        [syn.sample("q0", 1, "C", negative), syn.sample("q1", 1, "C", later), syn.sample("q2", 1, "C", mode)],
+    )
+    syn.write_log(
+        tmp_path / "logs",
+        "mmlu",
+        "conductor",
+        {"pool": str(pool), "worker_temperature": "hot"},
+        [syn.sample("q3", 1, "C", conducted(SIMS, [(ORACLE, [])]))],
+    )
     lines = []
     assert credit.main(["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "out")], say=lines.append) == 1
     assert sum("the recorded workflow does not validate" in line for line in lines) == 4
@@ -178,8 +214,13 @@ def attacker_logs(tmp_path, monkeypatch, standins):  # noqa: F811
     monkeypatch.delenv("OPENAI_BASE_URL")  # the pool's base_url is the only way to the stand-in
     host = f"{standins.url}/openai/v1"
     pool = write_pool(tmp_path, ATTACKER, {"openai/gpt-4o-mini": {"base_url": host}})
-    syn.write_log(tmp_path / "logs", "mmlu", "conductor", {"pool": str(pool)},
-                  [syn.sample("q0", 1, "C", conducted(ATTACKER, [(0, []), (1, ["all"])]))])
+    syn.write_log(
+        tmp_path / "logs",
+        "mmlu",
+        "conductor",
+        {"pool": str(pool)},
+        [syn.sample("q0", 1, "C", conducted(ATTACKER, [(0, []), (1, ["all"])]))],
+    )
     return tmp_path, pool, host
 
 
@@ -196,8 +237,14 @@ def test_a_logs_mixed_pool_is_refused_without_a_terminal_and_sends_nothing(attac
 def test_a_logs_mixed_pool_shows_its_base_url_and_waits_for_a_yes(attacker_logs, standins):  # noqa: F811
     root, _, host = attacker_logs
     lines, asked = [], []
-    assert credit.main(["--logs", str(root / "logs"), "--out", str(root / "out")], say=lines.append,
-                       ask=lambda q: asked.append(q) or "n") == 1
+    assert (
+        credit.main(
+            ["--logs", str(root / "logs"), "--out", str(root / "out")],
+            say=lines.append,
+            ask=lambda q: asked.append(q) or "n",
+        )
+        == 1
+    )
     shown = "\n".join(lines)
     assert f"openai/gpt-4o-mini (openai): calls {host} (base_url in the pool file), sends $OPENAI_API_KEY" in shown
     assert "sim/oracle (sim): answered in this process" in shown
@@ -212,18 +259,21 @@ def test_the_same_pool_passed_by_the_user_runs(attacker_logs, standins):  # noqa
     args = ["--logs", str(root / "logs"), "--out", str(root / "out"), "--no-swap", "--pool", str(pool), "--yes"]
     assert credit.main(args, say=lambda _: None, ask=None) == 0
     sent = standins.generations("openai")
-    assert sent and all({k.lower(): v for k, v in r.headers.items()}["authorization"] == "Bearer sk-standin"
-                        for r in sent)
+    assert sent and all(
+        {k.lower(): v for k, v in r.headers.items()}["authorization"] == "Bearer sk-standin" for r in sent
+    )
 
 
 def test_the_users_mixed_pool_still_asks_about_the_cost(attacker_logs, standins):  # noqa: F811
     """A pool that can spend is one with any worker that can, not a pool whose workers are mostly simulated."""
     root, pool, _ = attacker_logs
     with pytest.raises(SystemExit, match="pass --yes"):
-        credit.main(["--logs", str(root / "logs"), "--out", str(root / "out"), "--pool", str(pool)],
-                    say=lambda _: None, ask=None)
+        credit.main(
+            ["--logs", str(root / "logs"), "--out", str(root / "out"), "--pool", str(pool)],
+            say=lambda _: None,
+            ask=None,
+        )
     assert standins.requests == []
-
 
 
 def test_a_mixed_pool_is_labelled_mixed_and_named_without_its_path(attacker_logs, standins):  # noqa: F811

@@ -59,10 +59,26 @@ def table(title="Table 1", rows=((1, "a"),), **more) -> Table:
 def test_everything_from_logs_is_escaped(tmp_path):
     evil = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
     page = render_page(
-        [Section(evil, text=evil, tables=[table(evil, [(evil, None), (float("nan"), 2)], note=evil,
-                                                provenance=Provenance((evil,), (evil,), evil))])],
-        tmp_path / "r.html", title=evil, intro=evil, banner=evil)
-    assert "<script" not in page.lower() and "<img" not in page.lower() and "onerror=\"" not in page
+        [
+            Section(
+                evil,
+                text=evil,
+                tables=[
+                    table(
+                        evil,
+                        [(evil, None), (float("nan"), 2)],
+                        note=evil,
+                        provenance=Provenance((evil,), (evil,), evil),
+                    )
+                ],
+            )
+        ],
+        tmp_path / "r.html",
+        title=evil,
+        intro=evil,
+        banner=evil,
+    )
+    assert "<script" not in page.lower() and "<img" not in page.lower() and 'onerror="' not in page
     assert page.count(html.escape(evil)) >= 8  # title x2, banner, intro, nav, heading, text, table, cell, ...
     assert "<td></td>" in page  # None and NaN cells are empty
 
@@ -85,8 +101,14 @@ def test_plots_are_relative_files_and_must_exist(tmp_path):
 def test_table_from_frame_blanks_missing_values_of_any_dtype(tmp_path):
     import pandas as pd
 
-    frame = pd.DataFrame({"n": pd.array([1, None], dtype="Int64"), "x": pd.array([0.5, None], dtype="double[pyarrow]"),
-                          "t": [pd.NaT, pd.Timestamp("2026-01-01")], "s": ["<b>", None]})
+    frame = pd.DataFrame(
+        {
+            "n": pd.array([1, None], dtype="Int64"),
+            "x": pd.array([0.5, None], dtype="double[pyarrow]"),
+            "t": [pd.NaT, pd.Timestamp("2026-01-01")],
+            "s": ["<b>", None],
+        }
+    )
     t = Table.from_frame("T", frame)
     assert t.columns == ("n", "x", "t", "s") and t.rows[0][1:] == (0.5, None, "<b>") and t.rows[1][:2] == (None, None)
     text = render_page([Section("S", tables=[t])], tmp_path / "r.html")
@@ -97,8 +119,10 @@ def test_table_from_frame_blanks_missing_values_of_any_dtype(tmp_path):
 def test_ids_are_unique_on_the_page(tmp_path):
     (tmp_path / "plots").mkdir()
     figures = small_plots(tmp_path / "plots")
-    sections = [Section("Pool", tables=[table(), table()], plots=figures),
-                Section("Pool", tables=[table()], plots=figures)]
+    sections = [
+        Section("Pool", tables=[table(), table()], plots=figures),
+        Section("Pool", tables=[table()], plots=figures),
+    ]
     ids = re.findall(r' id="([^"]+)"', render_page(sections, tmp_path / "r.html"))
     assert len(ids) == len(set(ids)) == 2 + 3 + 2 + 4  # sections, tables, a plots heading per section, plots
     assert ids[:3] == ["pool", "table-table-1", "table-table-1-2"] and "pool-2" in ids and "plot-p0-2" in ids
@@ -115,10 +139,18 @@ def test_provenance_tables_and_empty_tables(tmp_path):
     logs = tuple(f"logs/{i}.eval" for i in range(LIST_SHOWN + 3))
     csv = tmp_path / "t1.csv"
     csv.write_text("n,method\n")
-    text = render_page([Section("Tables", tables=[
-        table(provenance=Provenance(logs, ("nox -s reproduce_tables -- --logs logs",)), files=(csv,)),
-        table("Table 2", rows=()),
-    ])], tmp_path / "r.html")
+    text = render_page(
+        [
+            Section(
+                "Tables",
+                tables=[
+                    table(provenance=Provenance(logs, ("nox -s reproduce_tables -- --logs logs",)), files=(csv,)),
+                    table("Table 2", rows=()),
+                ],
+            )
+        ],
+        tmp_path / "r.html",
+    )
     assert "1 log(s)" not in text and f"{LIST_SHOWN + 3} log(s), 1 command(s)" in text
     assert "logs/0.eval" in text and f"logs/{LIST_SHOWN}.eval" not in text and "... and 3 more" in text
     assert "<code>nox -s reproduce_tables -- --logs logs</code>" in text
@@ -156,11 +188,25 @@ def render_check(page: Path, exe: str, script: str = PROBE) -> dict:
     probe = page.with_name("probe-" + page.name)
     probe.write_text(page.read_text().replace("</body>", script + "</body>"))
     done = subprocess.run(
-        [exe, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-dev-shm-usage",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={page.parent / '.chromium'}", f"--window-size={VIEWPORT},2000",
-         "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            exe,
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--no-first-run",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={page.parent / '.chromium'}",
+            f"--window-size={VIEWPORT},2000",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     found = re.search(r'<pre id="render-check">(.*?)</pre>', done.stdout, re.S)
     assert found, f"the probe did not run (rc {done.returncode}): {done.stderr[-2000:]}"
@@ -198,8 +244,10 @@ def report_from_logs(tmp_path: Path) -> tuple[Path, list, int]:
             meta = syn.record("conductor", workers, steps[: 1 + i % 2], conductor="local/smollm2-135m")
             rows.append(syn.sample(f"{task}-{i}", 1, "CI"[i % 2], meta))
         syn.write_log(logs, task, "conductor", {"pool": "sim"}, rows)
-        one = [syn.sample(f"{task}-{i}", 1, "C", syn.record("single_worker", workers, [syn.step(0, 1, workers[1])]))
-               for i in range(4)]
+        one = [
+            syn.sample(f"{task}-{i}", 1, "C", syn.record("single_worker", workers, [syn.step(0, 1, workers[1])]))
+            for i in range(4)
+        ]
         syn.write_log(logs, task, "single_worker", {"pool": "sim", "worker": 1}, one)
     frame = load_samples(logs)
     out = tmp_path / "report"
@@ -209,10 +257,15 @@ def report_from_logs(tmp_path: Path) -> tuple[Path, list, int]:
     csv.parent.mkdir(parents=True)
     points.to_csv(csv, index=False)
     prov = Provenance(tuple(sorted(frame["log"].unique())), ("python -m reports build --logs logs --out report",))
-    tables = [Table.from_frame("Methods (SIMULATION)", points, files=(csv,), provenance=prov),
-              Table.from_frame("Samples", frame[["label", "task", "sample_id", "graph"]].head(6))]
-    page = write_page(out / "index.html", [Section("Tables", tables=tables), Section("Plots", plots=figures)],
-                      banner="SIMULATION: simulated workers")
+    tables = [
+        Table.from_frame("Methods (SIMULATION)", points, files=(csv,), provenance=prov),
+        Table.from_frame("Samples", frame[["label", "task", "sample_id", "graph"]].head(6)),
+    ]
+    page = write_page(
+        out / "index.html",
+        [Section("Tables", tables=tables), Section("Plots", plots=figures)],
+        banner="SIMULATION: simulated workers",
+    )
     return page, figures, len(tables)
 
 
@@ -237,8 +290,10 @@ def test_page_renders_in_headless_chromium(report, tmp_path):
     built, figures, tables = report
     shutil.copytree(built.parent, tmp_path / "report")  # the copy is broken below, not the shared one
     page = tmp_path / "report" / built.name
-    figures = [dataclasses.replace(p, png=page.parent / "plots" / p.png.name, svg=page.parent / "plots" / p.svg.name)
-               for p in figures]
+    figures = [
+        dataclasses.replace(p, png=page.parent / "plots" / p.png.name, svg=page.parent / "plots" / p.svg.name)
+        for p in figures
+    ]
     result = render_check(page, exe)
     assert problems(page, result, figures, tables) == []
     assert len(result["links"]) == len(figures)  # every SVG decoded too
@@ -248,16 +303,27 @@ def test_page_renders_in_headless_chromium(report, tmp_path):
     figures[2].svg.unlink()
     (page.parent / "tables" / "methods.csv").unlink()
     bad = problems(page, render_check(page, exe), figures, tables)
-    assert sorted(bad) == sorted([f"image not rendered: plots/{figures[1].png.name}",
-                                  f"image not rendered: plots/{figures[2].svg.name}",
-                                  f"missing file: plots/{figures[2].svg.name}",
-                                  "missing file: tables/methods.csv"])
+    assert sorted(bad) == sorted(
+        [
+            f"image not rendered: plots/{figures[1].png.name}",
+            f"image not rendered: plots/{figures[2].svg.name}",
+            f"missing file: plots/{figures[2].svg.name}",
+            "missing file: tables/methods.csv",
+        ]
+    )
 
 
 def test_contents_lists_every_section_table_and_plots(tmp_path):
     (tmp_path / "plots").mkdir()
-    sections = [Section("Pool", tables=[table()], plots=small_plots(tmp_path / "plots"),
-                        later=[table("Table 2"), table("Big", collapsed="99 rows")]), Section("End")]
+    sections = [
+        Section(
+            "Pool",
+            tables=[table()],
+            plots=small_plots(tmp_path / "plots"),
+            later=[table("Table 2"), table("Big", collapsed="99 rows")],
+        ),
+        Section("End"),
+    ]
     text = render_page(sections, tmp_path / "r.html")
     heads = re.findall(r'<section id="([^"]+)"><h2>|<h3 id="([^"]+)"', text)
     heads = [a or b for a, b in heads]
@@ -268,8 +334,16 @@ def test_contents_lists_every_section_table_and_plots(tmp_path):
 
 
 def test_footnotes_stand_under_their_table_and_markdown_headings_stay_out_of_the_contents(tmp_path):
-    text = render_page([Section("S", markdown="## Table 1\n\ntext", tables=[
-        table(rows=(("x [1]", 1),), footnotes=("<b>a note</b>",), note="the note")])], tmp_path / "r.html")
+    text = render_page(
+        [
+            Section(
+                "S",
+                markdown="## Table 1\n\ntext",
+                tables=[table(rows=(("x [1]", 1),), footnotes=("<b>a note</b>",), note="the note")],
+            )
+        ],
+        tmp_path / "r.html",
+    )
     assert '<ol class="footnotes"><li>[1] &lt;b&gt;a note&lt;/b&gt;</li></ol>' in text
     assert text.index("</table>") < text.index('<ol class="footnotes">') < text.index('<p class="note">the note')
     assert "<h4>Table 1</h4>" in text and "<h2>Table 1" not in text
@@ -278,23 +352,41 @@ def test_footnotes_stand_under_their_table_and_markdown_headings_stay_out_of_the
 def paper_pool_logs(logs: Path) -> None:
     """The widest tables: the paper's unconstrained pool on its seven benchmarks (our cells and the paper's
     beside them), and a simulated pool with a scripted conductor and a long row label."""
-    paper = ["google/gemini-2.5-pro", "anthropic/claude-sonnet-4-20250514", "openai/gpt-5",
-             "vllm/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "vllm/google/gemma-3-27b-it", "vllm/Qwen/Qwen3-32B",
-             "vllm/Qwen/Qwen3-32B"]
+    paper = [
+        "google/gemini-2.5-pro",
+        "anthropic/claude-sonnet-4-20250514",
+        "openai/gpt-5",
+        "vllm/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+        "vllm/google/gemma-3-27b-it",
+        "vllm/Qwen/Qwen3-32B",
+        "vllm/Qwen/Qwen3-32B",
+    ]
     for task in ("math500", "mmlu", "rlpr", "livecodebench", "aime2025", "bigcodebench", "gpqa_diamond"):
         one = syn.record("single_worker", paper, [syn.step(0, 2, paper[2])], cost=0.02)
-        syn.write_log(logs, task, "single_worker", {"pool": "paper", "worker": 2},
-                      [syn.sample(f"{task}-{i}", 1, "CI"[i % 2], one) for i in range(3)], total=4)
+        syn.write_log(
+            logs,
+            task,
+            "single_worker",
+            {"pool": "paper", "worker": 2},
+            [syn.sample(f"{task}-{i}", 1, "CI"[i % 2], one) for i in range(3)],
+            total=4,
+        )
     sim = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]
     for task in ("math500", "mmlu"):
         steps = [syn.step(0, 0, sim[0]), syn.step(1, 1, sim[1], [0])]
         led = syn.record("conductor", sim, steps, conductor="scripted/fixed-workflows")
-        syn.write_log(logs, task, "conductor", {"pool": "sim"},
-                      [syn.sample(f"{task}-{i}", 1, "CI"[i % 2], led) for i in range(3)])
+        syn.write_log(
+            logs, task, "conductor", {"pool": "sim"}, [syn.sample(f"{task}-{i}", 1, "CI"[i % 2], led) for i in range(3)]
+        )
         for args in ({"worker": 0}, {"worker": 3, "max_tokens": 20480}):
             one = syn.record("single_worker", sim, [syn.step(0, args["worker"], sim[args["worker"]])])
-            syn.write_log(logs, task, "single_worker", {"pool": "sim", **args},
-                          [syn.sample(f"{task}-{i}", 1, "C", one) for i in range(3)])
+            syn.write_log(
+                logs,
+                task,
+                "single_worker",
+                {"pool": "sim", **args},
+                [syn.sample(f"{task}-{i}", 1, "C", one) for i in range(3)],
+            )
 
 
 @pytest.fixture(scope="module")

@@ -44,15 +44,31 @@ def meta(solver: str, worker: int = 0, conductor: str | None = None) -> dict:
 def write_logs(d: Path) -> None:
     m = meta(SOLVER, conductor=CONDUCTOR)
     syn.write_log(d, "math500", SOLVER, {"pool": "sim", OPTION: VALUE, "note": FORMULA}, [syn.sample("q0", 1, "C", m)])
-    syn.write_log(d, "math500", "conductor", {"pool": "sim"}, [syn.sample("q0", 1, "C", meta("conductor"))],
-                  metadata={"matrix_method": METHOD})
+    syn.write_log(
+        d,
+        "math500",
+        "conductor",
+        {"pool": "sim"},
+        [syn.sample("q0", 1, "C", meta("conductor"))],
+        metadata={"matrix_method": METHOD},
+    )
     syn.write_log(d, TASK, "single_worker", {"pool": "sim", "worker": 0}, [syn.sample("t0", 1, "C", meta("sw"))])
     syn.write_log(d, "gsm8k", "single_worker", {"pool": "sim", "worker": 1}, [syn.sample("g0", 1, "I", meta("sw", 1))])
-    syn.write_log(d, "math500", "single_worker", {"pool": "sim", "worker": 2, "tag": QUOTED},
-                  [syn.sample("q0", 1, "C", meta("single_worker", 2))])
+    syn.write_log(
+        d,
+        "math500",
+        "single_worker",
+        {"pool": "sim", "worker": 2, "tag": QUOTED},
+        [syn.sample("q0", 1, "C", meta("single_worker", 2))],
+    )
     syn.write_log(d, "-2+3", "@SUM(1)", {"pool": POOL}, [syn.sample("s0", 1, "C", meta("@SUM(1)", 0, "local/@x"))])
-    syn.write_log(d, MD_TASK, "sw|[x](javascript:alert(1))", {"pool": "sim"},
-                  [syn.sample("m0", 1, "C", meta("sw|[x](javascript:alert(1))"))])
+    syn.write_log(
+        d,
+        MD_TASK,
+        "sw|[x](javascript:alert(1))",
+        {"pool": "sim"},
+        [syn.sample("m0", 1, "C", meta("sw|[x](javascript:alert(1))"))],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +85,11 @@ def fenced(markdown: str) -> list[str]:
 
 
 def page_commands(page: str) -> list[str]:
-    return [html.unescape(c) for c in re.findall(r"<li><code>(.*?)</code></li>", page, flags=re.S)
-            if html.unescape(c).startswith(("python ", "inspect "))]
+    return [
+        html.unescape(c)
+        for c in re.findall(r"<li><code>(.*?)</code></li>", page, flags=re.S)
+        if html.unescape(c).startswith(("python ", "inspect "))
+    ]
 
 
 def paste(script: str, tmp: Path) -> list[list[str]]:
@@ -82,8 +101,14 @@ def paste(script: str, tmp: Path) -> list[list[str]]:
         (stubs / name).write_text(f'#!/bin/bash\nprintf "%s\\0" {name} "$@" >> "$ARGV"\nprintf "\\n" >> "$ARGV"\n')
         (stubs / name).chmod(0o755)
     record = tmp / "argv"
-    subprocess.run(["/bin/bash", "-c", script], cwd=tmp, timeout=60, check=False, capture_output=True,
-                   env={"PATH": f"{stubs}:/usr/bin:/bin", "ARGV": str(record)})
+    subprocess.run(
+        ["/bin/bash", "-c", script],
+        cwd=tmp,
+        timeout=60,
+        check=False,
+        capture_output=True,
+        env={"PATH": f"{stubs}:/usr/bin:/bin", "ARGV": str(record)},
+    )
     text = record.read_text() if record.exists() else ""
     return [line.split("\0")[:-1] for line in text.split("\0\n") if line]
 
@@ -102,8 +127,9 @@ def test_pasted_commands_run_no_injected_command(out, tmp_path):
     # the valid row with a shell-looking option value runs with that exact value as one argument
     assert any(f"tag={QUOTED}" in c for c in calls if c[0] == "inspect")
     # nothing from a refused name reaches a command's arguments
-    assert not [a for c in calls for a in c if any(bad in a for bad in ("touch", "HYPERLINK", "SUM"))
-                and a != f"tag={QUOTED}"]
+    assert not [
+        a for c in calls for a in c if any(bad in a for bad in ("touch", "HYPERLINK", "SUM")) and a != f"tag={QUOTED}"
+    ]
     # the page shows log text as text (no markup from the logs)
     assert "<img src=x" not in page and "&lt;img src=x" in page and 'href="javascript' not in page
 
@@ -176,7 +202,7 @@ def test_markdown_tables_and_lists_keep_their_shape(out):
             assert not line.startswith("## injected"), (name, line)
             if line.startswith("|---"):
                 width = unescaped_pipes(lines[i - 1])
-                rows = list(itertools.takewhile(lambda row: row.startswith("|"), lines[i + 1:]))
+                rows = list(itertools.takewhile(lambda row: row.startswith("|"), lines[i + 1 :]))
                 assert all(unescaped_pipes(row) == width for row in rows), (name, lines[i - 1], rows)
         assert not re.search(r"(?<!\\)(\]\(javascript|<img)", text), name  # no link, no HTML
     assert "x\\|y" in texts["tables.md"]  # the task is shown, escaped
@@ -184,8 +210,13 @@ def test_markdown_tables_and_lists_keep_their_shape(out):
 
 def test_progress_lines_carry_no_terminal_escapes(tmp_path, capsys):
     logs = tmp_path / "logs"
-    syn.write_log(logs, "math500", "single_worker", {"pool": "sim", "worker": 0},
-                  [syn.sample("q0", 1, "C", meta("single_worker"))])
+    syn.write_log(
+        logs,
+        "math500",
+        "single_worker",
+        {"pool": "sim", "worker": 0},
+        [syn.sample("q0", 1, "C", meta("single_worker"))],
+    )
     (logs / "9_\x1b]0;owned\x07\x1b[2J\x9b31m.eval").write_bytes(b"not a zip")  # a name that retitles, clears
     assert main(["build", "--logs", str(logs), "--out", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err

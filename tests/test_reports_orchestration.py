@@ -19,8 +19,7 @@ SIM = ["sim/math-strong", "sim/choice-strong"]
 W0, W1 = "single_worker (sim/math-strong)", "single_worker (sim/choice-strong)"
 COND = "conductor [conductor smollm2-135m]"
 # task -> question -> (w0, w1, conductor) scores
-SCORES = {"mmlu": {"q0": "CIC", "q1": "CIC", "q2": "ICC", "q3": "III"},
-          "math500": {"p0": "CIC", "p1": "ICI"}}
+SCORES = {"mmlu": {"q0": "CIC", "q1": "CIC", "q2": "ICC", "q3": "III"}, "math500": {"p0": "CIC", "p1": "ICI"}}
 
 
 def single(w: int, cost: float) -> dict:
@@ -57,8 +56,10 @@ def logs(tmp_path_factory):
             syn.write_log(d, task, "single_worker", {"pool": "sim", "worker": w}, rows)
         rows = [syn.sample(q, 1, v[2], conducted(q)) for q, v in questions.items()]
         syn.write_log(d, task, "conductor", {"pool": "sim"}, rows)
-    moa = [syn.sample("q0", 1, "C", syn.record("mixture_of_agents", SIM, [syn.step(0, 0, SIM[0])], cost=0.001)),
-           syn.sample("q1", 1, "I", syn.record("mixture_of_agents", SIM, [syn.step(0, 0, SIM[0])], cost=0.001))]
+    moa = [
+        syn.sample("q0", 1, "C", syn.record("mixture_of_agents", SIM, [syn.step(0, 0, SIM[0])], cost=0.001)),
+        syn.sample("q1", 1, "I", syn.record("mixture_of_agents", SIM, [syn.step(0, 0, SIM[0])], cost=0.001)),
+    ]
     syn.write_log(d, "mmlu", "mixture_of_agents", {"pool": "sim"}, moa)  # two questions of one benchmark
     return d
 
@@ -129,8 +130,12 @@ def test_pareto_front_compares_complete_priced_rows(frame):
 
 
 def test_pareto_unknown_cost_is_not_compared(frame):
-    unpriced = frame.assign(cost_usd=[None if s == "single_worker" and "math" in k else c for s, k, c in
-                                      zip(frame["solver"], frame["label"], frame["cost_usd"], strict=True)])
+    unpriced = frame.assign(
+        cost_usd=[
+            None if s == "single_worker" and "math" in k else c
+            for s, k, c in zip(frame["solver"], frame["label"], frame["cost_usd"], strict=True)
+        ]
+    )
     assert one(pareto.front_table(unpriced), row=W0)["front"] == "not compared: cost unknown"
 
 
@@ -165,8 +170,9 @@ def test_log_text_in_the_analysis_files_is_escaped(tmp_path):
     d = tmp_path / "logs"
     for solver in ("single_worker", "=HYPERLINK(1)|x"):
         rows = [syn.sample(q, 1, "C", syn.record(solver, SIM, [syn.step(0, 0, SIM[0])])) for q in ("q0", "q1")]
-        syn.write_log(d, "mmlu", solver, {"pool": "sim", "worker": 0} if solver == "single_worker" else {"pool": "sim"},
-                      rows)
+        syn.write_log(
+            d, "mmlu", solver, {"pool": "sim", "worker": 0} if solver == "single_worker" else {"pool": "sim"}, rows
+        )
     out = build(d, tmp_path / "out", progress=lambda _: None).out
     with open(out / "tables" / "oracle-sim.csv", newline="") as f:
         assert "'=HYPERLINK(1)|x" in {r["row"] for r in csv.DictReader(f)}
@@ -180,8 +186,20 @@ def test_the_paired_plot_shows_long_labels_whole(tmp_path):
 
     a = "single_worker (max_tokens=20480, sim/premium), the paper's 5x context"
     b = "conductor [conductor fixed-workflows]"
-    data = pd.DataFrame([{"benchmark": "all", "a": b, "b": a, "n": 24, "difference": -16.7, "ci_low": -40.0,
-                          "ci_high": 8.0, "mcnemar_p": 0.34}])
+    data = pd.DataFrame(
+        [
+            {
+                "benchmark": "all",
+                "a": b,
+                "b": a,
+                "n": 24,
+                "difference": -16.7,
+                "ci_low": -40.0,
+                "ci_high": 8.0,
+                "mcnemar_p": 0.34,
+            }
+        ]
+    )
     plot = paired_plot(Analysis("paired", "sim", "simulated", "", "", data, data, ()), tmp_path)
     text = " ".join(t.strip() for t in ET.parse(plot.svg).getroot().itertext() if t.strip())
     assert f"{b} − {a} (all, n=24, p=0.34)" in text and "…" not in text  # on two lines, not cut

@@ -21,14 +21,35 @@ SIM = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]
 LOCAL = ["local/smollm2-135m", "local/gemma3-270m"]
 
 
-def row(solver, args, workers, steps, *, task="math500", sid="s1", epoch=1, score=1.0, cost=0.001,
-        conductor=None, log=None, meta=True):
+def row(
+    solver,
+    args,
+    workers,
+    steps,
+    *,
+    task="math500",
+    sid="s1",
+    epoch=1,
+    score=1.0,
+    cost=0.001,
+    conductor=None,
+    log=None,
+    meta=True,
+):
     """One frame row in the loader's layout (reports.records fields + task, score, log, ...)."""
     ident = run_fields(solver, args, {}, None, workers, conductor, solver)
     record = syn.record(solver, workers, steps, conductor=conductor, cost=cost) if meta else None
-    return {**ident, **sample_fields(record), "task": task, "paper_column": PAPER_COLUMNS.get(task, task),
-            "epoch": epoch, "sample_id": sid, "score": score, "error": None,
-            "log": log or f"logs/{task}_{solver}_{args.get('pool')}.eval"}
+    return {
+        **ident,
+        **sample_fields(record),
+        "task": task,
+        "paper_column": PAPER_COLUMNS.get(task, task),
+        "epoch": epoch,
+        "sample_id": sid,
+        "score": score,
+        "error": None,
+        "log": log or f"logs/{task}_{solver}_{args.get('pool')}.eval",
+    }
 
 
 def make_frame(n: int = 40, seed: int = 0) -> pd.DataFrame:
@@ -41,13 +62,43 @@ def make_frame(n: int = 40, seed: int = 0) -> pd.DataFrame:
         for i in range(n):
             k = 1 + i % 4
             steps = [syn.step(j, w := rng.randrange(4), SIM[w], list(range(j))[-1:]) for j in range(k)]
-            rows.append(row("conductor", {"pool": "sim"}, SIM, steps, task=task, sid=f"{task}{i}",
-                            score=float(i % 3 != 0), conductor="local/smollm2-135m"))
-            rows.append(row("single_worker", {"pool": "sim", "worker": 1}, SIM, [syn.step(0, 1, SIM[1])],
-                            task=task, sid=f"{task}{i}", score=float(i % 2)))
+            rows.append(
+                row(
+                    "conductor",
+                    {"pool": "sim"},
+                    SIM,
+                    steps,
+                    task=task,
+                    sid=f"{task}{i}",
+                    score=float(i % 3 != 0),
+                    conductor="local/smollm2-135m",
+                )
+            )
+            rows.append(
+                row(
+                    "single_worker",
+                    {"pool": "sim", "worker": 1},
+                    SIM,
+                    [syn.step(0, 1, SIM[1])],
+                    task=task,
+                    sid=f"{task}{i}",
+                    score=float(i % 2),
+                )
+            )
             steps = [syn.step(j, j % 2, LOCAL[j % 2], []) for j in range(1 + i % 2)]
-            rows.append(row("conductor", {"pool": "local"}, LOCAL, steps, task=task, sid=f"{task}{i}",
-                            score=float(i % 2), cost=None, conductor="local/smollm2-135m"))
+            rows.append(
+                row(
+                    "conductor",
+                    {"pool": "local"},
+                    LOCAL,
+                    steps,
+                    task=task,
+                    sid=f"{task}{i}",
+                    score=float(i % 2),
+                    cost=None,
+                    conductor="local/smollm2-135m",
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -59,8 +110,17 @@ def svg_text(path: Path) -> str:
 def test_eval_plots_write_png_and_svg_per_pool_with_labels(tmp_path):
     out = plots.eval_plots(make_frame(), tmp_path)
     names = [p.name for p in out]
-    assert names == ["local-accuracy-cost", "local-workers", "local-steps", "local-strategies",
-                     "sim-accuracy-cost", "sim-workers", "sim-steps", "sim-strategies", "sim-workflow"]
+    assert names == [
+        "local-accuracy-cost",
+        "local-workers",
+        "local-steps",
+        "local-strategies",
+        "sim-accuracy-cost",
+        "sim-workers",
+        "sim-steps",
+        "sim-strategies",
+        "sim-workflow",
+    ]
     for p in out:
         assert p.png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         text = svg_text(p.svg)
@@ -89,7 +149,9 @@ def test_distribution_tables_and_panel_figures(tmp_path, monkeypatch):
     assert steps.loc["math500"].tolist() == [0.25] * 4
     local = frame[frame["pool"] == "local"]
     assert plots.strategies_by_task(local).loc["mmlu"].to_dict() == {
-        "single call": 0.5, "independent attempts then aggregate": 0.5}
+        "single call": 0.5,
+        "independent attempts then aggregate": 0.5,
+    }
     workers = plots.worker_shares_by_task(local)
     assert workers.loc["math500"].to_dict() == pytest.approx({"gemma3-270m": 1 / 3, "smollm2-135m": 2 / 3})
     single = frame[frame["method"] == "single_worker"]
@@ -98,28 +160,50 @@ def test_distribution_tables_and_panel_figures(tmp_path, monkeypatch):
     assert plots.worker_shares_by_task(single.iloc[:0]) is None
     # a conductor that always writes one-step workflows with one worker still gets its panels
     fixed = sim.assign(step_models=[["sim/a"]] * len(sim), steps=1, strategy="single call")
-    assert all(plots.shown(fixed, build(fixed)) for build in
-               (plots.worker_shares_by_task, plots.steps_by_task, plots.strategies_by_task))
+    assert all(
+        plots.shown(fixed, build(fixed))
+        for build in (plots.worker_shares_by_task, plots.steps_by_task, plots.strategies_by_task)
+    )
     # more methods than fit a figure: further figures, numbered
     two = pd.concat([sim, sim.assign(label="conductor (other)")])
     monkeypatch.setattr(plots, "PANELS", 1)
     names = [p.name for p in plots.eval_plots(two, tmp_path)]
-    assert names[:7] == ["sim-accuracy-cost", "sim-workers-1", "sim-workers-2", "sim-steps-1", "sim-steps-2",
-                         "sim-strategies-1", "sim-strategies-2"]
+    assert names[:7] == [
+        "sim-accuracy-cost",
+        "sim-workers-1",
+        "sim-workers-2",
+        "sim-steps-1",
+        "sim-steps-2",
+        "sim-strategies-1",
+        "sim-strategies-2",
+    ]
 
 
 def test_workers_inside_recursive_rounds(tmp_path):
     inner = {"depth": 1, "steps": [syn.step(0, 1, SIM[1]), syn.step(1, 3, SIM[3], [0])]}
     outer = [syn.step(0, 0, SIM[0]), syn.step(1, 4, "local/smollm2-135m", [0], round=inner)]  # a self-call
-    rows = [row("conductor", {"pool": "sim"}, SIM, outer, sid=f"s{i}", task=task, conductor="local/smollm2-135m")
-            for i in range(2) for task in ("mmlu", "rlpr")]
-    rows.append(row("conductor", {"pool": "sim"}, SIM, [syn.step(0, 2, SIM[2])], sid="flat", task="rlpr",
-                    conductor="local/smollm2-135m"))
+    rows = [
+        row("conductor", {"pool": "sim"}, SIM, outer, sid=f"s{i}", task=task, conductor="local/smollm2-135m")
+        for i in range(2)
+        for task in ("mmlu", "rlpr")
+    ]
+    rows.append(
+        row(
+            "conductor",
+            {"pool": "sim"},
+            SIM,
+            [syn.step(0, 2, SIM[2])],
+            sid="flat",
+            task="rlpr",
+            conductor="local/smollm2-135m",
+        )
+    )
     frame = pd.DataFrame(rows)
     nested = plots.nested_worker_shares_by_task(frame)
     assert nested.loc["mmlu"].to_dict() == {"choice-strong": 0.5, "premium": 0.5}
     assert plots.worker_shares_by_task(frame).loc["rlpr"].to_dict() == pytest.approx(
-        {"choice-strong": 2 / 7, "math-strong": 2 / 7, "mediocre": 1 / 7, "premium": 2 / 7})
+        {"choice-strong": 2 / 7, "math-strong": 2 / 7, "mediocre": 1 / 7, "premium": 2 / 7}
+    )
     assert plots.nested_worker_shares_by_task(frame.drop(columns="nested_step_models")) is None
     names = [p.name for p in plots.eval_plots(frame, tmp_path)]
     assert "sim-workers-recursive" in names
@@ -186,9 +270,17 @@ def test_empty_frame_and_no_workflow(tmp_path):
 
 
 def rollout(step, *, reward=0.5, parsed=True, correct=False, steps=2, names=("a", "b"), domain="math"):
-    return {"step": step, "reward": reward, "parsed": parsed, "correct": correct, "steps": steps if parsed else 0,
-            "workers": list(range(len(names))) if parsed else [], "worker_names": list(names) if parsed else [],
-            "domain": domain, "completion": "x"}
+    return {
+        "step": step,
+        "reward": reward,
+        "parsed": parsed,
+        "correct": correct,
+        "steps": steps if parsed else 0,
+        "workers": list(range(len(names))) if parsed else [],
+        "worker_names": list(names) if parsed else [],
+        "domain": domain,
+        "completion": "x",
+    }
 
 
 def write_run(path: Path, rows, *, simulated=True, pool="sim") -> Path:
@@ -201,8 +293,12 @@ def write_run(path: Path, rows, *, simulated=True, pool="sim") -> Path:
 
 
 def test_per_step_numbers():
-    rows = [rollout(0, reward=1.0, correct=True, steps=3), rollout(0, reward=0.0, parsed=False),
-            rollout(1, reward=0.5, steps=1), rollout(1, reward=0.5, steps=2, domain="mmlu")]
+    rows = [
+        rollout(0, reward=1.0, correct=True, steps=3),
+        rollout(0, reward=0.0, parsed=False),
+        rollout(1, reward=0.5, steps=1),
+        rollout(1, reward=0.5, steps=2, domain="mmlu"),
+    ]
     table = plots.per_step(rows)
     assert table["step"].tolist() == [0, 1]
     assert table["rollouts"].tolist() == [2, 2]
@@ -230,14 +326,19 @@ def test_training_plots_per_run_and_compared_per_pool(tmp_path):
     out = plots.training_plots([sim, local, sim2], tmp_path / "out")
     names = [p.name for p in out]
     per_run = ["curves", "workers", "routing", "steps"]
-    assert names == ([f"train-sim-run-{k}" for k in per_run] + [f"train-local-run-{k}" for k in per_run]
-                     + [f"train-sim-run2-{k}" for k in per_run] + ["train-compare-SIMULATION_pool_sim"])
+    assert names == (
+        [f"train-sim-run-{k}" for k in per_run]
+        + [f"train-local-run-{k}" for k in per_run]
+        + [f"train-sim-run2-{k}" for k in per_run]
+        + ["train-compare-SIMULATION_pool_sim"]
+    )
     assert all(p.title.startswith("SIMULATION (pool sim) - sim-run") for p in out[:4])
     assert all(p.title.startswith("LOCAL (pool local) - local-run") for p in out[4:8])
     assert "mmlu: share" in svg_text(out[2].svg)
     compared = svg_text(out[-1].svg)  # only the runs on the simulated pool
     assert "SIMULATION" in compared and "sim-run2" in compared and "local-run" not in compared
     assert out[-1].sources == (str(sim), str(sim2))
+
 
 def test_training_plots_bad_input(tmp_path):
     with pytest.raises(FileNotFoundError, match="rollouts.jsonl is missing"):
@@ -260,11 +361,15 @@ def test_read_run_keeps_only_the_plotted_fields(tmp_path):
     assert "completion" in plots.read_run(run)[0].columns
 
 
-
 def test_curves_cli(tmp_path):
     run = write_run(tmp_path / "run", [rollout(s, reward=0.25 * s) for s in range(3)])
-    done = subprocess.run([sys.executable, str(ROOT / "training/curves.py"), str(run), "--out", str(tmp_path / "c")],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "training/curves.py"), str(run), "--out", str(tmp_path / "c")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "c.png").is_file() and (tmp_path / "c.svg").is_file()
     table = pd.read_csv(tmp_path / "c.csv")
@@ -278,17 +383,25 @@ def test_curves_cli(tmp_path):
 def test_accuracy_cost_styles_tell_22_methods_apart_and_ring_points_at_one_spot():
     from matplotlib.figure import Figure
 
-    families = ["single_worker"] * 4 + ["context_5x"] * 4 + ["self_reflection"] * 4 + ["consensus"] * 4 + [
-        "mixture_of_agents", "smoothie", "smoothie", "random_workflow", "conductor", "router_dc"]
+    families = (
+        ["single_worker"] * 4
+        + ["context_5x"] * 4
+        + ["self_reflection"] * 4
+        + ["consensus"] * 4
+        + ["mixture_of_agents", "smoothie", "smoothie", "random_workflow", "conductor", "router_dc"]
+    )
     styles = plots.method_styles(families)
     looks = {(s["color"], s["marker"], s.get("facecolors")) for s in styles}
     assert len(looks) == 22  # no two methods look alike
     assert len({s["color"] for s, f in zip(styles, families, strict=True) if f == "consensus"}) == 1  # by method
-    points = pd.DataFrame({"cost": [0.001, 0.001, 0.002], "accuracy": [50.0, 50.0, 60.0]},
-                          index=["single_worker (sim/a)", "single_worker (max_tokens=20480, sim/a)", "other"])
+    points = pd.DataFrame(
+        {"cost": [0.001, 0.001, 0.002], "accuracy": [50.0, 50.0, 60.0]},
+        index=["single_worker (sim/a)", "single_worker (max_tokens=20480, sim/a)", "other"],
+    )
     ax = Figure().subplots()
-    plots._scatter_spots(ax, points, "cost", dict(zip(points.index, styles[:1] + styles[4:5] + styles[8:9],
-                                                     strict=True)))
+    plots._scatter_spots(
+        ax, points, "cost", dict(zip(points.index, styles[:1] + styles[4:5] + styles[8:9], strict=True))
+    )
     first, second, third = ax.collections
     assert second.get_facecolor().size == 0 and second.get_sizes()[0] > first.get_sizes()[0]  # a ring around
     assert third.get_sizes()[0] == first.get_sizes()[0]  # a point of its own is drawn as usual
@@ -298,9 +411,11 @@ def test_a_title_is_wrapped_to_its_figure_not_cut():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    long = ("SIMULATION (pool sim: simulated workers, not comparable to the paper)\nsingle_worker (max_tokens=20480, "
-            "sim/premium), the paper's 5x context on math500, sample test/algebra/1072.json epoch 1: correct, "
-            "strategy: independent attempts then aggregate")
+    long = (
+        "SIMULATION (pool sim: simulated workers, not comparable to the paper)\nsingle_worker (max_tokens=20480, "
+        "sim/premium), the paper's 5x context on math500, sample test/algebra/1072.json epoch 1: correct, "
+        "strategy: independent attempts then aggregate"
+    )
     fig = Figure(figsize=(6, 3), dpi=100)
     title = fig.subplots().set_title(long, fontsize=8)
     canvas = FigureCanvasAgg(fig)

@@ -13,9 +13,15 @@ from reports import tables as tb
 from reports.frame import load_samples
 
 SIM = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]
-PAPER = ["google/gemini-2.5-pro", "anthropic/claude-sonnet-4-20250514", "openai/gpt-5",
-         "vllm/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "vllm/google/gemma-3-27b-it", "vllm/Qwen/Qwen3-32B",
-         "vllm/Qwen/Qwen3-32B"]
+PAPER = [
+    "google/gemini-2.5-pro",
+    "anthropic/claude-sonnet-4-20250514",
+    "openai/gpt-5",
+    "vllm/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
+    "vllm/google/gemma-3-27b-it",
+    "vllm/Qwen/Qwen3-32B",
+    "vllm/Qwen/Qwen3-32B",
+]
 
 
 def single(workers, w, *, cost=0.001, tokens=(100, 50)):
@@ -36,10 +42,20 @@ def sim_logs(tmp_path_factory):
     per_epoch = {1: ["C", "C"], 2: ["C", "I"], 3: ["I", "I"]}
     rows = [syn.sample(f"q{i}", e, v, meta) for e, vs in per_epoch.items() for i, v in enumerate(vs)]
     syn.write_log(d, "math500", "single_worker", {"pool": "sim", "worker": 1}, rows, epochs=3)
-    rows = [syn.sample("m0", 1, "C", meta), syn.sample("m1", 1, None, None, error="worker timed out"),
-            syn.sample("m2", 1, "C", single(SIM, 1, cost=None))]
-    syn.write_log(d, "mmlu", "single_worker", {"pool": "sim", "worker": 1}, rows, total=4,
-                  roles={"conductor": {"model": "mockllm/model"}})  # a role the baseline ignores
+    rows = [
+        syn.sample("m0", 1, "C", meta),
+        syn.sample("m1", 1, None, None, error="worker timed out"),
+        syn.sample("m2", 1, "C", single(SIM, 1, cost=None)),
+    ]
+    syn.write_log(
+        d,
+        "mmlu",
+        "single_worker",
+        {"pool": "sim", "worker": 1},
+        rows,
+        total=4,
+        roles={"conductor": {"model": "mockllm/model"}},
+    )  # a role the baseline ignores
     stale = [syn.sample("q0", 1, "I", conducted(SIM)), syn.sample("q1", 1, "I", conducted(SIM))]
     syn.write_log(d, "math500", "conductor", {"pool": "sim"}, stale, created="2026-01-01T00:00:00+00:00")
     fresh = [syn.sample("q0", 1, "C", conducted(SIM)), syn.sample("q1", 1, "I", conducted(SIM))]
@@ -85,15 +101,18 @@ def test_epochs_give_mean_and_standard_error(sim_frame):
     assert row(b, "single_worker")["MATH500"] == "50.00 ± 16.67 (n=2x3)"
 
 
-@pytest.mark.parametrize(("per_question", "expected"), [
-    # three questions, two epochs: mean 0.5; per question the deviations sum to 1, 0, -1 ->
-    # sqrt(2 * 3 / 2) / 6 (over the two epochs' means 2/3 and 1/3 it would be 16.67)
-    ({"a": [1, 1], "b": [1, 0], "c": [0, 0]}, 100 * math.sqrt(3) / 6),
-    # every question right once in two epochs: no spread between questions
-    ({"a": [1, 0], "b": [0, 1], "c": [1, 0]}, 0.0),
-    # one epoch: the usual standard error over samples, std (ddof 1) / sqrt(n) = 0.5 / 2
-    ({"a": [1], "b": [0], "c": [1], "d": [1]}, 25.0),
-])
+@pytest.mark.parametrize(
+    ("per_question", "expected"),
+    [
+        # three questions, two epochs: mean 0.5; per question the deviations sum to 1, 0, -1 ->
+        # sqrt(2 * 3 / 2) / 6 (over the two epochs' means 2/3 and 1/3 it would be 16.67)
+        ({"a": [1, 1], "b": [1, 0], "c": [0, 0]}, 100 * math.sqrt(3) / 6),
+        # every question right once in two epochs: no spread between questions
+        ({"a": [1, 0], "b": [0, 1], "c": [1, 0]}, 0.0),
+        # one epoch: the usual standard error over samples, std (ddof 1) / sqrt(n) = 0.5 / 2
+        ({"a": [1], "b": [0], "c": [1], "d": [1]}, 25.0),
+    ],
+)
 def test_standard_error_is_clustered_by_question(per_question, expected):
     values = [100.0 * v for vs in per_question.values() for v in vs]
     questions = [q for q, vs in per_question.items() for _ in vs]
@@ -130,8 +149,10 @@ def test_rerun_replaces_the_older_log_and_missing_cells_are_listed(sim_frame, si
     where = ms.places(sim_frame, "unused")
     assert where == {"sim": (str(sim_logs), 3)}  # the logs' directory; mmlu's 3 samples are the most
     text = ms.listing(built, sim_frame, where)
-    assert f"python -m solvers.matrix --tasks livecodebench,mmlu,rlpr --pool sim --methods conductor --limit 3 " \
-           f"--log-dir {sim_logs}" in text
+    assert (
+        f"python -m solvers.matrix --tasks livecodebench,mmlu,rlpr --pool sim --methods conductor --limit 3 "
+        f"--log-dir {sim_logs}" in text
+    )
     assert "--matrix solvers/ablations.yaml" in text and "few_shot_mixed" in text
 
 
@@ -152,7 +173,11 @@ def test_paper_pool_puts_the_paper_number_beside_ours(tmp_path):
     r = row(seven, "single_worker (google/gemini-2.5-pro)")
     # the paper's average over the one benchmark this row ran, as ours, not its four-benchmark 64.14
     assert (r["MATH500"], r["MATH500 paper"], r["avg"], r["avg paper"]) == (
-        "75.00 ± 25.00 (n=4x1)", "85.3", "75.00 ± 25.00 (1 of 4)", "85.3 (1 of 4)")
+        "75.00 ± 25.00 (n=4x1)",
+        "85.3",
+        "75.00 ± 25.00 (1 of 4)",
+        "85.3 (1 of 4)",
+    )
     # a constrained pool gets no unconstrained table; the unconstrained pool gets Table 10's number
     assert {b.spec.id for b in built if b.pool == "paper-constrained"} == {"6", "7"}  # tables with data
     ten = by_id(built, "10", "paper")
@@ -224,8 +249,9 @@ def test_every_logged_row_and_benchmark_is_in_some_table(tmp_path):
         syn.write_log(tmp_path, task, "conductor", {"pool": "sim", "max_steps": 2}, rows)
     frame = load_samples(tmp_path)
     built = tb.build_tables(frame)
-    shown = {(r, c) for b in built for r, c, n in zip(b.long["key"], b.long["column"], b.long["samples"],
-                                                     strict=True) if n}
+    shown = {
+        (r, c) for b in built for r, c, n in zip(b.long["key"], b.long["column"], b.long["samples"], strict=True) if n
+    }
     logged = set(zip(frame["key"], frame["paper_column"], strict=True))
     assert logged == {("conductor|max_steps=2", c) for c in ("GPQA-D", "MATH500", "gsm8k")}
     assert logged <= shown

@@ -17,10 +17,27 @@ def test_slurm_script_is_valid_bash():
 def test_trainer_flags_of_the_script_parse_with_the_paper_recipe():
     flags = re.findall(r"--(use_vllm|vllm_mode|vllm_server_host|vllm_server_port)\b", SCRIPT.read_text())
     assert flags == ["use_vllm", "vllm_mode", "vllm_server_host", "vllm_server_port"]
-    script, config, _ = parse(["training/recipes/paper.yaml", "--use_vllm", "true", "--vllm_mode", "server",
-                               "--vllm_server_host", "node9", "--vllm_server_port", "8000", "--dry_run", "true"])
+    script, config, _ = parse(
+        [
+            "training/recipes/paper.yaml",
+            "--use_vllm",
+            "true",
+            "--vllm_mode",
+            "server",
+            "--vllm_server_host",
+            "node9",
+            "--vllm_server_port",
+            "8000",
+            "--dry_run",
+            "true",
+        ]
+    )
     assert (config.use_vllm, config.vllm_mode, config.vllm_server_host, config.vllm_server_port) == (
-        True, "server", "node9", 8000)
+        True,
+        "server",
+        "node9",
+        8000,
+    )
     assert script.dry_run
 
 

@@ -62,7 +62,7 @@ def wheel_source(sha: str = SHA, path: str = INNER) -> WheelSource:
 
 def test_file_source_reads_csv_jsonl_json(tmp_path):
     csv_file = tmp_path / "d.csv"
-    csv_file.write_text("question,answer\nq1,1\n\"a, b\",2\n", encoding="utf-8")
+    csv_file.write_text('question,answer\nq1,1\n"a, b",2\n', encoding="utf-8")
     jsonl_file = tmp_path / "d.jsonl"
     jsonl_file.write_bytes(DATA + b"\n")
     json_file = tmp_path / "d.json"
@@ -104,9 +104,7 @@ def test_parse_records_csv_keeps_multiline_cells():
 
 def test_data_file_overrides_declared_sources(tmp_path):
     dl = FakeDownloader()
-    loaded = load_records(
-        "gsm8k", [wheel_source()], data_file=str(FIXTURES / "gsm8k.jsonl"), downloader=dl
-    )
+    loaded = load_records("gsm8k", [wheel_source()], data_file=str(FIXTURES / "gsm8k.jsonl"), downloader=dl)
     assert isinstance(loaded.source, FileSource)
     assert loaded.label.startswith("file:") and "gsm8k.jsonl#sha256=" in loaded.label
     assert len(loaded.records) == 2

@@ -11,8 +11,7 @@ def rnd(*visible, subtasks=None, nested=None):
     """A root round whose step i sees `visible[i]`; optional subtasks and a nested round at step 0."""
     steps = []
     for i, vis in enumerate(visible):
-        step = {"index": i, "model": f"m{i % 2}", "visible": list(vis),
-                "subtask": (subtasks or [""] * len(visible))[i]}
+        step = {"index": i, "model": f"m{i % 2}", "visible": list(vis), "subtask": (subtasks or [""] * len(visible))[i]}
         if nested is not None and i == 0:
             step["round"] = nested
         steps.append(step)

@@ -180,9 +180,7 @@ def test_aime_task_from_fixture():
 
 
 def test_gsm8k_record_to_sample_extracts_final_answer():
-    s = gsm8k.record_to_sample(
-        {"question": "Cost?", "answer": "1200 + 300 = <<1200+300=1500>>1500\n#### 1,500"}
-    )
+    s = gsm8k.record_to_sample({"question": "Cost?", "answer": "1200 + 300 = <<1200+300=1500>>1500\n#### 1,500"})
     assert s.target == "1500"
     assert check_numeric("ANSWER: $1,500", s.target).correct
 

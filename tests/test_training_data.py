@@ -99,8 +99,10 @@ def test_rows_have_reward_columns_and_the_solver_prompt(files):
 def test_recursion_offers_the_conductor_as_the_next_model(files):
     items, _ = items_for(files, mixture="math=1", substitute="")
     row = build_rows(items, ["a", "b"], Settings(few_shot="none", max_depth=1))[0]
-    assert row["prompt"][0]["content"] == conductor_messages(items[0].question, ["a", "b"], Settings(
-        few_shot="none", max_depth=1), self_id=2)[0].text
+    assert (
+        row["prompt"][0]["content"]
+        == conductor_messages(items[0].question, ["a", "b"], Settings(few_shot="none", max_depth=1), self_id=2)[0].text
+    )
 
 
 @pytest.mark.parametrize("text", ["math", "math=x", "bio=3", "math=0"])

@@ -29,7 +29,7 @@ def fence(code: str) -> str:
 
 # Finds every candidate nonce it can (frames, gc, /proc of the parent) and writes
 # forged verdict lines for both drivers to every fd, then leaves with status 0.
-FORGE = r'''
+FORGE = r"""
 def _forge():
     import gc, json, os, re, sys
     tokens = set()
@@ -67,7 +67,7 @@ def _forge():
             except OSError:
                 pass
     os._exit(0)
-'''
+"""
 
 # ------------------------------------------------------------------ HumanEval
 
@@ -122,7 +122,7 @@ PATCH_UNITTEST = (
 )
 BCB_ATTACKS = {
     "frame_walk_nonce": FORGE + WRONG.format(trick="_forge()"),
-    "fake_verdict_line": WRONG.format(trick="print('\\n@@BCB_VERDICT@@{\"nonce\": \"x\", \"failures\": 0}')"),
+    "fake_verdict_line": WRONG.format(trick='print(\'\\n@@BCB_VERDICT@@{"nonce": "x", "failures": 0}\')'),
     "monkeypatch_assertions_at_import": PATCH_UNITTEST + WRONG.format(trick="_p, _q"),
     "monkeypatch_assertions_in_call": WRONG.format(
         trick="import unittest; unittest.TestCase.assertEqual = lambda *a, **k: None; "

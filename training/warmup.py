@@ -57,11 +57,7 @@ def workflow_text(models: Sequence[int]) -> str:
     steps = len(models)
     subtasks = [FIRST] + [LATER] * (steps - 1)
     access = [[]] + [["all"]] * (steps - 1)
-    return (
-        f"model_id = {json.dumps(models)}\n"
-        f"subtasks = {json.dumps(subtasks)}\n"
-        f"access_list = {json.dumps(access)}"
-    )
+    return f"model_id = {json.dumps(models)}\nsubtasks = {json.dumps(subtasks)}\naccess_list = {json.dumps(access)}"
 
 
 def worker_line(check: str, first: int) -> str:

@@ -96,4 +96,3 @@ def clean_exception(error: BaseException, clean: Callable[[Any], Any]) -> None:
 
 def _is_error(output: ModelOutput) -> bool:
     return bool(output.error) or (output.usage is None and output.stop_reason in ERROR_STOPS)
-

@@ -192,8 +192,11 @@ def main(argv: list[str] | None = None) -> Any:
         command = weight_command(args.recipe, args.out, warmup, w, args.charge, extra)
         train(command, run_dir(args.out, w), args.dry_run)
     found = methods(script, config, args.out, weights, args.eval_temperature)
-    print(f"{'would evaluate' if args.dry_run else 'evaluating'} on MATH-500 and MMLU test (first {args.limit} each,"
-          f" seed {args.eval_seed}): {', '.join(m['label'] for m in found)}", flush=True)
+    print(
+        f"{'would evaluate' if args.dry_run else 'evaluating'} on MATH-500 and MMLU test (first {args.limit} each,"
+        f" seed {args.eval_seed}): {', '.join(m['label'] for m in found)}",
+        flush=True,
+    )
     if args.dry_run:
         return None
     from reports.csv_safe import write_csv
@@ -208,4 +211,3 @@ def main(argv: list[str] | None = None) -> Any:
     print(points.to_string(index=False))
     print(f"wrote {args.out / 'points.csv'}, {png}, {svg}")
     return points
-
