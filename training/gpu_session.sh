@@ -7,7 +7,7 @@
 # Each job runs under `timeout`; on exit, whatever happened, the small results (tables, logs' tails,
 # run_info.json, metrics.jsonl, eval logs; never a model or checkpoint) go to $OUT as at most four files:
 # summary.md, session.log, results.tar.gz and evals.tar.gz (the .eval logs, when under 15 MB).
-# Knobs (environment): SEEDS (2000-2015), PARALLEL (8), SEED_ARGS (more sweep/train.py options, e.g. for a
+# Knobs (environment): SEEDS (2000-2015), PARALLEL (8), JOBS (the jobs to run: "seeds gpu_check bench"), SEED_ARGS (more sweep/train.py options, e.g. for a
 # shrunk CPU try: "--limit 2 --max_steps 1 --format_warmup_steps 1"), BENCH_STEPS (3), GPU_CHECK_STEPS (4),
 # RUNS (/tmp/gpu-runs), PY (python3). One torch thread per process: 8 trainings + the check + the bench on 16 cores.
 set -uo pipefail
@@ -50,17 +50,29 @@ nvidia-smi >"$runs/nvidia-smi.txt" 2>&1
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 15 >"$runs/gpu-usage.txt" 2>&1 &
 smi=$!
 read -ra seed_args <<<"${SEED_ARGS:-}"
-say "starting: seeds ${SEEDS:-2000-2015} (--parallel ${PARALLEL:-8}), gpu_check, bench; deadline ${deadline}s"
-timeout -k 15 "$deadline" "$py" -m experiments.seeds training/recipes/sim-routing.yaml --seeds "${SEEDS:-2000-2015}" \
-    --parallel "${PARALLEL:-8}" --use_cpu false --out "$runs/seeds" "${seed_args[@]}" >"$runs/seeds.log" 2>&1 &
-pids[seeds]=$!
-timeout -k 15 $((deadline - 20)) "$py" training/gpu_check.py --steps "${GPU_CHECK_STEPS:-4}" \
-    --out "$runs/gpu-check" >"$runs/gpu_check.log" 2>&1 &
-pids[gpu_check]=$!
-timeout -k 15 $((deadline - 20)) "$py" benchmarks/bench_train.py --device cuda --num_generations 8 \
-    --steps "${BENCH_STEPS:-3}" >"$runs/bench_train.log" 2>&1 &
-pids[bench]=$!
+jobs=" ${JOBS:-seeds gpu_check bench} "
+wants() { [[ "$jobs" == *" $1 "* ]]; }
+for job in $jobs; do
+    case $job in seeds | gpu_check | bench) ;; *) say "no job '$job' in JOBS; the jobs: seeds gpu_check bench"; exit 2 ;; esac
+done
+say "starting:${jobs% }; seeds ${SEEDS:-2000-2015} (--parallel ${PARALLEL:-8}); deadline ${deadline}s"
+if wants seeds; then
+    timeout -k 15 "$deadline" "$py" -m experiments.seeds training/recipes/sim-routing.yaml --seeds "${SEEDS:-2000-2015}" \
+        --parallel "${PARALLEL:-8}" --use_cpu false --out "$runs/seeds" "${seed_args[@]}" >"$runs/seeds.log" 2>&1 &
+    pids[seeds]=$!
+fi
+if wants gpu_check; then
+    timeout -k 15 $((deadline - 20)) "$py" training/gpu_check.py --steps "${GPU_CHECK_STEPS:-4}" \
+        --out "$runs/gpu-check" >"$runs/gpu_check.log" 2>&1 &
+    pids[gpu_check]=$!
+fi
+if wants bench; then
+    timeout -k 15 $((deadline - 20)) "$py" benchmarks/bench_train.py --device cuda --num_generations 8 \
+        --steps "${BENCH_STEPS:-3}" >"$runs/bench_train.log" 2>&1 &
+    pids[bench]=$!
+fi
 for job in bench gpu_check seeds; do
+    [ -n "${pids[$job]:-}" ] || { status[$job]="not run (JOBS)"; continue; }
     wait "${pids[$job]}"
     code=$?
     status[$job]="exit $code$([ $code -eq 124 ] && echo ' (cut by the deadline)')"

@@ -138,6 +138,11 @@ DESIGNS: dict[str, Knobs] = {  # one suspect of a seed's fate each (docs/trainin
     "exploration: KL to the start (beta 0.2)": Knobs(beta=0.2),
     "exploration: 4 of 8 assigned (explore_workers 4)": Knobs(assign=4),
     "explore_workers 4, lr halved, steps doubled": Knobs(assign=4, lr=0.25, steps=40),
+    "batch 2+2 x 8, steps doubled (no exploring)": Knobs(questions=2, steps=40),
+    "explore_workers 4, batch 2+2 x 8, steps doubled": Knobs(assign=4, questions=2, steps=40),
+    "the same, cost term off (the paper's reward)": Knobs(assign=4, questions=2, steps=40, cost_weight=0.0),
+    "explore_workers 8 (every row), batch 2+2 x 8, steps doubled": Knobs(assign=8, questions=2, steps=40),
+    "explore_workers 4, batch 4+4 x 8, steps doubled": Knobs(assign=4, questions=4, steps=40),
 }
 
 
