@@ -3,7 +3,8 @@
 With `--solver conductor` and no `--model`, Inspect's eval header and the log's `eval.model`
 read `none/none`: the conductor comes from the pool file (or `--model-role conductor`), and the
 header shows only the eval model and the `-T` options. This Inspect hook prints one line on
-stderr when a project task starts with a solver that takes a `pool`,
+stderr when a project task starts with a solver that takes a `pool` (once per process for the same line:
+a run of many tasks, such as the regression gate's, says it once),
 
     conductor local/smollm2-135m conducting pool local
 
@@ -36,6 +37,7 @@ from inspect_ai.log import EvalLog, EvalPlan, EvalSpec
 Describer = Callable[[EvalSpec, EvalPlan], dict[str, str]]
 _reported_tasks: set[str] = set()
 _describers: list[Describer] = []
+_said: set[str] = set()  # header lines already printed: tasks of one run with the same conductor and pool say it once
 
 
 def report_on(task_name: str) -> None:
@@ -103,7 +105,10 @@ class EvalHeader(Hooks):
         ran = {k: v for describe in _describers for k, v in describe(data.spec, data.plan).items()}
         if ran:
             data.spec.metadata = {**(data.spec.metadata or {}), **ran}
-            print(header_line(ran, data.spec.model), file=sys.stderr, flush=True)
+            line = header_line(ran, data.spec.model)
+            if line not in _said:
+                _said.add(line)
+                print(line, file=sys.stderr, flush=True)
         for problem in (no_samples_warning(data.spec), no_model_error(data.spec, data.plan)):
             if problem:
                 print(problem, file=sys.stderr, flush=True)

@@ -17,6 +17,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ModelConfig
 
+import startup.eval_header
 from solvers.conductor import conductor
 from startup.eval_header import header_line
 from workers.eval_header import what_ran
@@ -154,4 +155,30 @@ def test_a_task_run_without_a_model_says_so_under_display_none(tmp_path):
         "error: gpqa_diamond runs its solver generate() on the eval model and no --model was given; fix: "
         "--model <provider>/<model> (e.g. openai/gpt-5), or --solver conductor for the offline conductor",
         f"error: gpqa_diamond failed: No model specified (and no model environment variable defined); the log: {log}",
+    ]
+
+
+def test_many_tasks_with_one_conductor_and_pool_say_it_once(tmp_path, capfd, monkeypatch):
+    """A run of many tasks (the regression gate's 30) printed the same line per task; now once, and a
+    different pool still gets its own line."""
+    monkeypatch.setattr(startup.eval_header, "_said", set())  # this process may have said them already
+    with contextlib.chdir(ROOT):
+        for task, pool in (
+            ("tasks/gpqa.py", "sim-scripted"),
+            ("tasks/mmlu.py", "sim-scripted"),
+            ("tasks/gpqa.py", "sim"),
+        ):
+            inspect_eval(
+                task,
+                solver=conductor(pool=pool),
+                model_roles={"conductor": "scripted/fixed-workflows"},
+                limit=1,
+                display="none",
+                log_dir=str(tmp_path),
+            )
+    said = [line for line in capfd.readouterr().err.splitlines() if "conducting pool" in line]
+    why = " (Inspect's header shows the eval model, none/none: no --model was given)"
+    assert said == [
+        f"conductor scripted/fixed-workflows conducting pool sim-scripted{why}",
+        f"conductor scripted/fixed-workflows conducting pool sim{why}",
     ]
