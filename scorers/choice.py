@@ -79,13 +79,14 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
     if not s:
         return None, "answer is empty"
     chosen = last_match(_SELECTION, s[:MAX_ANSWER_CHARS]) if selection else None
-    if chosen is not None:
+    if chosen is not None and not _NEGATION.search(s[max(0, chosen.start() - 24) : chosen.start()]):
         return letter_of(s[chosen.end() :], letters, selection=False)
     m = _LEAD.match(s)
     if not m or m.group(2).upper() not in letters:
         return _letter_in_prose(s, letters)
     letter, rest = m.group(2), s[m.end() :]
-    if _NEGATION.search(_CLAUSE.split(s[:MAX_ANSWER_CHARS], maxsplit=1)[0]):  # "C seems unlikely", "C is wrong"
+    bare = not m.group(3) and not re.match(r"[ \t]{0,3}[.:]", rest)  # "D) None of the above" is an option
+    if bare and _NEGATION.search(_CLAUSE.split(s[:MAX_ANSWER_CHARS], maxsplit=1)[0]):  # "C seems unlikely"
         return _letter_in_prose(s, letters)
     if letter.islower() and rest.strip() and not re.match(r"^[ \t]{0,3}[.):\]*]", rest):
         return None, f"lower-case {letter!r} starts a sentence, not a choice: {s[:60]!r}"
@@ -111,10 +112,11 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
 
 _STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’+#])")  # not "C++", "C#"
 # "Answer: D", "I choose (C)", "the answer is actually C": an explicit selection, its letter next
+# ("option D is wrong" names D, it does not select it: choice/option/selection need "is" or ":")
 _SELECTION = re.compile(
-    r"(?i:\b(?:answer|choice|option|selection)(?:[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be))?"
-    r"|\b(?:choose|chose|pick|select|go[ \t]with|opt[ \t]for))"
-    r"(?:[ \t]{0,3}[:=][ \t]{0,3}|[ \t]{1,3})(?i:(?:actually|definitely|clearly)[ \t]{1,3})?"
+    r"(?i:\banswer(?:[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be))?(?:[ \t]{0,3}[:=][ \t]{0,3}|[ \t]{1,3})"
+    r"|\b(?:choice|option|selection)(?:[ \t]{1,3}is[ \t]{1,3}|[ \t]{0,3}:[ \t]{0,3})"
+    r"|\b(?:choose|chose|pick|select|go[ \t]with|opt[ \t]for)[ \t]{1,3})(?i:(?:actually|definitely|clearly)[ \t]{1,3})?"
     r"(?=[(\[]?[A-Z][)\]]?(?![A-Za-z0-9'’+#]))"
 )
 _NEGATION = re.compile(
