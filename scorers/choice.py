@@ -6,9 +6,13 @@ start or, failing that, as the only upper-case option letter in it (`I'd go with
 `option D`, full-width `Ｂ`, `$\\mathcal{D}$`; lower case only alone (`b`, `(b)`). An answer
 naming a second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`, `A but maybe B`) is a hedge
 and scores 0; a letter it rules out in its own clause does not count (`It is D, it can't be A
-or B`, `A is wrong, it is B`, `C (not A)`), and ruling out every letter names none.
+or B`, `A is wrong, it is B`, `C (not A)`, `B seems unlikely`), and ruling out every letter names
+none. A later explicit selection in the answer is read from there on (`Vitamin C helps. Answer: D`,
+`could be (A) or (B), but I choose (C)`); `C++` and `C#` are names, not options.
 Without any marker, the last "the answer is (X)" / "the answer: X" / "correct option is X"
-phrase counts, its letter on the same line or the next ("the best answer is:", then "(B) ...").
+phrase counts, its letter on the same line or the next ("the best answer is:", then "(B) ...";
+also "... is:" with a lettered option below), else a letter alone on the last line (not the last
+of a column of letters). Text before the last `</think>` is reasoning and is not read.
 """
 
 from __future__ import annotations
@@ -18,10 +22,10 @@ import re
 from scorers.extract import (
     MAX_ANSWER_CHARS,
     CheckResult,
-    clip,
     final_answer,
     last_match,
     normalize_unicode,
+    response_part,
     strip_markdown,
 )
 
@@ -33,7 +37,7 @@ _MATH_DELIMS = re.compile(r"\\[()\[\]]|\$")
 _PREFIX = re.compile(
     r"^(?i:(?:the[ \t]{1,3})?(?:correct[ \t]{1,3})?(?:option|choice|answer)[ \t]{0,3}(?:is[ \t]{1,3})?:?[ \t]{0,3})"
 )
-_LEAD = re.compile(r"([(\[{]?)[ \t]{0,3}([A-Za-z])[ \t]{0,3}([)\]}]?)(?![A-Za-z0-9])")
+_LEAD = re.compile(r"([(\[{]?)[ \t]{0,3}([A-Za-z])[ \t]{0,3}([)\]}]?)(?![A-Za-z0-9+#])")
 # a second option right after the first: "or B", ", B", " B", "/B", "& (B)", "and C"
 _SECOND = re.compile(
     r"^[\s,/&;|+.:-]{0,10}(?:(?i:and/or|or|and|vs\.?|then|maybe|perhaps|possibly|also)[\s,]{1,5}){0,3}"
@@ -68,15 +72,22 @@ def _letter_in_prose(s: str, letters: str) -> tuple[str | None, str]:
     return None, f"answer names no choice letter {'/'.join(letters)}: {s[:60]!r}"
 
 
-def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
-    """The one option letter an answer names, or (None, why not)."""
+def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tuple[str | None, str]:
+    """The one option letter an answer names, or (None, why not). A later explicit selection
+    ("Vitamin C helps. Answer: D", "could be (A) or (B), but I choose (C)") is read from there on."""
     s = _clean(content)
     if not s:
         return None, "answer is empty"
+    chosen = last_match(_SELECTION, s[:MAX_ANSWER_CHARS]) if selection else None
+    if chosen is not None and not _NEGATION.search(s[max(0, chosen.start() - 24) : chosen.start()]):
+        return letter_of(s[chosen.end() :], letters, selection=False)
     m = _LEAD.match(s)
     if not m or m.group(2).upper() not in letters:
         return _letter_in_prose(s, letters)
     letter, rest = m.group(2), s[m.end() :]
+    bare = not m.group(3) and not re.match(r"[ \t]{0,3}[.:]", rest)  # "D) None of the above" is an option
+    if bare and _NEGATION.search(_CLAUSE.split(s[:MAX_ANSWER_CHARS], maxsplit=1)[0]):  # "C seems unlikely"
+        return _letter_in_prose(s, letters)
     if letter.islower() and rest.strip() and not re.match(r"^[ \t]{0,3}[.):\]*]", rest):
         return None, f"lower-case {letter!r} starts a sentence, not a choice: {s[:60]!r}"
     if letter.isupper() and not m.group(1) and not m.group(3) and rest.startswith("'"):
@@ -99,9 +110,17 @@ def letter_of(content: str, letters: str = "ABCD") -> tuple[str | None, str]:
     return letter.upper(), ""
 
 
-_STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’])")
+_STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’+#])")  # not "C++", "C#"
+# "Answer: D", "I choose (C)", "the answer is actually C": an explicit selection, its letter next
+# ("option D is wrong" names D, it does not select it: choice/option/selection need "is" or ":")
+_SELECTION = re.compile(
+    r"(?i:\banswer(?:[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be))?(?:[ \t]{0,3}[:=][ \t]{0,3}|[ \t]{1,3})"
+    r"|\b(?:choice|option|selection)(?:[ \t]{1,3}is[ \t]{1,3}|[ \t]{0,3}:[ \t]{0,3})"
+    r"|\b(?:choose|chose|pick|select|go[ \t]with|opt[ \t]for)[ \t]{1,3})(?i:(?:actually|definitely|clearly)[ \t]{1,3})?"
+    r"(?=[(\[]?[A-Z][)\]]?(?![A-Za-z0-9'’+#]))"
+)
 _NEGATION = re.compile(
-    r"(?i:\b(?:not|never|except|wrong|incorrect|none|neither|nor|cannot|rather[ \t]than|instead[ \t]of"
+    r"(?i:\b(?:not|never|except|wrong|incorrect|unlikely|none|neither|nor|cannot|rather[ \t]than|instead[ \t]of"
     r"|eliminat\w{0,4}|exclud\w{0,3}|rul\w{0,3}[ \t]out)\b"
     r"|n['’]t\b)"
 )
@@ -117,7 +136,9 @@ _PROSE_WORD = re.compile(r"(?i:\b(?!(?:or|and|vs|maybe|perhaps|possibly|also|the
 _PHRASE = re.compile(
     r"(?i:answer|option|choice)(?:[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}|[ \t]{0,2}:[ \t]{0,4})"
     r"(?:\n[ \t]{0,4}){0,2}(?=[*_(\[$\\A-Za-z])"
+    r"|(?i:\bis)[ \t]{0,3}:[ \t]{0,4}(?:\n[ \t]{0,4}){1,2}(?=[*_]{0,2}[(\[][A-Z][)\]])"  # "... step is:" then "(B) ..."
 )
+_LONE_LETTER = re.compile(r"[ \t*_(\[]{0,6}([A-Z])[ \t*_)\].]{0,6}")  # "C" alone on the last line
 
 
 def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str | None, str]:
@@ -128,11 +149,15 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
             return None, f"{how}: answer is empty"
         letter, why = letter_of(answer, letters)
         return (letter, f"from {how}") if letter else (None, f"{how}: {why}")
-    if completion is None or how == "empty output":
+    if completion is None or how.startswith("empty output"):
         return None, how
-    text = clip(completion)
+    text = response_part(completion)
     last = last_match(_PHRASE, text)
     if last is None:
+        lines = [line for line in text.rstrip().rsplit("\n", 8)[-8:] if line.strip()][-2:]
+        lone = [_LONE_LETTER.fullmatch(line) for line in lines]
+        if lone and lone[-1] and lone[-1].group(1) in letters and not (len(lone) == 2 and lone[0]):
+            return lone[-1].group(1), "no answer marker; the letter alone on the last line"
         return None, "no answer marker and no 'the answer is X' phrase"
     line_end = text.find("\n", last.end(), last.end() + 200)
     phrase = text[last.end() : line_end if line_end >= 0 else last.end() + 200]

@@ -7,6 +7,7 @@ The final answer is the content of the LAST explicit marker in the output:
 - "the final answer is X" (Minerva style: `$X$`, or the text up to ". " / end of line),
 - `\\boxed{...}` / `\\fbox{...}` (nested braces allowed; also the garbled `\\beginboxed{...}`);
   boxes in a row form one list answer, labelled ones as `y_1 = A, y_2 = B`.
+Only the text after the last `</think>` is read: an answer given only in the reasoning scores 0.
 A marker inside another marker's content (`ANSWER: \\boxed{5}`) does not compete with
 it: the outer content is read, then a marker inside it is unwrapped (see `final_answer`).
 
@@ -48,6 +49,17 @@ def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
 def clip(text: str) -> str:
     """The last MAX_INPUT_CHARS characters of text."""
     return text[-MAX_INPUT_CHARS:]
+
+
+_THINK_CLOSE = re.compile(r"(?i:</think>)")
+
+
+def response_part(text: str) -> str:
+    """The clipped text after its last `</think>` (paired or not): an answer given only inside
+    the reasoning does not count, and a letter after the reasoning is not read from it."""
+    text = clip(text)
+    end = last_match(_THINK_CLOSE, text)
+    return text[end.end() :] if end else text
 
 
 # "ANSWER:" (upper case) and "Final answer:" anywhere; "Answer:" only at a line start,
@@ -286,7 +298,9 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
     """
     if not text or not text.strip():
         return None, "empty output"
-    text = clip(text)
+    text = response_part(text)
+    if not text.strip():
+        return None, "empty output after </think>"
     mk = last_marker(text)
     if mk is None:
         return None, "no answer marker (ANSWER: line, <answer> tags, \\boxed{}, 'final answer is')"

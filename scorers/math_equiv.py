@@ -185,7 +185,7 @@ _MATH_SEGMENT = re.compile(
     r"|\\\((.{0,600}?)\\\)|\\\[(.{0,600}?)\\\]",
     re.S,
 )
-_BARE_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:\s?%)?")
+_BARE_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:/\d+)?(?:\s?%)?")  # "1/2" is one value
 _LIST_GAP = re.compile(r"[\s,;]{0,6}(?:(?:and|or)[\s,]{0,3})?")
 
 
@@ -282,13 +282,32 @@ def refusal(pred: str, gold: str, count: bool = True) -> str | None:
     return None
 
 
+_GOLD_LEAD_IN = re.compile(r"^[ \t]{0,3}(?i:(?:the[ \t]{1,3})?(?:final[ \t]{1,3})?answer[ \t]{1,3}is)[ \t:]{0,4}")
+# "[45]", "[$\\sqrt{4}$]": one value in square brackets, the whole answer (no comma: not an interval)
+_BRACKETED = re.compile(r"[ \t]{0,3}\[([^\[\],;]{1,600})\][ \t.]{0,3}")
+# "$\\left|3-5\\right| = 2$": a computation and its value; the value is the answer
+_COMPUTED = re.compile(r"\$?([^=]{0,599}[^=<>!:])=[ \t]{0,3}(-?\d{1,15}(?:\.\d{1,15})?)[ \t]{0,3}\$?[ \t.]{0,3}")
+
+
 def gold_answer(target: str) -> str:
-    """A target that is a whole solution ("... so $\\boxed{5}$") is read by its last box."""
+    """A target that is a whole solution ("... so $\\boxed{5}$") is read by its last box;
+    "the answer is 5" by what follows its lead-in."""
     if "\\boxed" in target or "\\fbox" in target:
         answer, _ = final_answer(target)
         if answer:
             return answer
-    return target
+    return _GOLD_LEAD_IN.sub("", target, count=1)
+
+
+def _value_of(pred: str, gold: str) -> str:
+    """The value a bracketed answer or a worked computation states, where the gold is one value."""
+    bracketed = _BRACKETED.fullmatch(pred)
+    if bracketed:
+        return bracketed.group(1)
+    computed = _COMPUTED.fullmatch(pred) if "=" not in gold else None
+    if computed is None or re.search(r"[A-Za-z]", _COMMAND.sub("", _ENVIRONMENT.sub("", computed.group(1)))):
+        return pred  # "3x = 6" is an equation, not a computation: left to math-verify
+    return computed.group(2)
 
 
 # ----------------------------------------------------------------- math-verify bridge
@@ -429,7 +448,7 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
     raw = math_forms.rewrite(_read_scale(raw))
     why = refusal(raw, gold_raw, count=False)
     if why is None:
-        raw = _as_sentence(raw, gold_raw)
+        raw = _value_of(_as_sentence(raw, gold_raw), gold_raw)
         why = refusal(raw, gold_raw)
     if why is not None:
         return CheckResult(False, raw, f"{why} ({how})")

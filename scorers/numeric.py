@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from scorers.extract import MAX_ANSWER_CHARS, CheckResult, clip, final_answer, last_match, normalize_unicode
+from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, last_match, normalize_unicode, response_part
 from scorers.math_forms import UNIT_WORDS
 
 # ordinal and unit suffixes a number may be glued to ("2nd", "5usd")
@@ -121,8 +121,8 @@ def _format(value: Fraction) -> str:
 def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None, str]:
     """Return (answer text, value, how found / why not)."""
     answer, how = final_answer(completion)
-    if answer is None and how != "empty output" and completion:
-        last = last_match(_GSM8K, clip(completion))
+    if answer is None and not how.startswith("empty output") and completion:
+        last = last_match(_GSM8K, response_part(completion))
         if last is not None:
             answer, how = last.group(1).strip(), "no marker; last '####' line"
     if answer is None:

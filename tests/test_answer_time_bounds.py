@@ -68,6 +68,15 @@ ADVERSARIAL = {
     "labelled boxes": _rep("y_1 = \\boxed{1} and "),
     "best answer phrases": _rep("the best answer is:\n"),
     "negated letters": _rep("not A, ", "ANSWER: "),
+    "think closers": _rep("</think>"),
+    "think closer then spaces": _rep(" ", "</think>"),
+    "selections in the answer": _rep("x", suffix="ANSWER: " + "I choose " * 66),
+    "selection phrases": _rep("I choose ", "ANSWER: "),
+    "lone letters": _rep("A\n"),
+    "option after 'is:'": _rep("is:\n\n"),
+    "bracket in the answer": _rep("x", suffix="ANSWER: [" + "1" * (MAX_ANSWER_CHARS - 2) + "]"),
+    "computation in the answer": _rep("x", suffix="ANSWER: " + "1+" * 290 + "= 5"),
+    "unequal computation in the answer": _rep("x", suffix="ANSWER: $" + "|" * (MAX_ANSWER_CHARS - 4) + "= 5"),
 }
 
 
