@@ -14,19 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from solvers.strategy import NO_WORKFLOW, nested_step_models, step_models, strategy
+from tasks.catalog import benchmark
 from workers.providers import any_simulated, capabilities
 from workers.redact import pool_label
 
-# paper tasks (Inspect task names) -> the paper's column names
-PAPER_COLUMNS = {
-    "math500": "MATH500",
-    "mmlu": "MMLU",
-    "rlpr": "RLPR",
-    "livecodebench": "LCB",
-    "aime2025": "AIME25",
-    "bigcodebench": "BCB",
-    "gpqa_diamond": "GPQA-D",
-}
 # the bundled pools that are the paper's workers, and the paper's setting of each
 PAPER_POOLS = {
     "paper": "unconstrained",
@@ -39,6 +30,12 @@ DEFAULT_POOL = "local"  # the solvers' default (workers.pools.DEFAULT_POOL)
 HIDDEN_OPTIONS = {"pool"}  # shown as the table section, not in a row's label
 ALWAYS_OPTIONS = {"worker"}  # part of the identity even at the solver's default (which worker ran)
 GRAPH_CHARS = 160  # subtask text kept per step for drawing a workflow
+
+
+def paper_column(task: str) -> str:
+    """The paper's column of a task (its benchmark's declaration), else the task's own name."""
+    declared = benchmark(task)
+    return declared.paper_column if declared is not None and declared.paper_column else task
 
 
 def short(model: str | None) -> str:

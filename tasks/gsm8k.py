@@ -14,10 +14,12 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import numeric_match
-from tasks.catalog import GSM8K
+from tasks.catalog import GSM8K, Benchmark, register
 from tasks.common import build_dataset, checked_task
 from tasks.prompts import numeric_prompt
 from tasks.sources import RecordError, is_number, text_field
+
+BENCHMARK = register(Benchmark("gsm8k", "gsm8k", domain="math", answer="numeric", sources=GSM8K))
 
 
 def final_answer(solution: str) -> str:
@@ -60,7 +62,7 @@ def gsm8k(
         seed: shuffle seed.
     """
     dataset = build_dataset(
-        "gsm8k", GSM8K, record_to_sample,
+        BENCHMARK.name, BENCHMARK.sources, record_to_sample,
         data_file=data_file, source=source, shuffle=shuffle, seed=seed,
     )  # fmt: skip
     return Task(dataset=dataset, solver=generate(), scorer=numeric_match())
