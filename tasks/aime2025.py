@@ -17,8 +17,17 @@ from tasks.common import build_dataset, checked_task
 from tasks.prompts import numeric_prompt
 from tasks.sources import text_field
 
-BENCHMARK = register(Benchmark("aime2025", "aime2025", domain="math", answer="numeric", sources=AIME2025,
-                               paper_column="AIME25", paper_questions=30))  # fmt: skip
+BENCHMARK = register(
+    Benchmark(
+        "aime2025",
+        "aime2025",
+        domain="math",
+        answer="numeric",
+        sources=AIME2025,
+        paper_column="AIME25",
+        paper_questions=30,
+    )
+)
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:

@@ -45,8 +45,9 @@ def sources_for(subset: str = "hard", version: str = BIGCODEBENCH_VERSION) -> tu
     return tuple(replace(s, split=version) if isinstance(s, HubSource) else s for s in declared)
 
 
-BENCHMARK = register(Benchmark("bigcodebench", "bigcodebench", domain="lcb", answer="code", sources=sources_for(),
-                               paper_column="BCB"))  # fmt: skip
+BENCHMARK = register(
+    Benchmark("bigcodebench", "bigcodebench", domain="lcb", answer="code", sources=sources_for(), paper_column="BCB")
+)
 
 
 def record_to_sample(

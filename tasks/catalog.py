@@ -4,8 +4,9 @@ A benchmark is one declaration, in its task file: `BENCHMARK = register(Benchmar
 `Benchmark` fields say what each is for). Everything that treats benchmarks differently reads
 that declaration through `benchmark(name)` and `benchmarks()`: the consensus check
 (solvers/consensus.py), the simulated workers' answer key (workers/simulation.py), the routers'
-domain (solvers/routers/solvers.py), the report's paper columns (reports/records.py) and the
-cost estimate (reports/estimate.py). A lookup imports the task files once (`tasks/*.py`, and
+domain and training data (solvers/routers/), the report's paper columns (reports/records.py) and
+the cost estimate (reports/estimate.py). The four training domains are declared once too
+(`DOMAINS`). A lookup imports the task files once (`tasks/*.py`, and
 Inspect with them), so adding a benchmark touches its task file and nothing else.
 
 Data sources are tried in the order listed. The PyPI wheel mirrors come first: they are
@@ -20,14 +21,32 @@ marked UNVERIFIED could not be checked from the build machine (no hub access).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tasks.sources import HubSource, Source, WheelSource
 
-DOMAINS = ("math", "mmlu", "rlpr", "lcb")  # the simulated workers' domains (workers/sim_profiles.yaml)
 ANSWERS = ("choice", "math", "numeric", "lcb", "code")  # how an answer is checked (workers/simulation.py)
 CODE_ANSWERS = ("lcb", "code")
+
+
+@dataclass(frozen=True)
+class Domain:
+    """One of the paper's four training domains: the simulated workers' accuracies
+    (workers/sim_profiles.yaml), MASRouter's role sets and the conductor's training mixture."""
+
+    answer: str  # how its answers are checked (one of ANSWERS): a simulated answer key, a training row
+    benchmark: str  # its benchmark: a training rollout of the domain gets that task's pool `task_overrides`
+
+
+DOMAINS: dict[str, Domain] = {
+    "math": Domain("math", "math500"),
+    "mmlu": Domain("choice", "mmlu"),
+    "rlpr": Domain("math", "rlpr"),
+    "lcb": Domain("lcb", "livecodebench"),
+}
 
 
 @dataclass(frozen=True)
@@ -41,11 +60,17 @@ class Benchmark:
     sources: tuple[Source, ...] = ()  # its default data sources, tried in order
     paper_column: str | None = None  # its column in the paper's tables (None: the paper does not report it)
     paper_questions: int | None = None  # the questions of the test set the paper's tables run (the cost estimate)
+    # its Samples of a router split, "train" or "validation" (solvers/routers/data.py); None: routers do not train on it
+    router_samples: Callable[[str], Iterable[Any]] | None = None
 
     @property
     def check(self) -> str:
         """How two answers are compared in a vote (solvers/consensus.py): programs as text."""
         return "text" if self.answer in CODE_ANSWERS else self.answer
+
+    def task(self) -> Callable[..., Any]:
+        """Its @task function (imports its task file)."""
+        return getattr(importlib.import_module(f"tasks.{self.file}"), self.name)
 
     @property
     def offline(self) -> bool:

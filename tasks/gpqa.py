@@ -22,8 +22,17 @@ from tasks.common import build_dataset, checked_task
 from tasks.prompts import LETTERS, multiple_choice_prompt
 from tasks.sources import text_field
 
-BENCHMARK = register(Benchmark("gpqa_diamond", "gpqa", domain="mmlu", answer="choice", sources=GPQA_DIAMOND,
-                               paper_column="GPQA-D", paper_questions=198))  # fmt: skip
+BENCHMARK = register(
+    Benchmark(
+        "gpqa_diamond",
+        "gpqa",
+        domain="mmlu",
+        answer="choice",
+        sources=GPQA_DIAMOND,
+        paper_column="GPQA-D",
+        paper_questions=198,
+    )
+)
 CHOICE_FIELDS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
 
 

@@ -114,8 +114,11 @@ def lcb_sources(release: str) -> tuple[HubFilesSource, ...]:
 
 
 # its sources: the task's default release
-BENCHMARK = register(Benchmark("livecodebench", "livecodebench", domain="lcb", answer="lcb",
-                               sources=lcb_sources("v6"), paper_column="LCB"))  # fmt: skip
+BENCHMARK = register(
+    Benchmark(
+        "livecodebench", "livecodebench", domain="lcb", answer="lcb", sources=lcb_sources("v6"), paper_column="LCB"
+    )
+)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,18 @@ from tasks.common import build_dataset, checked_task
 from tasks.prompts import math_prompt
 from tasks.splits import check_split, hash_split
 
-BENCHMARK = register(Benchmark("math500", "math500", domain="math", answer="math", sources=MATH500,
-                               paper_column="MATH500", paper_questions=100))  # fmt: skip
+BENCHMARK = register(
+    Benchmark(
+        "math500",
+        "math500",
+        domain="math",
+        answer="math",
+        sources=MATH500,
+        paper_column="MATH500",
+        paper_questions=100,
+        router_samples=lambda split: math500(split=split).dataset,
+    )
+)
 SPLIT_SALT = "conductor-bench/math500-split/v1:"
 
 

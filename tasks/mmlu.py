@@ -29,8 +29,18 @@ from tasks.prompts import LETTERS, multiple_choice_prompt
 from tasks.sources import RecordError, text_field
 from tasks.splits import check_split, hash_split
 
-BENCHMARK = register(Benchmark("mmlu", "mmlu", domain="mmlu", answer="choice", sources=MMLU, paper_column="MMLU",
-                               paper_questions=14042))  # fmt: skip
+BENCHMARK = register(
+    Benchmark(
+        "mmlu",
+        "mmlu",
+        domain="mmlu",
+        answer="choice",
+        sources=MMLU,
+        paper_column="MMLU",
+        paper_questions=14042,
+        router_samples=lambda split: mmlu(split=split).dataset,
+    )
+)
 SPLIT_SALT = "conductor-bench/mmlu-split/v1:"
 
 

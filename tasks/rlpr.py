@@ -30,7 +30,17 @@ from tasks.catalog import RLPR, Benchmark, register
 from tasks.common import build_dataset, check_filter, checked_task, norm_name, parse_filter
 from tasks.splits import check_split, hash_split
 
-BENCHMARK = register(Benchmark("rlpr", "rlpr", domain="rlpr", answer="math", sources=RLPR, paper_column="RLPR"))
+BENCHMARK = register(
+    Benchmark(
+        "rlpr",
+        "rlpr",
+        domain="rlpr",
+        answer="math",
+        sources=RLPR,
+        paper_column="RLPR",
+        router_samples=lambda split: rlpr(split=split).dataset,
+    )
+)
 SPLIT_SALT = "conductor-bench/rlpr-split/v1:"
 INSTRUCTION = (
     "Think step by step, then give your final answer on the last line in the form "

@@ -5,7 +5,8 @@ the report's columns and the cost estimate, with nothing else edited."""
 
 from __future__ import annotations
 
-import importlib
+import ast
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -13,8 +14,7 @@ import pytest
 from reports import estimate, missing, records
 from solvers import consensus
 from solvers.routers import solvers as routers
-from tasks import catalog
-from tasks.catalog import Benchmark, benchmark, benchmarks, register, task_file
+from tasks.catalog import DOMAINS, Benchmark, benchmark, benchmarks, register, task_file
 from workers import simulation
 
 TOY = Benchmark("toy_quiz", "toy", domain="mmlu", answer="choice", paper_column="TOY", paper_questions=12)
@@ -22,17 +22,15 @@ BUNDLED = {"aime2025", "bigcodebench", "gpqa_diamond", "gsm8k", "humaneval", "li
 
 
 @pytest.fixture
-def toy(monkeypatch) -> Benchmark:
+def toy(declare) -> Benchmark:
     """TOY registered as its task file would (`BENCHMARK = register(Benchmark(...))`), for this test only."""
-    benchmarks()  # the bundled task files first
-    monkeypatch.setattr(catalog, "_REGISTERED", dict(catalog._REGISTERED))
-    return register(TOY)
+    return declare(TOY)
 
 
 def test_every_bundled_task_file_declares_its_benchmark():
     assert {b.name for b in benchmarks()} == BUNDLED
     for declared in benchmarks():  # its file holds the @task function of that name (the name logs show)
-        assert callable(getattr(importlib.import_module(f"tasks.{declared.file}"), declared.name))
+        assert callable(declared.task()) and declared.task().__module__ == f"tasks.{declared.file}"
     assert task_file("gpqa").name == "gpqa_diamond" and task_file("toy") is None
     assert benchmark("pkg/math500") is benchmark("math500") and benchmark("my_own_task") is None
     paper = [b.file for b in benchmarks() if b.paper_column and b.offline]
@@ -59,3 +57,52 @@ def test_a_code_benchmark_votes_on_text_and_a_bad_declaration_is_refused(toy):
     with pytest.raises(ValueError, match="tasks/toy.py and tasks/other.py"):
         register(Benchmark("toy_quiz", "other", domain="math", answer="math"))
     assert register(TOY) is TOY  # a task file loaded again (Inspect loads them by path) registers again
+
+
+ROOT = Path(__file__).resolve().parents[1]
+OWN_PLACES = ("tasks", "tests")  # the declarations, and the tests' expectations
+KEPT = {  # a table kept on purpose, and why
+    "experiments/seeds/sweep.py": "the column names of the committed seeds.csv results (MATH-500, not MATH500)",
+}
+
+
+def benchmark_tables(path: Path, facts: set[str]) -> list[int]:
+    """The lines where `path` tabulates benchmarks: a dict literal (or `dict(...)` call) with two or
+    more keys or values among `facts` (names, task files, paper columns, `tasks/x.py` paths)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Dict):
+            parts = [*node.keys, *node.values]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+            parts = [ast.Constant(k.arg) for k in node.keywords] + [k.value for k in node.keywords]
+        else:
+            continue
+        named = {p.value for p in parts if isinstance(p, ast.Constant) and p.value in facts}
+        if len(named) >= 2:
+            found.append(node.lineno)
+    return found
+
+
+def benchmark_facts() -> set[str]:
+    """What names a benchmark outside its declaration; a domain's name (mmlu, rlpr) is not counted."""
+    facts = set()
+    for b in benchmarks():
+        facts |= {b.name, b.file, b.paper_column, f"tasks/{b.file}.py", f"tasks.{b.file}", f"tasks.{b.file}:{b.name}"}
+    return facts - {None} - set(DOMAINS)
+
+
+def test_a_benchmark_table_is_found(tmp_path):
+    bad = tmp_path / "m.py"
+    bad.write_text('A = {"gsm8k": 1, "math500": 2}\nB = dict(gsm8k="x", aime2025="y")\nC = {"mmlu": 1, "rlpr": 2}\n'
+                   'D = {"x": "tasks/gpqa.py", "y": "GPQA-D"}\nE = ["gsm8k", "math500"]\n')  # fmt: skip
+    assert benchmark_tables(bad, benchmark_facts()) == [1, 2, 4]  # C: domains; E: a selection, not a table
+
+
+def test_no_module_outside_tasks_tabulates_benchmarks():
+    """A benchmark's facts live in its task file: no other module keeps a table keyed by benchmarks
+    (a task's file, domain, check, column or loader), which a new benchmark would have to join."""
+    facts = benchmark_facts()
+    files = [p for p in sorted(ROOT.rglob("*.py")) if p.relative_to(ROOT).parts[0] not in OWN_PLACES]
+    files = [p for p in files if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)]
+    files = [p for p in files if str(p.relative_to(ROOT)) not in KEPT]
+    assert [f"{p.relative_to(ROOT)}:{line}" for p in files for line in benchmark_tables(p, facts)] == []

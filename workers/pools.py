@@ -32,7 +32,8 @@ POOLS_DIR = Path(__file__).parent / "pools"
 DEFAULT_POOL = "local"
 FORMAT_HINT = "see workers/pools/local.yaml for the format"
 
-POOL_KEYS = ("name", "description", "conductor", "workers")
+POOL_KEYS = ("name", "description", "setting", "conductor", "workers")
+SETTINGS = ("constrained", "unconstrained")  # the paper's two settings
 ENTRY_KEYS = ("model", "description", "config", "model_args", "price", "grammar", "task_overrides")
 PRICE_KEYS = ("input", "output")
 
@@ -77,6 +78,7 @@ class PoolSpec:
     workers: tuple[ModelSpec, ...]
     conductor: ModelSpec | None = None
     description: str = ""
+    setting: str = ""  # the paper's setting whose numbers its results stand beside (SETTINGS), "" none
 
     @property
     def simulated(self) -> bool:
@@ -188,9 +190,14 @@ def parse_pool(data: Any, default_name: str) -> PoolSpec:
         raise _Invalid("workers", f"expected a non-empty list of models, got {_kind(workers)}",
                        "list at least one worker, e.g. `workers: [openai/gpt-5]`")  # fmt: skip
     conductor = data.get("conductor")
+    setting = _text(data, "setting", "top level")
+    if setting and setting not in SETTINGS:
+        raise _Invalid("setting", f"expected {' or '.join(SETTINGS)}, got {setting!r}",
+                       "name the paper's setting whose budgets the pool follows, or leave it out")  # fmt: skip
     return PoolSpec(
         name=_text(data, "name", "top level") or default_name,
         description=_text(data, "description", "top level"),
+        setting=setting,
         workers=tuple(_model(w, f"workers[{i}]") for i, w in enumerate(workers)),
         conductor=_model(conductor, "conductor") if conductor is not None else None,
     )

@@ -45,7 +45,6 @@ from tasks.catalog import DOMAINS, benchmark
 from tasks.prompts import LETTERS
 
 PROFILES_FILE = Path(__file__).with_name("sim_profiles.yaml")
-DOMAIN_CHECK = {"math": "math", "mmlu": "choice", "rlpr": "math", "lcb": "lcb"}
 PROFILE_KEYS = ("description", "accuracy", "trust", "catch", "reasoning_tokens")
 CHARS_PER_TOKEN = 4
 MAX_SCAN_CHARS = 16_000  # answers are read from the end of a turn
@@ -107,7 +106,7 @@ def make_key(
         raise SimError("an answer key needs a domain or a check (e.g. domain='math')")
     if domain is None:
         domain = {"choice": "mmlu", "math": "math", "numeric": "math"}.get(str(check), "lcb")
-    check = check or DOMAIN_CHECK.get(domain, "")
+    check = check or (DOMAINS[domain].answer if domain in DOMAINS else "")
     return AnswerKey(str(target), domain, check, tuple(choices) if choices else None, str(item_id or ""))
 
 
