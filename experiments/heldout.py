@@ -20,8 +20,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tasks.catalog import benchmark
+
 BASELINE = "single worker"
-TASK_FILES = {"math500": "tasks/math500.py", "mmlu": "tasks/mmlu.py"}
 
 
 def eval_tasks(script: Any) -> list:
@@ -108,7 +109,8 @@ def eval_command(script: Any, options: Mapping[str, Any], run: Path, limit: int,
     commands = []
     for task, args in task_args(script).items():
         targs = [a for k, v in args.items() for a in ("-T", f"{k}={cli_value(v)}")]
-        commands.append(shlex.join(["inspect", "eval", TASK_FILES[task], *targs, "--solver", "conductor", *solver,
+        file = f"tasks/{benchmark(task).file}.py"
+        commands.append(shlex.join(["inspect", "eval", file, *targs, "--solver", "conductor", *solver,
                                     "--model-role", f"conductor=hf/{run}", "--limit", str(limit),
                                     "--seed", str(seed)]))  # fmt: skip
     return " && ".join(commands)

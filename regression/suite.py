@@ -12,7 +12,6 @@ Data: the tasks' pinned offline mirrors (sha256-checked; fetched once into the c
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from inspect_ai.scorer import value_to_float
 from inspect_ai.solver import SolverSpec
 
 from regression.compare import SampleRecord, aggregate, entry_key
+from tasks.catalog import benchmark
 
 HERE = Path(__file__).parent
 LOCAL_POOL = HERE / "local-greedy.yaml"
@@ -32,8 +32,7 @@ LOCAL_POOL = HERE / "local-greedy.yaml"
 
 @dataclass(frozen=True)
 class TaskSpec:
-    name: str  # the task's name in logs
-    factory: str  # "module:function"
+    name: str  # a declared benchmark's name (tasks/catalog.py), as logs show it
     args: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -59,13 +58,8 @@ class Group:
     max_samples: int | None = None
 
 
-GPQA = TaskSpec("gpqa_diamond", "tasks.gpqa:gpqa_diamond")
-SIM_TASKS = (
-    TaskSpec("math500", "tasks.math500:math500"),
-    TaskSpec("gsm8k", "tasks.gsm8k:gsm8k"),
-    TaskSpec("mmlu", "tasks.mmlu:mmlu"),
-    GPQA,
-)
+GPQA = TaskSpec("gpqa_diamond")
+SIM_TASKS = (TaskSpec("math500"), TaskSpec("gsm8k"), TaskSpec("mmlu"), GPQA)
 SIM_SOLVERS = (
     SolverRun("conductor", {"pool": "sim"}),
     SolverRun("single_worker", {"pool": "sim", "worker": 0}),
@@ -96,7 +90,7 @@ def default_groups(
 
 def _with_data(spec: TaskSpec, data_files: Mapping[str, str] | None) -> TaskSpec:
     path = (data_files or {}).get(spec.name)
-    return TaskSpec(spec.name, spec.factory, {**spec.args, "data_file": path}) if path else spec
+    return TaskSpec(spec.name, {**spec.args, "data_file": path}) if path else spec
 
 
 def scripted_conductor() -> Model:
@@ -106,8 +100,10 @@ def scripted_conductor() -> Model:
 
 
 def build_task(spec: TaskSpec):
-    module, _, name = spec.factory.partition(":")
-    return getattr(importlib.import_module(module), name)(**spec.args)
+    declared = benchmark(spec.name)
+    if declared is None:
+        raise ValueError(f"regression task {spec.name!r}: no task file declares it (tasks/catalog.py)")
+    return declared.task()(**spec.args)
 
 
 def run_group(group: Group, log_dir: str, progress: Callable[[str], None] = print) -> dict[str, dict[str, Any]]:

@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 DEFAULT_OUT = "reports/out"
-DEFAULT_TASKS = "gpqa,math500,mmlu,aime2025"  # the offline benchmarks of the paper's tables
 PRESENT_LOGS = "logs/baselines"  # where `nox -s baselines` and the matrix runner write by default
 QUICK = {"pool": "sim-scripted", "limit": 6, "epochs": 3}  # every method with a standard error, in minutes
 REPORTS_EXTRA = 'pip install -e ".[reports]"'  # pandas, pyarrow, matplotlib, scipy (pyproject.toml)
@@ -36,7 +35,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--pool", default=None, help=f"pool to run on (default: build from {PRESENT_LOGS} when it "
                    f"holds logs, else run the SIMULATION pool {QUICK['pool']} with --limit {QUICK['limit']} "
                    f"--epochs {QUICK['epochs']})")  # fmt: skip
-    r.add_argument("--tasks", default=DEFAULT_TASKS, help=f"task files to run (default: {DEFAULT_TASKS})")
+    r.add_argument("--tasks", default=None, help="task files to run (default: the paper's benchmarks whose data "
+                   "needs no network)")  # fmt: skip
     r.add_argument("--limit", type=int, default=None, help="samples per task (default: 2; the quick simulation: 6)")
     r.add_argument("--epochs", type=int, default=None, help="epochs per sample (gives mean +- SE; default: 1)")
     r.add_argument("--methods", default=None, help="subset of the matrix's methods (default: all)")
@@ -46,6 +46,13 @@ def parser() -> argparse.ArgumentParser:
         q.add_argument("--training-runs", nargs="*", default=[], help="training run directories to plot")
         q.add_argument("--embed", action="store_true", help="inline the PNGs in the page (one self-contained file)")
     return p
+
+
+def default_tasks() -> str:
+    """The task files of the paper's benchmarks whose data has an offline source (a pinned wheel)."""
+    from tasks.catalog import benchmarks
+
+    return ",".join(b.file for b in benchmarks() if b.paper_column and b.offline)
 
 
 def has_logs(log_dir: str | Path) -> bool:
@@ -101,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return credit_main(given[1:])
     args, decided = plan(parser().parse_args(argv))
+    if args.command == "reproduce":
+        args.tasks = args.tasks or default_tasks()
     argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     if decided:
         print(decided, flush=True)

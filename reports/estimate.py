@@ -17,7 +17,7 @@ per benchmark, where
 - prices are the pool file's (USD per million tokens) for the worker a run uses, the mean over
   the pool's workers for a method that uses several;
 - conductor calls are counted, not priced (the paper's conductor is a self-hosted 7B model);
-- questions are the benchmarks' test sets (`QUESTIONS`).
+- questions are the benchmarks' test sets (each one's declared `paper_questions`, `questions`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,19 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from tasks.catalog import task_file
+
 EXPECTED_OUTPUT_TOKENS = 300  # per worker call, constrained setting (module docstring: paper Table 5)
-QUESTIONS = {"gpqa": 198, "math500": 100, "mmlu": 14042, "aime2025": 30}  # test sets (docs/tasks.md)
-TASK_NAMES = {"gpqa": "gpqa_diamond"}  # task file -> Inspect task name in the logs
 _VARIANT = re.compile(r"_(w|k)\d{1,4}$")
+
+
+def questions(file: str) -> int:
+    """The questions of the test set the paper's tables run, of the benchmark of `tasks/<file>.py`."""
+    declared = task_file(file)
+    count = declared.paper_questions if declared is not None else None
+    if count is None:
+        raise KeyError(f"tasks/{file}.py declares no paper_questions: the estimate has no test-set size for it")
+    return count
 
 
 @dataclass(frozen=True)
@@ -89,14 +98,15 @@ def estimate(usage: pd.DataFrame, runs: Sequence, workers: Sequence, tasks: Sequ
     for run in runs:
         if run.task not in tasks:
             continue
-        task = TASK_NAMES.get(run.task, run.task)
+        declared = task_file(run.task)
+        task = declared.name if declared is not None else run.task
         key = (_VARIANT.sub("", _VARIANT.sub("", run.method)), task)
         if key not in usage.index and run.solver == "conductor":  # an ablation: the conductor's calls
             key = ("conductor", task)
         if key not in usage.index:
             missing.append(f"{run.method} on {run.task}")
             continue
-        stats, n = usage.loc[key], QUESTIONS[run.task]
+        stats, n = usage.loc[key], questions(run.task)
         index = run.options.get("worker")
         chosen = [index] if index is not None else range(len(workers))
         if any(workers[i].price is None for i in chosen):
@@ -120,7 +130,7 @@ def report_lines(frame: pd.DataFrame, tasks: Sequence[str]) -> list[str]:
 
     usage = per_call(frame)
     registered = registered_solvers()
-    lines = [f"Fill the paper's tables with real pools (questions: {', '.join(f'{t} {QUESTIONS[t]}' for t in tasks)};",
+    lines = [f"Fill the paper's tables with real pools (questions: {', '.join(f'{t} {questions(t)}' for t in tasks)};",
              "needs the providers' API keys and `pip install -e \".[api]\"`; resumable):"]  # fmt: skip
     for real in REAL_RUNS:
         pool = load_pool(real.pool)

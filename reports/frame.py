@@ -25,7 +25,7 @@ from urllib.parse import unquote
 import pandas as pd
 
 from reports.diagnostics import input_text, sample_features
-from reports.records import PAPER_COLUMNS, run_fields, sample_fields
+from reports.records import paper_column, run_fields, sample_fields
 
 _VARIANT = re.compile(r"_(w|k)\d{1,4}$")  # matrix labels: consensus_w2, smoothie_independent_k2
 
@@ -156,7 +156,7 @@ def load_samples(log_dir: str | Path, *, progress: Callable[[str], None] | None 
     ident = {log: identity(group, recorded_method.loc[group.index]) for log, group in frame.groupby("log", sort=False)}
     ident_frame = pd.DataFrame([ident[log] for log in frame["log"]], index=frame.index)
     frame = pd.concat([frame, ident_frame], axis=1)
-    frame["paper_column"] = frame["task"].map(lambda t: PAPER_COLUMNS.get(t, t))
+    frame["paper_column"] = frame["task"].map(paper_column)
     score = pd.to_numeric(frame["score"], errors="coerce")
     frame["score"] = score.to_numpy(dtype=float, na_value=math.nan)  # plain float: NaN, never pd.NA
     frame["error"] = frame["error"].where(frame["error"].notna(), None)

@@ -24,12 +24,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports.records import PAPER_COLUMNS, run_fields
+from reports.records import run_fields
 from reports.tables import Built, Spec, md_text
+from tasks.catalog import benchmark, benchmarks
 
 ROOT = Path(__file__).resolve().parent.parent
-TASK_FILES = {"gpqa_diamond": "gpqa"}  # Inspect task name -> tasks/<file>.py where they differ
-COLUMN_TASKS = {column: task for task, column in PAPER_COLUMNS.items()}
 
 
 Places = Mapping[str, tuple[str, "int | None"]]  # pool -> (its log dir, its --limit)
@@ -50,8 +49,10 @@ def places(frame: pd.DataFrame, log_dir: str) -> dict[str, tuple[str, int | None
 
 
 def task_file(column: str) -> str:
-    task = COLUMN_TASKS.get(column, column)
-    return TASK_FILES.get(task, task)
+    """The task file (`tasks/<file>.py`) of a table's column: its benchmark's (by paper column or
+    task name), else the column's own name."""
+    declared = next((b for b in benchmarks() if b.paper_column == column), None) or benchmark(column)
+    return declared.file if declared is not None else column
 
 
 @dataclass(frozen=True)

@@ -14,31 +14,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from solvers.strategy import NO_WORKFLOW, nested_step_models, step_models, strategy
+from tasks.catalog import benchmark
+from workers.pools import DEFAULT_POOL, bundled_pools, load_pool
 from workers.providers import any_simulated, capabilities
 from workers.redact import pool_label
 
-# paper tasks (Inspect task names) -> the paper's column names
-PAPER_COLUMNS = {
-    "math500": "MATH500",
-    "mmlu": "MMLU",
-    "rlpr": "RLPR",
-    "livecodebench": "LCB",
-    "aime2025": "AIME25",
-    "bigcodebench": "BCB",
-    "gpqa_diamond": "GPQA-D",
-}
-# the bundled pools that are the paper's workers, and the paper's setting of each
-PAPER_POOLS = {
-    "paper": "unconstrained",
-    "paper-frontier": "unconstrained",
-    "paper-constrained": "constrained",
-    "paper-closed": "constrained",
-    "paper-open": "constrained",
-}
-DEFAULT_POOL = "local"  # the solvers' default (workers.pools.DEFAULT_POOL)
 HIDDEN_OPTIONS = {"pool"}  # shown as the table section, not in a row's label
 ALWAYS_OPTIONS = {"worker"}  # part of the identity even at the solver's default (which worker ran)
 GRAPH_CHARS = 160  # subtask text kept per step for drawing a workflow
+
+
+def paper_column(task: str) -> str:
+    """The paper's column of a task (its benchmark's declaration), else the task's own name."""
+    declared = benchmark(task)
+    return declared.paper_column if declared is not None and declared.paper_column else task
+
+
+def paper_setting(pool: str) -> str:
+    """The paper's setting a bundled pool declares (its file's `setting`), "" for any other pool."""
+    return load_pool(pool).setting if pool in bundled_pools() else ""
 
 
 def short(model: str | None) -> str:
@@ -178,6 +172,6 @@ def run_fields(
         "label": name + (f" ({', '.join(label_parts)})" if label_parts else ""),
         "pool": pool,
         "pool_kind": kind,
-        "setting": PAPER_POOLS.get(pool, "") if kind == "api" else "",
+        "setting": paper_setting(pool) if kind == "api" else "",
         "conductor_short": short(conductor_model) if conductor_model else "",
     }

@@ -23,12 +23,7 @@ from inspect_ai.log import (
 from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import Score
 
-TASK_FILES = {
-    "gpqa_diamond": "tasks/gpqa.py",
-    "aime2025": "tasks/aime2025.py",
-    "bigcodebench": "tasks/bigcodebench.py",
-    "livecodebench": "tasks/livecodebench.py",
-}
+from tasks.catalog import benchmark
 
 
 def step(index: int, worker: int, model: str, visible: Sequence[int] = (), subtask: str = "Solve it.", **more) -> dict:
@@ -131,12 +126,13 @@ def write_log(
     ids: list = list(dict.fromkeys(s.id for s in samples))
     ids += [f"missing_{i}" for i in range(max(0, (total or 0) - len(ids)))]
     number = len(list(directory.glob("*.eval"))) if directory.is_dir() else 0
+    declared = benchmark(task)
     spec = EvalSpec(
         created=created,
         task=task,
         task_id=f"{task}-{number}",
         run_id=f"synthetic-{number}",
-        task_file=TASK_FILES.get(task, f"tasks/{task}.py"),
+        task_file=f"tasks/{declared.file if declared else task}.py",
         solver=solver,
         solver_args=solver_args,
         model=model,

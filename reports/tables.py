@@ -10,7 +10,7 @@ tokens, USD and agent calls per question over the table's benchmarks, and the co
 the row lacks a price, never 0.
 
 Sections are per pool. The paper's number stands beside a cell only for the paper's own API pools
-in the table's setting (constrained / unconstrained, `records.PAPER_POOLS`); simulated and local
+in the table's setting (constrained / unconstrained, the bundled pool file's `setting`); simulated and local
 pools get no paper column and a title that says what they are.
 """
 

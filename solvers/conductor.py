@@ -51,7 +51,9 @@ from solvers.team import (
     Conductor,
     Overrides,
     eval_conductor,
+    register_eval_prices,
     resolve_team,
+    resolved_pool,
     role_workers,
     sample_subset,
 )
@@ -65,7 +67,6 @@ from solvers.workflow import (
 )
 from startup.options import is_int, need_option
 from workers.clean_errors import guard_errors
-from workers.costs import register_eval_costs
 from workers.provider_settings import sdk_settings
 from workers.redact import model_secrets, redact_config, redact_round, redact_text
 
@@ -176,13 +177,14 @@ def conductor(
     )
     need_option(is_int(seed), "seed", seed, "an integer")
     need_option(grammar is None or isinstance(grammar, bool), "grammar", grammar, "true | false (or unset: auto)")
-    register_eval_costs(pool)  # before Inspect checks that a --cost-limit eval's models have prices
+    spec = resolved_pool(pool)  # one object for the whole eval: the option check's, the header's, every sample's
+    register_eval_prices(spec, replace_workers)  # before Inspect checks that a --cost-limit eval's models have prices
 
     overrides = Overrides(temperature, max_tokens, grammar, worker_temperature, worker_max_tokens)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         team = resolve_team(
-            pool,
+            spec,
             overrides,
             sample_answer_constraint(state),
             lead=eval_conductor(),

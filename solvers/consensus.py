@@ -1,11 +1,12 @@
-"""Answer equality by the task's own check, and majority voting. Pure: no Inspect import.
+"""Answer equality by the task's own check, and majority voting. Pure: no Inspect import (a
+task's declared check is read from the benchmark registry, which loads the task files).
 
 Kinds of check (`-S check=`): "choice" (the letter `extract_choice` reads), "numeric" (the
 number `extract_numeric` reads, compared exactly), "math" (`check_math` equivalence of one
 answer against the other's extracted answer), "text" (the final answer, else the whole
 output, with whitespace collapsed; for code). "auto" picks by the sample: choices -> choice,
-code answers -> text, else the bundled task's scorer (TASK_CHECKS), else math (it also
-compares numbers and plain strings).
+code answers -> text, else the check its benchmark declares (`tasks.catalog.Benchmark.check`),
+else math (it also compares numbers and plain strings).
 
 Voting (`majority`): outputs are taken in order; an output without a readable answer (or a
 failed call) does not vote; each voting output joins the first group whose first member's
@@ -20,19 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scorers.checks import check_math, extract_choice, extract_math_answer, extract_numeric, final_answer
+from tasks.catalog import benchmark
 
 CHECK_KINDS = ("choice", "numeric", "math", "text")
-TASK_CHECKS = {
-    "gsm8k": "numeric",
-    "aime2025": "numeric",
-    "math500": "math",
-    "rlpr": "math",
-    "mmlu": "choice",
-    "gpqa_diamond": "choice",
-    "livecodebench": "text",
-    "humaneval": "text",
-    "bigcodebench": "text",
-}
 
 
 def auto_check(task: str | None, n_choices: int, answer_format: str | None) -> str:
@@ -41,7 +32,8 @@ def auto_check(task: str | None, n_choices: int, answer_format: str | None) -> s
         return "choice"
     if answer_format == "code":
         return "text"
-    return TASK_CHECKS.get((task or "").rsplit("/", 1)[-1], "math")
+    declared = benchmark(task)
+    return declared.check if declared is not None else "math"
 
 
 def letters_for(n_choices: int) -> str:

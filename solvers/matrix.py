@@ -142,11 +142,11 @@ def router_training_args(settings: dict, pool: str) -> list[str]:
 def train_missing_routers(trained: Sequence[str], tasks: Sequence[str], pool: str, training: dict) -> list[str]:
     """Train each router whose default file is missing; the summaries' lines."""
     from solvers.routers import train
-    from solvers.routers.data import TRAINING_DATA
+    from solvers.routers.data import trainable
     from solvers.routers.solvers import default_router_file
 
     lines = []
-    train_tasks = [t for t in tasks if t in TRAINING_DATA] or ["math500"]
+    train_tasks = [t for t in tasks if t in trainable()] or ["math500"]
     for kind in trained:
         path = default_router_file(kind, pool)
         if path.is_file():

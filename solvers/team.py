@@ -7,8 +7,10 @@ A pool entry's `task_overrides` apply when the running sample's task has that na
 from Inspect's active sample). A conductor whose budget nobody set gets the paper's 1024
 tokens (`CONDUCTOR_MAX_TOKENS`); `-S max_tokens`, `--max-tokens` or the pool override it.
 
-`resolve_team` does all of it for one sample from one read of the pool file and hands the
-executor one `Team` (conductor, workers with their prices and settings).
+`resolve_team` does all of it for one sample from the eval's one resolved pool (a `PoolSpec`,
+or a name `load_pool` resolves to the same object) and hands the executor one `Team` (conductor,
+workers with their prices and settings). `register_eval_prices` prices the eval's models once,
+when the solver is built.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from solvers.executor import Worker
 from solvers.grammar import Constraint
 from workers.call_budget import eval_call_budget
 from workers.client_secrets import client_body_fields, route_secrets
+from workers.costs import register_eval_costs
 from workers.pools import DEFAULT_POOL, ModelSpec, PoolSpec, Price, known_prices, load_pool
 from workers.provider_settings import sdk_model_args
 from workers.providers import capabilities
@@ -59,7 +62,7 @@ class Team:
 
 
 def resolve_team(
-    pool: str | None,
+    pool: str | PoolSpec | None,
     overrides: Overrides,
     answer_constraint: Constraint | None = None,
     *,
@@ -67,23 +70,46 @@ def resolve_team(
     workers: list[Worker] | None = None,
     replace_workers: str | None = None,
 ) -> Team:
-    """The team of one sample, reading the pool file (`pool`, else `local`) at most once: `lead`
-    conducts, else the pool's conductor; `workers` work, else the pool's; `replace_workers` runs
-    every slot (`replaced_workers`)."""
-    name = pool or DEFAULT_POOL  # load_pool is cached: the file is read once, and only if a part below needs it
+    """The team of one sample from the pool (`pool`, else `local`): `lead` conducts, else the pool's
+    conductor; `workers` work, else the pool's; `replace_workers` runs every slot (`replaced_workers`)."""
+    spec = resolved_pool(pool)
     o = overrides
     if lead is not None:
-        conductor = model_conductor(lead, o.temperature, o.max_tokens, o.grammar)
+        conductor = model_conductor(lead, o.temperature, o.max_tokens, o.grammar, spec.price_of(str(lead)))
     else:
-        conductor = pool_conductor(name, o.temperature, o.max_tokens, o.grammar)
+        conductor = pool_conductor(spec, o.temperature, o.max_tokens, o.grammar)
     task = current_task_name()
     if workers is None:
-        workers = pool_workers(name, o.worker_temperature, o.worker_max_tokens, answer_constraint, task)
-    return with_replacement(Team(conductor, workers), replace_workers, name, o, answer_constraint)
+        workers = pool_workers(spec, o.worker_temperature, o.worker_max_tokens, answer_constraint, task)
+    return with_replacement(Team(conductor, workers), replace_workers, spec, o, answer_constraint)
+
+
+def resolved_pool(pool: str | PoolSpec | None) -> PoolSpec:
+    """`pool` itself when resolved, else the pool it names (`local` when None)."""
+    return pool if isinstance(pool, PoolSpec) else load_pool(pool or DEFAULT_POOL)
+
+
+def register_eval_prices(pool: PoolSpec, replace_workers: str | None = None) -> None:
+    """Price the eval's models with Inspect before it checks a `--cost-limit` (workers/costs.py): the
+    pool's, and the models the eval names (`--model`, `--model-role`, `replace_workers`). A solver
+    built outside an eval (Python API, before `eval()`) cannot see them: every bundled pool's then."""
+    from inspect_ai.model._model import active_model  # no public accessor: None outside an eval
+
+    if (model := active_model()) is None:
+        named = list(known_prices())
+    else:
+        roles = [m for r in model_roles().values() for m in (r if isinstance(r, list) else [r])]
+        named = [str(m) for m in (model, *roles) if not capabilities(m).placeholder]
+        named += [replace_workers] if replace_workers else []
+    register_eval_costs(pool, named)
 
 
 def with_replacement(
-    team: Team, model: str | None, pool: str, overrides: Overrides, answer_constraint: Constraint | None = None
+    team: Team,
+    model: str | None,
+    pool: str | PoolSpec,
+    overrides: Overrides,
+    answer_constraint: Constraint | None = None,
 ) -> Team:
     """`team` with every worker slot run by `model` (`replaced_workers`); `team` itself when `model` is None."""
     if not model:
@@ -137,29 +163,33 @@ def pool_workers(
     """The workers of a pool (bundled name, YAML path or a loaded `PoolSpec`), outside any
     eval too (training); `task` selects the entries' `task_overrides`."""
     overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
-    spec = load_pool(pool) if isinstance(pool, str) else pool
+    spec = resolved_pool(pool)
     return [_spec_worker(s, overrides, answer_constraint, task) for s in spec.workers]
 
 
 def model_conductor(
-    model: Model, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
+    model: Model,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    grammar: bool | None = None,
+    price: Price | None = None,
 ) -> Conductor:
-    """A given model as the conductor, with the solver's overrides (the paper's 1024 tokens
-    unless a budget is set); a grammar when its provider takes one (unless `grammar` says)."""
+    """A given model as the conductor at `price`, with the solver's overrides (the paper's 1024
+    tokens unless a budget is set); a grammar when its provider takes one (unless `grammar` says)."""
     overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
     name = str(model)
     if overrides.max_tokens is None and model.config.max_tokens is None:
         overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
     use_grammar = capabilities(name).grammar if grammar is None else grammar
-    return Conductor(_with_config(model, overrides), name, known_prices().get(name), use_grammar)
+    return Conductor(_with_config(model, overrides), name, price, use_grammar)
 
 
 def pool_conductor(
-    pool: str, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
+    pool: str | PoolSpec, temperature: float | None = None, max_tokens: int | None = None, grammar: bool | None = None
 ) -> Conductor:
     """The conductor a pool file names, with the solver's overrides."""
     overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
-    spec = _pool_conductor(load_pool(pool))
+    spec = _pool_conductor(resolved_pool(pool))
     if overrides.max_tokens is None and "max_tokens" not in spec.config:
         overrides = overrides.merge(GenerateConfig(max_tokens=CONDUCTOR_MAX_TOKENS))
     return Conductor(
@@ -173,7 +203,7 @@ def pool_conductor(
 def replaced_workers(
     workers: list[Worker],
     model: str,
-    pool: str | None,
+    pool: str | PoolSpec | None,
     temperature: float | None = None,
     max_tokens: int | None = None,
     answer_constraint: Constraint | None = None,
@@ -183,7 +213,8 @@ def replaced_workers(
     own entry's config and price when the pool (`pool`, else `local`) lists it, else with
     Inspect's defaults and the known list price."""
     overrides = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
-    spec = next((s for s in load_pool(pool or DEFAULT_POOL).workers if s.model == model), None)
+    listed = resolved_pool(pool)
+    spec = next((s for s in listed.workers if s.model == model), None)
     if spec is not None:
         base = _spec_worker(spec, overrides, answer_constraint, current_task_name())
     else:
@@ -192,7 +223,7 @@ def replaced_workers(
         base = Worker(
             get_model(model, config=config or GenerateConfig()),
             model,
-            price=known_prices().get(model),
+            price=listed.price_of(model),
             answer_constraint=answer_constraint if grammar else None,
         )
     return [replace(base, description=w.description) for w in workers]

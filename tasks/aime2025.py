@@ -12,10 +12,22 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import numeric_match
-from tasks.catalog import AIME2025
+from tasks.catalog import AIME2025, Benchmark, register
 from tasks.common import build_dataset, checked_task
 from tasks.prompts import numeric_prompt
 from tasks.sources import text_field
+
+BENCHMARK = register(
+    Benchmark(
+        "aime2025",
+        "aime2025",
+        domain="math",
+        answer="numeric",
+        sources=AIME2025,
+        paper_column="AIME25",
+        paper_questions=30,
+    )
+)
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
@@ -42,7 +54,7 @@ def aime2025(
         seed: shuffle seed.
     """
     dataset = build_dataset(
-        "aime2025", AIME2025, record_to_sample,
+        BENCHMARK.name, BENCHMARK.sources, record_to_sample,
         data_file=data_file, source=source, shuffle=shuffle, seed=seed,
     )  # fmt: skip
     return Task(dataset=dataset, solver=generate(), scorer=numeric_match())

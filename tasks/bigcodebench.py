@@ -32,7 +32,7 @@ import sandboxes.inspect_bwrap  # noqa: F401 (registers the `bwrap` sandbox type
 from sandboxes.compose import task_sandbox
 from scorers.code_bcb import DEFAULT_TIMEOUT, RESPONSE_PREFILL, BCBProblem, build_prompt, check_split, check_subset
 from scorers.code_scorers import bigcodebench_scorer
-from tasks.catalog import BIGCODEBENCH, BIGCODEBENCH_HARD, BIGCODEBENCH_VERSION
+from tasks.catalog import BIGCODEBENCH, BIGCODEBENCH_HARD, BIGCODEBENCH_VERSION, Benchmark, register
 from tasks.common import build_dataset, checked_task
 from tasks.sources import HubSource, Source
 
@@ -43,6 +43,11 @@ def sources_for(subset: str = "hard", version: str = BIGCODEBENCH_VERSION) -> tu
     if version == BIGCODEBENCH_VERSION:
         return declared
     return tuple(replace(s, split=version) if isinstance(s, HubSource) else s for s in declared)
+
+
+BENCHMARK = register(
+    Benchmark("bigcodebench", "bigcodebench", domain="lcb", answer="code", sources=sources_for(), paper_column="BCB")
+)
 
 
 def record_to_sample(

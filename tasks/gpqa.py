@@ -17,11 +17,22 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import choice_letter
-from tasks.catalog import GPQA_DIAMOND
+from tasks.catalog import GPQA_DIAMOND, Benchmark, register
 from tasks.common import build_dataset, checked_task
 from tasks.prompts import LETTERS, multiple_choice_prompt
 from tasks.sources import text_field
 
+BENCHMARK = register(
+    Benchmark(
+        "gpqa_diamond",
+        "gpqa",
+        domain="mmlu",
+        answer="choice",
+        sources=GPQA_DIAMOND,
+        paper_column="GPQA-D",
+        paper_questions=198,
+    )
+)
 CHOICE_FIELDS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
 
 
@@ -75,8 +86,8 @@ def gpqa_diamond(
         shuffle_choices: shuffle the 4 choices (else the correct one is always A).
     """
     dataset = build_dataset(
-        "gpqa_diamond",
-        GPQA_DIAMOND,
+        BENCHMARK.name,
+        BENCHMARK.sources,
         lambda r: record_to_sample(r, seed=seed, shuffle=shuffle_choices),
         data_file=data_file,
         source=source,

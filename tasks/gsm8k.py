@@ -14,10 +14,26 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import numeric_match
-from tasks.catalog import GSM8K
+from tasks.catalog import GSM8K, GSM8K_TRAIN, Benchmark, register
 from tasks.common import build_dataset, checked_task
 from tasks.prompts import numeric_prompt
 from tasks.sources import RecordError, is_number, text_field
+from tasks.splits import hash_split
+
+ROUTER_SALT = "conductor-bench/gsm8k-train-router-split/v1:"
+
+
+def router_samples(split: str) -> list[Sample]:
+    """A router split ("train" | "validation") of the GSM8K *train* file (7473 items; the task
+    evaluates the 1319 test items), cut by the seeded hash rule (its "test" fifth unused)."""
+    samples = list(build_dataset("gsm8k_train", GSM8K_TRAIN, record_to_sample))
+    cut = hash_split((s.metadata["question"] for s in samples), ROUTER_SALT)
+    return [s for s in samples if cut[s.metadata["question"]] == split]
+
+
+BENCHMARK = register(
+    Benchmark("gsm8k", "gsm8k", domain="math", answer="numeric", sources=GSM8K, router_samples=router_samples)
+)
 
 
 def final_answer(solution: str) -> str:
@@ -60,7 +76,7 @@ def gsm8k(
         seed: shuffle seed.
     """
     dataset = build_dataset(
-        "gsm8k", GSM8K, record_to_sample,
+        BENCHMARK.name, BENCHMARK.sources, record_to_sample,
         data_file=data_file, source=source, shuffle=shuffle, seed=seed,
     )  # fmt: skip
     return Task(dataset=dataset, solver=generate(), scorer=numeric_match())

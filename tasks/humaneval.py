@@ -21,7 +21,7 @@ import sandboxes.inspect_bwrap  # noqa: F401 (registers the `bwrap` sandbox type
 from sandboxes.compose import task_sandbox
 from scorers.code_humaneval import DEFAULT_TIMEOUT
 from scorers.code_scorers import humaneval_scorer
-from tasks.catalog import HUMANEVAL_HUB, HUMANEVAL_WHEEL
+from tasks.catalog import HUMANEVAL_HUB, HUMANEVAL_WHEEL, Benchmark, register
 from tasks.common import build_dataset, checked_task
 
 HUMANEVAL_INSTRUCTION = (
@@ -31,6 +31,7 @@ HUMANEVAL_INSTRUCTION = (
 
 
 HUMANEVAL = (HUMANEVAL_WHEEL, HUMANEVAL_HUB)
+BENCHMARK = register(Benchmark("humaneval", "humaneval", domain="lcb", answer="code", sources=HUMANEVAL))
 
 
 def humaneval_prompt(prompt: str) -> str:
@@ -74,7 +75,7 @@ def humaneval(
         seed: seed for the sample order.
     """
     dataset = build_dataset(
-        "humaneval", HUMANEVAL, record_to_sample, data_file=data_file, source=source,
+        BENCHMARK.name, BENCHMARK.sources, record_to_sample, data_file=data_file, source=source,
         shuffle=shuffle, seed=seed,
     )  # fmt: skip
     return Task(

@@ -42,7 +42,7 @@ from scorers.code_lcb import (
     register_problems,
 )
 from scorers.code_scorers import livecodebench_scorer
-from tasks.catalog import LIVECODEBENCH_FILES, LIVECODEBENCH_REPO, LIVECODEBENCH_REVISION
+from tasks.catalog import LIVECODEBENCH_FILES, LIVECODEBENCH_REPO, LIVECODEBENCH_REVISION, Benchmark, register
 from tasks.common import checked_task, norm_name, parse_filter
 from tasks.sources import FileSource, HubFilesSource, LoadedRecords, SourceError, load_records, resolve_user_path
 
@@ -111,6 +111,14 @@ def release_files(release: str) -> tuple[str, ...]:
 
 def lcb_sources(release: str) -> tuple[HubFilesSource, ...]:
     return (HubFilesSource(LIVECODEBENCH_REPO, LIVECODEBENCH_REVISION, release_files(release)),)
+
+
+# its sources: the task's default release
+BENCHMARK = register(
+    Benchmark(
+        "livecodebench", "livecodebench", domain="lcb", answer="lcb", sources=lcb_sources("v6"), paper_column="LCB"
+    )
+)
 
 
 @dataclass(frozen=True)

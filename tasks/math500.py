@@ -27,11 +27,23 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import math_equivalence
-from tasks.catalog import MATH500
+from tasks.catalog import MATH500, Benchmark, register
 from tasks.common import build_dataset, checked_task
 from tasks.prompts import math_prompt
 from tasks.splits import check_split, hash_split
 
+BENCHMARK = register(
+    Benchmark(
+        "math500",
+        "math500",
+        domain="math",
+        answer="math",
+        sources=MATH500,
+        paper_column="MATH500",
+        paper_questions=100,
+        router_samples=lambda split: math500(split=split).dataset,
+    )
+)
 SPLIT_SALT = "conductor-bench/math500-split/v1:"
 
 
@@ -95,8 +107,8 @@ def math500(
     chosen = split or ("all" if data_file else "test")
     check_split("math500", chosen)
     dataset = build_dataset(
-        "math500",
-        MATH500,
+        BENCHMARK.name,
+        BENCHMARK.sources,
         record_to_sample,
         data_file=data_file,
         source=source,

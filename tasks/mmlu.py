@@ -23,12 +23,24 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate
 
 from scorers.inspect_scorers import choice_letter
-from tasks.catalog import MMLU
+from tasks.catalog import MMLU, Benchmark, register
 from tasks.common import build_dataset, checked_task, norm_name
 from tasks.prompts import LETTERS, multiple_choice_prompt
 from tasks.sources import RecordError, text_field
 from tasks.splits import check_split, hash_split
 
+BENCHMARK = register(
+    Benchmark(
+        "mmlu",
+        "mmlu",
+        domain="mmlu",
+        answer="choice",
+        sources=MMLU,
+        paper_column="MMLU",
+        paper_questions=14042,
+        router_samples=lambda split: mmlu(split=split).dataset,
+    )
+)
 SPLIT_SALT = "conductor-bench/mmlu-split/v1:"
 
 
@@ -90,8 +102,8 @@ def mmlu(
     """
     check_split("mmlu", split)
     dataset = build_dataset(
-        "mmlu",
-        MMLU,
+        BENCHMARK.name,
+        BENCHMARK.sources,
         record_to_sample,
         data_file=data_file,
         source=source,

@@ -26,10 +26,21 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate
 
 from scorers.rlpr import check_mode, rlpr_grader
-from tasks.catalog import RLPR
+from tasks.catalog import RLPR, Benchmark, register
 from tasks.common import build_dataset, check_filter, checked_task, norm_name, parse_filter
 from tasks.splits import check_split, hash_split
 
+BENCHMARK = register(
+    Benchmark(
+        "rlpr",
+        "rlpr",
+        domain="rlpr",
+        answer="math",
+        sources=RLPR,
+        paper_column="RLPR",
+        router_samples=lambda split: rlpr(split=split).dataset,
+    )
+)
 SPLIT_SALT = "conductor-bench/rlpr-split/v1:"
 INSTRUCTION = (
     "Think step by step, then give your final answer on the last line in the form "
@@ -116,8 +127,8 @@ def rlpr(
     check_split("rlpr", chosen)
     grader = rlpr_grader(check_mode(judge))
     dataset = build_dataset(
-        "rlpr",
-        RLPR,
+        BENCHMARK.name,
+        BENCHMARK.sources,
         record_to_sample,
         data_file=data_file,
         source=source,

@@ -25,3 +25,13 @@ def runner():
             raise
         pytest.skip(f"bubblewrap sandbox unavailable: {ex}")
     return BwrapRunner()
+
+
+@pytest.fixture
+def declare(monkeypatch):
+    """Register benchmarks as their task files would (`register(Benchmark(...))`), for this test only."""
+    from tasks import catalog
+
+    catalog.benchmarks()  # the bundled task files first
+    monkeypatch.setattr(catalog, "_REGISTERED", dict(catalog._REGISTERED))
+    return catalog.register

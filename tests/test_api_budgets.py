@@ -70,7 +70,6 @@ def stall_pool(tmp_path, **config) -> str:
     path = tmp_path / "stall.yaml"
     values = ", ".join(f"{k}: {v}" for k, v in config.items())
     path.write_text(f"name: stall\nworkers:\n  - model: stalltest/w\n    config: {{{values}}}\n")
-    load_pool.cache_clear()
     return str(path)
 
 

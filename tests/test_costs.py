@@ -14,6 +14,7 @@ from inspect_ai.scorer import includes
 from standins import standins, standins_server  # noqa: F401 (fixtures)
 
 from solvers.conductor import conductor
+from workers import pools
 from workers.costs import NO_MODEL, model_cost, register_cost
 from workers.pools import POOLS_DIR, Price, load_pool
 
@@ -93,10 +94,10 @@ def test_an_eval_without_model_passes_the_cost_limit_start_check(tmp_path):
     assert str(log.eval.model) == NO_MODEL
 
 
-def test_pool_prices_are_registered_with_cache_at_the_input_price():
+def test_pool_prices_are_registered_with_cache_at_the_input_price(monkeypatch):
     from inspect_ai.model import get_model_info
 
-    load_pool.cache_clear()
+    monkeypatch.setattr(pools, "_LOADED", {})  # read afresh: reading registers the prices
     load_pool("sim")
     info = get_model_info("sim/premium")
     assert info is not None and info.cost is not None
@@ -105,10 +106,10 @@ def test_pool_prices_are_registered_with_cache_at_the_input_price():
 
 
 @pytest.mark.parametrize("pool", ["paper", "paper-constrained"])
-def test_database_models_keep_their_info_with_the_pool_price(pool):
+def test_database_models_keep_their_info_with_the_pool_price(pool, monkeypatch):
     from inspect_ai.model import get_model_info
 
-    load_pool.cache_clear()
+    monkeypatch.setattr(pools, "_LOADED", {})
     spec = next(w for w in load_pool(pool).workers if w.model == "openai/gpt-5")
     info = get_model_info("openai/gpt-5")
     assert info.cost.output == spec.price.output and info.context_length  # database fields kept

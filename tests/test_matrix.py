@@ -10,6 +10,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from scorers.inspect_scorers import numeric_match
 from solvers import matrix
+from tasks.catalog import Benchmark
 from tasks.prompts import numeric_prompt
 from workers.pools import load_pool
 
@@ -111,11 +112,9 @@ def tiny() -> Task:
     return Task(dataset=tiny_samples(), scorer=numeric_match())
 
 
-def test_a_tiny_eval_set_on_the_sim_pool_trains_routers_and_resumes(tmp_path, monkeypatch):
-    from solvers.routers import data
-
+def test_a_tiny_eval_set_on_the_sim_pool_trains_routers_and_resumes(tmp_path, monkeypatch, declare):
     monkeypatch.setenv("CONDUCTOR_BENCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setitem(data.TRAINING_DATA, "tiny", (tiny_samples, "numeric", "math"))
+    declare(Benchmark("tiny", "tiny", domain="math", answer="numeric", router_samples=tiny_samples))
     monkeypatch.setattr(matrix, "task_function", lambda name: tiny)
     methods = tmp_path / "methods.yaml"
     methods.write_text(

@@ -72,7 +72,8 @@ def test_a_prefix_test_is_found(tmp_path):
     assert prefix_tests(bad) == [1, 2]
 
 
-@pytest.mark.parametrize("package", sorted({p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests"}))
-def test_no_module_reads_a_provider_from_a_name_prefix(package):
-    files = [p for p in sorted((ROOT / package).rglob("*.py")) if p != REGISTRY]
+@pytest.mark.parametrize("folder", sorted({p.parent.name for p in ROOT.glob("*/*.py")} - {"tests"}) + ["noxfile.py"])
+def test_no_module_reads_a_provider_from_a_name_prefix(folder):
+    found = (ROOT / folder).rglob("*.py") if (ROOT / folder).is_dir() else [ROOT / folder]
+    files = [p for p in sorted(found) if p != REGISTRY]
     assert [f"{path.relative_to(ROOT)}:{line}" for path in files for line in prefix_tests(path)] == []

@@ -14,7 +14,7 @@ import pytest
 
 from reports import plots
 from reports import synthetic as syn
-from reports.records import PAPER_COLUMNS, run_fields, sample_fields
+from reports.records import paper_column, run_fields, sample_fields
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ["sim/math-strong", "sim/choice-strong", "sim/mediocre", "sim/premium"]
@@ -43,7 +43,7 @@ def row(
         **ident,
         **sample_fields(record),
         "task": task,
-        "paper_column": PAPER_COLUMNS.get(task, task),
+        "paper_column": paper_column(task),
         "epoch": epoch,
         "sample_id": sid,
         "score": score,

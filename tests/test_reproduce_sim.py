@@ -53,7 +53,7 @@ def frame(rows):
 
 
 def test_estimate_prices_each_run_at_its_workers_prices_over_the_test_set():
-    from reports.estimate import EXPECTED_OUTPUT_TOKENS, QUESTIONS, estimate, per_call
+    from reports.estimate import EXPECTED_OUTPUT_TOKENS, estimate, per_call, questions
     from solvers.matrix import Run
     from workers.pools import ModelSpec, Price
 
@@ -66,7 +66,7 @@ def test_estimate_prices_each_run_at_its_workers_prices_over_the_test_set():
             Run("mmlu", "no_few_shot", "conductor", {"few_shot": "none"}),
             Run("mmlu", "smoothie_k2", "smoothie"), Run("gpqa", "conductor", "conductor")]  # fmt: skip
     got = estimate(usage, runs, workers, ["mmlu"], "constrained")
-    n, out = QUESTIONS["mmlu"], EXPECTED_OUTPUT_TOKENS
+    n, out = questions("mmlu"), EXPECTED_OUTPUT_TOKENS
     consensus = n * 5 * (Price(1, 10).cost(100, out) + Price(2, 20).cost(100, out))
     # an ablation takes the conductor's calls, at the mean price of the workers
     ablation = n * 2 * (Price(1, 10).cost(1000, out) + Price(2, 20).cost(1000, out)) / 2

@@ -269,10 +269,11 @@ def test_an_embeddings_source_from_workers_embeddings():
         featurize(["x"], {"kind": "bert"})
 
 
-def test_training_on_the_sim_pool_reuses_cached_outcomes(tmp_path, monkeypatch):
+def test_training_on_the_sim_pool_reuses_cached_outcomes(tmp_path, monkeypatch, declare):
     from inspect_ai.dataset import Sample as S
 
-    from solvers.routers import data, train
+    from solvers.routers import train
+    from tasks.catalog import Benchmark
     from tasks.prompts import numeric_prompt
 
     def samples(split: str) -> list[S]:
@@ -281,7 +282,7 @@ def test_training_on_the_sim_pool_reuses_cached_outcomes(tmp_path, monkeypatch):
                   metadata={"question": f"{n} + 0?"}) for n in numbers]  # fmt: skip
 
     monkeypatch.setenv("CONDUCTOR_BENCH_CACHE", str(tmp_path))
-    monkeypatch.setitem(data.TRAINING_DATA, "tiny", (samples, "numeric", "math"))
+    declare(Benchmark("tiny", "tiny", domain="math", answer="numeric", router_samples=samples))
     argv = ["router_dc", "--pool", "sim", "--task", "tiny", "--train-items", "8", "--val-items", "4",
             "--runs", "3", "--steps", "10", "--out", str(tmp_path / "r.json")]  # fmt: skip
     first = train.main(argv)

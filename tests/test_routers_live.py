@@ -9,9 +9,10 @@ from inspect_ai import eval
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import SolverSpec
 
-from solvers.routers import data, train
 from solvers.routers import mas_router as mas
+from solvers.routers import train
 from solvers.routers.features import DEFAULT_SOURCE
+from tasks.catalog import Benchmark
 from tasks.gsm8k import gsm8k
 from tasks.prompts import numeric_prompt
 
@@ -39,9 +40,9 @@ def live(name: str, router_file: Path, tmp_path: Path):
     return meta
 
 
-def test_router_dc_trains_and_runs_on_the_local_pool(tmp_path, monkeypatch):
+def test_router_dc_trains_and_runs_on_the_local_pool(tmp_path, monkeypatch, declare):
     monkeypatch.setenv("CONDUCTOR_BENCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setitem(data.TRAINING_DATA, "arithmetic", (arithmetic, "numeric", "math"))
+    declare(Benchmark("arithmetic", "arithmetic", domain="math", answer="numeric", router_samples=arithmetic))
     out = tmp_path / "dc.json"
     summary = train.main(["router_dc", "--pool", "local", "--task", "arithmetic", "--train-items", "2",
                           "--val-items", "1", "--runs", "1", "--steps", "5", "--out", str(out)])  # fmt: skip

@@ -31,13 +31,11 @@ from scorers.extract import find_boxed
 from solvers.conductor import Settings, conductor_messages
 from solvers.team import sample_subset
 from tasks import livecodebench, math500, mmlu, rlpr
-from tasks.catalog import MATH500, MATH_TRAIN, MMLU, RLPR
+from tasks.catalog import DOMAINS, MATH500, MATH_TRAIN, MMLU, RLPR
 from tasks.common import samples_from_records
 from tasks.sources import LoadedRecords, SourceError, load_records
 from tasks.splits import hash_split
 
-DOMAINS = ("math", "mmlu", "rlpr", "lcb")
-CHECKS = {"math": "math", "mmlu": "choice", "rlpr": "math", "lcb": "lcb"}
 PAPER_MIXTURE = "math=240,mmlu=240,rlpr=240,lcb=240"  # 960; the paper does not give the shares
 LCB_TRAIN_RELEASE = "release_v1"
 LCB_TABLE = "training/lcb_v1"
@@ -98,7 +96,7 @@ def math_items(loaded: LoadedRecords, exclude: set[str] = frozenset()) -> list[I
         if not problem or not answer or _norm(problem) in exclude:
             continue
         sample = math500.record_to_sample({"problem": problem, "answer": answer})
-        items.append(Item("math", f"math_train_{row:05d}", sample.input, sample.target, CHECKS["math"]))
+        items.append(Item("math", f"math_train_{row:05d}", sample.input, sample.target, DOMAINS["math"].answer))
     return items
 
 
@@ -107,7 +105,7 @@ def mmlu_items(loaded: LoadedRecords) -> list[Item]:
     samples = samples_from_records("mmlu", loaded, mmlu.record_to_sample)
     split = mmlu.assign_splits(s.metadata["question"] for s in samples)
     return [
-        Item("mmlu", str(s.id), s.input, str(s.target), CHECKS["mmlu"], list(s.metadata["choices"]))
+        Item("mmlu", str(s.id), s.input, str(s.target), DOMAINS["mmlu"].answer, list(s.metadata["choices"]))
         for s in samples
         if split[s.metadata["question"]] == "train"
     ]
@@ -118,7 +116,7 @@ def rlpr_items(loaded: LoadedRecords) -> list[Item]:
     samples = samples_from_records("rlpr", loaded, rlpr.record_to_sample)
     split = hash_split((s.metadata["question"] for s in samples), rlpr.SPLIT_SALT)
     return [
-        Item("rlpr", str(s.id), s.input, str(s.target), CHECKS["rlpr"])
+        Item("rlpr", str(s.id), s.input, str(s.target), DOMAINS["rlpr"].answer)
         for s in samples
         if split[s.metadata["question"]] == "train"
     ]
@@ -133,7 +131,7 @@ def lcb_items(loaded: LoadedRecords) -> list[Item]:
     items = []
     for problem in problems:
         sample = livecodebench.record_to_sample(problem)
-        items.append(Item("lcb", problem.question_id, sample.input, problem.question_id, CHECKS["lcb"]))
+        items.append(Item("lcb", problem.question_id, sample.input, problem.question_id, DOMAINS["lcb"].answer))
     return items
 
 

@@ -48,6 +48,7 @@ from solvers.diagnostics import answer_change, prior_output, round_features
 from solvers.executor import RoundRecord, Worker
 from solvers.team import pool_workers, sample_subset
 from solvers.workflow import paper_reward, parse_workflow
+from tasks.catalog import DOMAINS
 from training.rollouts import (
     FIRST_ROUND_WEIGHT,
     RolloutLog,
@@ -63,7 +64,6 @@ log = logging.getLogger(__name__)
 
 CHECKS = ("choice", "math", "numeric", "lcb")
 COLUMNS = ("question", "target", "check", "pool_indices")  # required dataset columns
-DOMAIN_TASKS = {"math": "math500", "mmlu": "mmlu", "rlpr": "rlpr", "lcb": "livecodebench"}  # task_overrides keys
 METRIC_PREFIX = "conductor/"
 COST_CHARGES = ("always", "correct")
 MAX_COST_WEIGHT = 0.5  # exclusive: a wrong answer at any cost stays above an unparseable one
@@ -296,7 +296,7 @@ class ConductorReward:
         """The pool members the row's prompt listed, in its order (Model 0..k-1)."""
         choices = row.get("choices")
         answer_format = "code" if row["check"] == "lcb" else None
-        task = DOMAIN_TASKS.get(str(row.get("domain")))
+        task = DOMAINS[row["domain"]].benchmark if row.get("domain") in DOMAINS else None  # its task_overrides
         key = (len(choices) if choices else 0, answer_format, task)
         if key not in self._workers:
             constraint = answer_constraint_for(list(choices) if choices else None, answer_format)

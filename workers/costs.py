@@ -2,20 +2,24 @@
 reach the limit, and Inspect's usage (per model, and per role: `conductor`, `workers`)
 carries cost.
 
-Every pool loaded (`workers.pools.load_pool`) registers its prices (USD per million tokens)
+Every pool read (`workers.pools.load_pool`) registers its prices (USD per million tokens)
 as Inspect `ModelCost`s. Prompt-cache reads and writes are priced at the input price, as the
 project's own accounting does (`solvers.executor.output_usage`), so Inspect's totals and the
 samples' `worker_cost_usd` / `conductor_cost_usd` agree. `register_eval_costs` (called when a
-solver is built, before Inspect checks that every model of a `--cost-limit` eval has a price)
-also prices the models of every bundled pool (for `--model-role` models named there) and the
-`none` model of an eval without `--model` (it never generates: cost 0).
+solver is built, before Inspect checks that every model of a `--cost-limit` eval has a price:
+`solvers.team.register_eval_prices`) also prices the models the eval names outside its pool
+and the `none` model of an eval without `--model` (it never generates: cost 0).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from inspect_ai.model import ModelCost, ModelInfo, set_model_info
 
-from workers.pools import DEFAULT_POOL, PoolSpec, Price, known_prices, load_pool
+if TYPE_CHECKING:
+    from workers.pools import PoolSpec, Price
 
 NO_MODEL = "none/none"  # Inspect's model of an eval run without --model
 
@@ -46,9 +50,11 @@ def register_pool_costs(pool: PoolSpec) -> None:
             register_cost(spec.model, model_cost(spec.price))
 
 
-def register_eval_costs(pool: str | None) -> None:
-    """Prices for an eval's start-up check: `pool` (default `local`) and every bundled
-    pool (loading a pool registers it), and the `none` model at 0."""
+def register_eval_costs(pool: PoolSpec, models: Iterable[str]) -> None:
+    """Prices for an eval's start-up check: the `none` model at 0, each of `models` at
+    `pool.price_of` (its entry's, else a bundled pool's), and `pool`'s own entries last (they win)."""
     register_cost(NO_MODEL, ModelCost(input=0, output=0, input_cache_write=0, input_cache_read=0))
-    known_prices()
-    register_pool_costs(load_pool(pool or DEFAULT_POOL))  # again: its prices win over the bundled pools'
+    for model in models:
+        if (price := pool.price_of(model)) is not None:
+            register_cost(model, model_cost(price))
+    register_pool_costs(pool)

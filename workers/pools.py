@@ -32,7 +32,8 @@ POOLS_DIR = Path(__file__).parent / "pools"
 DEFAULT_POOL = "local"
 FORMAT_HINT = "see workers/pools/local.yaml for the format"
 
-POOL_KEYS = ("name", "description", "conductor", "workers")
+POOL_KEYS = ("name", "description", "setting", "conductor", "workers")
+SETTINGS = ("constrained", "unconstrained")  # the paper's two settings
 ENTRY_KEYS = ("model", "description", "config", "model_args", "price", "grammar", "task_overrides")
 PRICE_KEYS = ("input", "output")
 
@@ -77,11 +78,17 @@ class PoolSpec:
     workers: tuple[ModelSpec, ...]
     conductor: ModelSpec | None = None
     description: str = ""
+    setting: str = ""  # the paper's setting whose numbers its results stand beside (SETTINGS), "" none
 
     @property
     def simulated(self) -> bool:
         """Whether any worker is simulated (it needs the sample's answer key)."""
         return any_simulated(w.model for w in self.workers)
+
+    def price_of(self, model: str) -> Price | None:
+        """`model`'s price: its entry's in this pool, else a bundled pool's (`known_prices`)."""
+        entry = next((s for s in (self.conductor, *self.workers) if s is not None and s.model == model), None)
+        return entry.price if entry is not None and entry.price is not None else known_prices().get(model)
 
 
 class PoolError(ValueError):
@@ -92,12 +99,14 @@ def bundled_pools() -> list[str]:
     return sorted(p.stem for p in POOLS_DIR.glob("*.yaml"))
 
 
-@cache
 def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
-    """Load a bundled pool by name (`local`, `paper`, ...) or a pool YAML file by path
-    (read once per process; the solver asks for it on every sample); its prices are
-    registered with Inspect (workers/costs.py); the pools its `conductor/<pool>` entries run
-    are loaded too, and a cycle of them is refused."""
+    """Load a bundled pool by name (`local`, `paper`, ...) or a pool YAML file by path.
+
+    One object per file: a pool is read once and the same `PoolSpec` returned for any spelling of
+    its path until the file changes (the cache key is the resolved path, its modification time and
+    size), so an eval's option check, prices, header and samples share it. On reading, its prices
+    are registered with Inspect (workers/costs.py), the pools its `conductor/<pool>` entries run are
+    loaded too, and a cycle of them is refused."""
     path = Path(name_or_path)
     if not path.suffix:
         path = POOLS_DIR / f"{name_or_path}.yaml"
@@ -106,8 +115,19 @@ def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
             f"no pool file {path}; use a bundled pool ({', '.join(bundled_pools())}) "
             f"or the path to your own pool YAML ({FORMAT_HINT})"
         )
+    stat = path.stat()
+    key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
+    if key not in _LOADED:
+        _LOADED[key] = _read_pool(path, name_or_path)
+    return _LOADED[key]
+
+
+_LOADED: dict[tuple[Path, int, int], PoolSpec] = {}  # load_pool's: (file, mtime, size) -> pool
+
+
+def _read_pool(path: Path, name: str) -> PoolSpec:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = _read_yaml(path)
     except OSError as error:
         raise PoolError(f"pool file {path} cannot be read: {error.strerror}; fix: check its permissions") from None
     except (yaml.YAMLError, UnicodeDecodeError) as error:
@@ -117,11 +137,16 @@ def load_pool(name_or_path: str = DEFAULT_POOL) -> PoolSpec:
         pool = parse_pool(data, default_name=path.stem)
     except _Invalid as error:
         raise PoolError(f"pool file {path}: {error}") from None
-    _load_nested_pools(pool, path, name_or_path)
+    _load_nested_pools(pool, path, name)
     from workers.costs import register_pool_costs  # Inspect's cost data (--cost-limit, usage)
 
     register_pool_costs(pool)
     return pool
+
+
+def _read_yaml(path: Path) -> Any:
+    """The YAML data of a pool file (the one read of it: tests/test_pool_loads.py counts them)."""
+    return yaml.safe_load(path.read_text())
 
 
 # pools being loaded in this context, outermost first: (file, name as written), to name a cycle
@@ -165,9 +190,14 @@ def parse_pool(data: Any, default_name: str) -> PoolSpec:
         raise _Invalid("workers", f"expected a non-empty list of models, got {_kind(workers)}",
                        "list at least one worker, e.g. `workers: [openai/gpt-5]`")  # fmt: skip
     conductor = data.get("conductor")
+    setting = _text(data, "setting", "top level")
+    if setting and setting not in SETTINGS:
+        raise _Invalid("setting", f"expected {' or '.join(SETTINGS)}, got {setting!r}",
+                       "name the paper's setting whose budgets the pool follows, or leave it out")  # fmt: skip
     return PoolSpec(
         name=_text(data, "name", "top level") or default_name,
         description=_text(data, "description", "top level"),
+        setting=setting,
         workers=tuple(_model(w, f"workers[{i}]") for i, w in enumerate(workers)),
         conductor=_model(conductor, "conductor") if conductor is not None else None,
     )
@@ -410,7 +440,8 @@ def _kind(value: Any) -> str:
 
 @cache
 def known_prices() -> dict[str, Price]:
-    """Prices of every model named in the bundled pools, for workers given on the command line."""
+    """Prices of every model named in the bundled pools, for models given on the command line
+    (read only when an eval names a model outside its pool: `PoolSpec.price_of`)."""
     prices: dict[str, Price] = {}
     for name in bundled_pools():
         pool = load_pool(name)

@@ -20,8 +20,9 @@ The answer key (correct answer, domain, format) comes from, in order:
    It sets a context variable, so set it inside the coroutine (asyncio task) that makes
    the calls: each task sees the key of its own context, concurrent rollouts do not mix.
 2. Inspect's running sample: its target, choices (or `metadata["choices"]`), id, and its
-   domain from `metadata["domain"]` or the task's name (mapping: `simulation.TASKS`). Epoch 2
-   and later draw afresh (as a model sampling again would), so epochs give a standard error.
+   domain from `metadata["domain"]` or the task's name (its benchmark's declaration:
+   `simulation.task_domain`). Epoch 2 and later draw afresh (as a model sampling again
+   would), so epochs give a standard error.
 Without either, the call fails with `SimError` naming both ways; it never guesses.
 """
 

@@ -15,9 +15,8 @@ assistant turn that carries a final answer, or a python block for code):
   (correct with P = p); otherwise it repeats the wrong answer.
 So a step verifying a strong answer does better than its profile alone.
 
-Domains and answer formats of the bundled tasks (`TASKS`): gsm8k and aime2025 -> math,
-numeric; math500 -> math, math; rlpr -> rlpr, math; mmlu and gpqa_diamond -> mmlu,
-choice; livecodebench -> lcb, lcb; humaneval and bigcodebench -> lcb, code.
+A task's domain and answer format are its benchmark's declaration (`tasks.catalog.Benchmark`:
+`domain`, `answer`; `task_domain`).
 Tokens: input = characters / 4 of the whole conversation; output = characters / 4 of
 the text plus the profile's `reasoning_tokens` (simulated hidden reasoning).
 Latency (`latency`, off by default): a seeded lognormal wait per call, to measure
@@ -41,23 +40,11 @@ import yaml
 
 from scorers.checks import check_choice, check_math, check_numeric, final_answer
 from scorers.numeric import parse_number
+from tasks.catalog import ANSWERS as CHECKS
+from tasks.catalog import DOMAINS, benchmark
 from tasks.prompts import LETTERS
 
 PROFILES_FILE = Path(__file__).with_name("sim_profiles.yaml")
-DOMAINS = ("math", "mmlu", "rlpr", "lcb")
-CHECKS = ("choice", "math", "numeric", "lcb", "code")
-DOMAIN_CHECK = {"math": "math", "mmlu": "choice", "rlpr": "math", "lcb": "lcb"}
-TASKS: dict[str, tuple[str, str]] = {  # task name -> (domain, check)
-    "gsm8k": ("math", "numeric"),
-    "aime2025": ("math", "numeric"),
-    "math500": ("math", "math"),
-    "rlpr": ("rlpr", "math"),
-    "mmlu": ("mmlu", "choice"),
-    "gpqa_diamond": ("mmlu", "choice"),
-    "livecodebench": ("lcb", "lcb"),
-    "humaneval": ("lcb", "code"),
-    "bigcodebench": ("lcb", "code"),
-}
 PROFILE_KEYS = ("description", "accuracy", "trust", "catch", "reasoning_tokens")
 CHARS_PER_TOKEN = 4
 MAX_SCAN_CHARS = 16_000  # answers are read from the end of a turn
@@ -119,13 +106,14 @@ def make_key(
         raise SimError("an answer key needs a domain or a check (e.g. domain='math')")
     if domain is None:
         domain = {"choice": "mmlu", "math": "math", "numeric": "math"}.get(str(check), "lcb")
-    check = check or DOMAIN_CHECK.get(domain, "")
+    check = check or (DOMAINS[domain].answer if domain in DOMAINS else "")
     return AnswerKey(str(target), domain, check, tuple(choices) if choices else None, str(item_id or ""))
 
 
 def task_domain(task: str | None) -> tuple[str, str] | None:
-    """(domain, check) of a bundled task name (`pkg/task` allowed), None when unknown."""
-    return TASKS.get(task.rsplit("/", 1)[-1]) if task else None
+    """(domain, check) of a declared benchmark's task name (`pkg/task` allowed), None when unknown."""
+    declared = benchmark(task)
+    return (declared.domain, declared.answer) if declared is not None else None
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,10 @@
 """Training and validation questions for the routers (never the test split).
 
-Tasks with training data and where it comes from:
-- math500: the task's own seeded split (`-T split=train` / `validation`; 300 / 100 items).
-- rlpr: the task's own seeded split (hub data or a local file).
-- gsm8k: the GSM8K *train* file (7473 items; the task evaluates the 1319 test items), cut
-  by the same hash rule into train / validation (its "test" fifth is left unused).
-- mmlu: the only offline copy is MMLU's test set; the train / validation parts of the
-  task's seeded split (`-T split=...`), the one the conductor's training uses. Evaluate a
-  trained method with `-T split=test`.
+The tasks with training data are the benchmarks that declare `router_samples` (tasks/catalog.py):
+- math500, rlpr, mmlu: the task's own seeded split (`-T split=train` / `validation`); MMLU's
+  only offline copy is its test set, cut by the split the conductor's training uses (evaluate a
+  trained method with `-T split=test`).
+- gsm8k: the GSM8K *train* file, cut by the same hash rule into train / validation.
 Each item carries the bare question (router features), the benchmark prompt (what a single
 worker is sent), the target and the name of the task's own pure check.
 """
@@ -15,15 +12,14 @@ worker is sent), the target and the name of the task's own pure check.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from inspect_ai.dataset import Sample
 
 from scorers.checks import CheckResult, check_choice, check_math, check_numeric
+from tasks.catalog import benchmark, benchmarks
 
 ROUTER_SPLITS = ("train", "validation")
-GSM8K_TRAIN_SALT = "conductor-bench/gsm8k-train-router-split/v1:"
 
 
 @dataclass(frozen=True)
@@ -48,50 +44,17 @@ def check_item(item: Item, completion: str | None) -> CheckResult:
     return {"math": check_math, "numeric": check_numeric}[item.check](completion or "", item.target)
 
 
-def _math500(split: str) -> list[Sample]:
-    from tasks.math500 import math500
-
-    return list(math500(split=split).dataset)
-
-
-def _rlpr(split: str) -> list[Sample]:
-    from tasks.rlpr import rlpr
-
-    return list(rlpr(split=split).dataset)
-
-
-def _mmlu(split: str) -> list[Sample]:
-    from tasks.mmlu import mmlu
-
-    return list(mmlu(split=split).dataset)
-
-
-def _gsm8k(split: str) -> list[Sample]:
-    from tasks.catalog import GSM8K_TRAIN
-    from tasks.common import build_dataset
-    from tasks.gsm8k import record_to_sample
-    from tasks.splits import hash_split
-
-    samples = list(build_dataset("gsm8k_train", GSM8K_TRAIN, record_to_sample))
-    cut = hash_split((s.metadata["question"] for s in samples), GSM8K_TRAIN_SALT)
-    return [s for s in samples if cut[s.metadata["question"]] == split]
-
-
-# task -> (sample loader for "train" | "validation", check name, domain)
-TRAINING_DATA: dict[str, tuple[Callable[[str], list[Sample]], str, str]] = {
-    "math500": (_math500, "math", "math"),
-    "gsm8k": (_gsm8k, "numeric", "math"),
-    "rlpr": (_rlpr, "math", "rlpr"),
-    "mmlu": (_mmlu, "choice", "mmlu"),
-}
+def trainable() -> list[str]:
+    """The tasks routers train on: each benchmark that declares its `router_samples`."""
+    return [b.name for b in benchmarks() if b.router_samples is not None]
 
 
 def check_tasks(tasks: list[str]) -> list[str]:
-    unknown = [t for t in tasks if t not in TRAINING_DATA]
+    unknown = [t for t in tasks if t not in trainable()]
     if unknown or not tasks:
         raise ValueError(
             f"no router training data for task(s) {unknown or tasks}; routers train on "
-            f"{', '.join(TRAINING_DATA)} (their training splits; test items are never used)"
+            f"{', '.join(trainable())} (their training splits; test items are never used)"
         )
     return tasks
 
@@ -102,10 +65,11 @@ def load_items(task: str, split: str, limit: int | None = None, seed: int = 0) -
     check_tasks([task])
     if split not in ROUTER_SPLITS:
         raise ValueError(f"router split must be one of {ROUTER_SPLITS}, got {split!r} (the test split is held out)")
-    loader, check, domain = TRAINING_DATA[task]
-    samples = sorted(loader(split), key=lambda s: str(s.id))
+    declared = benchmark(task)
+    assert declared is not None and declared.router_samples is not None  # check_tasks
+    samples = sorted(declared.router_samples(split), key=lambda s: str(s.id))
     random.Random(f"{seed}/{task}/{split}").shuffle(samples)
-    return [_item(task, s, check, domain) for s in samples[:limit]]
+    return [_item(task, s, declared.answer, declared.domain) for s in samples[:limit]]
 
 
 def _item(task: str, sample: Sample, check: str, domain: str) -> Item:

@@ -27,9 +27,8 @@ from solvers.routers.outcomes import router_cache_dir
 from solvers.routers.router_dc import RouterDC
 from solvers.team import current_task_name
 from startup.options import OptionError, need_option
+from tasks.catalog import benchmark
 from workers.pools import DEFAULT_POOL, load_pool
-
-TASK_DOMAINS = {"rlpr": "rlpr", "livecodebench": "lcb", "bigcodebench": "lcb", "humaneval": "lcb"}
 
 
 def default_router_file(kind: str, pool: str | None) -> Path:
@@ -66,13 +65,15 @@ def query_text(state: TaskState) -> str:
 
 
 def sample_domain(state: TaskState) -> str:
-    """MASRouter's role set for the running sample: code, multiple choice, RLPR or math."""
-    task = (current_task_name() or "").split("/")[-1]
-    if state.metadata.get("answer_format") == "code" or task in TASK_DOMAINS and TASK_DOMAINS[task] == "lcb":
+    """MASRouter's role set for the running sample: code, multiple choice, RLPR or math (the
+    domain its benchmark declares; math for a task no file declares)."""
+    declared = benchmark(current_task_name())
+    domain = declared.domain if declared is not None else "math"
+    if state.metadata.get("answer_format") == "code" or domain == "lcb":
         return "lcb"
     if state.choices or state.metadata.get("choices"):
         return "mmlu"
-    return TASK_DOMAINS.get(task, "math")
+    return domain
 
 
 @solver
