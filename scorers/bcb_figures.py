@@ -43,12 +43,15 @@ CLASS_MODULES = (
     "seaborn.categorical", "seaborn.relational", "seaborn.regression", "seaborn._base", "seaborn._statistics",
     "pandas.plotting._matplotlib", "pandas.core.frame", "pandas.core.series", "pandas.core.indexes",
     "pandas.core.arrays", "pandas.core.internals", "pandas.core.dtypes", "pandas._libs", "pandas.arrays",
-    "pandas.tseries.offsets", "numpy.ma", "numpy.dtypes",
+    "pandas.tseries.offsets", "numpy.ma", "numpy.dtypes", "dateutil.tz",
+    "pytz.tzinfo",
 )  # fmt: skip
 CLASS_EXACT = ("pandas", "numpy")  # re-exports (`pandas.Series`, `numpy.ndarray`): checked where defined
 BUILTIN_CLASSES = {"builtins": ("object", "slice", "set", "frozenset", "complex", "bytearray", "list", "dict", "tuple",
                                 "range", "str", "int", "float", "bool", "bytes"),
-                   "collections": ("OrderedDict",), "itertools": ("count",), "functools": ("partial",)}  # fmt: skip
+                   "collections": ("OrderedDict",), "itertools": ("count",), "functools": ("partial",),
+                   "datetime": ("datetime", "date", "time", "timedelta", "timezone"), "decimal": ("Decimal",),
+                   "fractions": ("Fraction",), "zoneinfo": ("ZoneInfo",)}  # fmt: skip
 # functions found as values (callbacks matplotlib pickles) or called as reconstructors
 FUNCTIONS = {
     "matplotlib.artist": ("_stale_axes_callback",),
@@ -62,12 +65,22 @@ FUNCTIONS = {
     "numpy.core.multiarray": ("_reconstruct", "scalar"),
     "numpy._core.multiarray": ("_reconstruct", "scalar"),
     "numpy.ma.core": ("_mareconstruct",),
+    "pytz": ("_UTC", "_p"),
     "pandas.core.indexes.base": ("_new_Index",),
     "pandas.plotting._matplotlib.converter": ("_daily_finder", "_monthly_finder", "_quarterly_finder",
                                               "_annual_finder", "_format_coord"),
     "pandas.plotting._matplotlib.timeseries": ("_format_coord",),
 }  # fmt: skip
-RECONSTRUCTORS = ("_reconstruct", "scalar", "_mareconstruct", "_new_Index", "_picklable_subplot_class_constructor")
+RECONSTRUCTORS = (
+    "_reconstruct",
+    "scalar",
+    "_mareconstruct",
+    "_new_Index",
+    "_picklable_subplot_class_constructor",
+    "_unpickle",
+    "_UTC",
+    "_p",
+)
 UNPICKLE_PREFIXES = ("pandas._libs", "pandas.core")  # their `_unpickle_*` / `__pyx_unpickle_*` reconstructors
 LIBRARY_CODE = ("matplotlib", "mpl_toolkits", "seaborn", "pandas", "numpy")  # bound methods `getattr` may return
 
@@ -136,10 +149,16 @@ def _resolve(module: str, name: str) -> object:
     return found
 
 
+def _zoneinfo(key: object, from_cache: object) -> object:
+    return sys.modules["zoneinfo"].ZoneInfo._unpickle(str(key), int(from_cache))
+
+
 def _safe_getattr(obj: object, name: object) -> object:
     """`getattr` for pickled bound methods: a library object's non-dunder method, nothing else."""
     if type(name) is not str or not name.isidentifier() or name.startswith("__"):
         raise Refused(f"getattr of {name!r} refused")
+    if obj is sys.modules.get("zoneinfo", types).__dict__.get("ZoneInfo") and name == "_unpickle":
+        return _zoneinfo  # how a ZoneInfo pickles: its class's `_unpickle`
     if isinstance(obj, type | types.ModuleType | types.FunctionType | types.MethodType):
         raise Refused("getattr on a class, module or function refused")
     value = getattr(obj, name)
@@ -189,7 +208,7 @@ class _Loader(pickle._Unpickler):  # the pure-Python unpickler: each opcode's ru
 
     def __init__(self, file: io.BytesIO) -> None:
         super().__init__(file)
-        self.granted: set[int] = {id(_safe_getattr)}  # ids of what REDUCE may call
+        self.granted: set[int] = {id(_safe_getattr), id(_zoneinfo)}  # ids of what REDUCE may call
         self.kept: list = []  # keeps granted objects alive (their ids stay theirs)
         self.deadline = time.process_time() + MAX_CPU_S
 
