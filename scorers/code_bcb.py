@@ -312,12 +312,27 @@ def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
             and getattr(node.value, "id", "") == "sys"
         ):
             return "reads the interpreter's state"
-    nodes = list(ast.walk(ast.parse(reference)))
-    consumed = {id(a) for n in nodes if isinstance(n, ast.Call) for a in n.args}  # sum(x for x in ...)
-    if any(isinstance(n, ast.Yield | ast.YieldFrom) or isinstance(n, ast.GeneratorExp) and id(n) not in consumed
-           for n in nodes):  # fmt: skip
+    if _returns_generator(list(ast.walk(ast.parse(reference)))):
         return "returns a generator"
     return None
+
+
+def _returns_generator(nodes: list[ast.AST]) -> bool:
+    """A generator function, or a generator expression a `return` gives back (in a tuple or list, or
+    through a name bound to it); one consumed inside the function (`sum(x for x in ...)`,
+    `pd.DataFrame([(f(n) for n in t) ...])`) is not returned."""
+    if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in nodes):
+        return True
+    bound = {t.id for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.GeneratorExp)
+             for t in n.targets if isinstance(t, ast.Name)}  # fmt: skip
+    returned = [n.value for n in nodes if isinstance(n, ast.Return) and n.value is not None]
+    while returned:
+        value = returned.pop()
+        if isinstance(value, ast.GeneratorExp) or isinstance(value, ast.Name) and value.id in bound:
+            return True
+        if isinstance(value, ast.Tuple | ast.List):
+            returned.extend(value.elts)
+    return False
 
 
 def _shared_by_libraries(imported: set[str]) -> str | None:

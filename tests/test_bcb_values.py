@@ -171,6 +171,9 @@ def test_the_mode_is_read_from_the_task(test, prompt, libs, why):
         ("    return (i for i in range(x))\n", True),
         ("    yield x\n", True),
         ("    return sum(i for i in range(x))\n", False),
+        ("    g = (i for i in range(x))\n    return 1, g\n", True),
+        ("    return pd.DataFrame([(n for n in t) for t in x])\n", False),  # BigCodeBench/692
+        ("    return set().union(*(d.keys() for d in x))\n", False),  # BigCodeBench/526
     ],
 )
 def test_a_reference_that_returns_a_generator_keeps_the_tests_with_it(solution, generator):
