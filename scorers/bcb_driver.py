@@ -14,7 +14,7 @@ Two modes, chosen per task by the harness (`shared_reason` in scorers/code_bcb.p
 mode argument `split:<entry point>` the tests run in a trusted process that never loads the
 solution, which runs in another and answers calls as plain data (scorers/bcb_split.py; the
 parent removes the test file before the solution's process starts). Otherwise ("shared": tests
-that patch what the solution calls, read its plots or get objects rather than data) the tests
+that patch what the solution calls, pass their own figures or get objects rather than data) the tests
 must run in the solution's process, and the verdict is protected in layers:
 
 * a trusted parent (non-dumpable, holds the nonce, the only writer of the verdict
