@@ -295,14 +295,19 @@ INTERPRETER_STATE = ("path", "modules", "argv", "meta_path")  # sys.<name> a tes
 
 
 def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
-    """Tests that pass objects of their own (figures: the entry point takes an `ax`...) or read
-    the interpreter's state; a reference that returns a generator (both sources parse:
+    """Tests that pass objects of their own or of the task's classes (figures: the entry point takes
+    an `ax`...) or read the interpreter's state; a reference that returns a generator (both sources parse:
     `shared_reason` checked)."""
+    classes = set()
     for node in ast.walk(ast.parse(reference)):
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
             parameters = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
             if any(a.arg in FIGURE_PARAMETERS for a in parameters):
                 return "draws on the test's own figures"
+        if isinstance(node, ast.ClassDef) and not any("Enum" in ast.unparse(b) for b in node.bases):
+            classes.add(node.name)  # enum members cross as data (BigCodeBench/466)
+    if any(isinstance(n, ast.Name) and n.id in classes for n in ast.walk(ast.parse(test))):
+        return "passes objects of the task's own classes"  # e.g. BigCodeBench/233: the prompt's `Object`
     for node in ast.walk(ast.parse(test)):
         if isinstance(node, ast.ClassDef) and node.name != "TestCases":
             return "passes objects of the test's own classes"

@@ -157,6 +157,8 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ("g = task_func(1)\n", "def task_func(x):\n    return sns.jointplot(x)\n", ("seaborn",), "seaborn grids"),
         ("x = 1\n", "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n", ("sklearn",), "objects"),
         ("class Item:\n    pass\n", "def task_func(x):\n", (), "own classes"),
+        ("task_func([Item(1)])\n", "class Item:\n    pass\ndef task_func(x):\n", (), "task's own classes"),
+        ("task_func(Color.RED)\n", "class Color(Enum):\n    RED = 1\ndef task_func(x):\n", (), None),
         ("import sys\nassert '/x' in sys.path\n", "def task_func(x):\n", (), "interpreter"),
     ],
 )
