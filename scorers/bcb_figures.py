@@ -9,15 +9,18 @@ call (REDUCE) is allowed only for those classes and for the listed reconstructor
 only for a bound method of a library object, never a dunder name); INST/OBJ, extension codes
 and persistent ids are refused; an instance attribute may shadow a method of its class only
 with a bound library method or a partial of library code (as matplotlib's transform wrappers
-and colorbars and pandas' date axes do). Nothing
+and colorbars and pandas' date axes do), checked when an object is built and again for every
+object made once the pickle is loaded (a state dict a class keeps as its `__dict__` can be
+changed later in the same pickle). Nothing
 from the answer's own modules or `__main__` is found, so the test process holds matplotlib
 objects built by its own matplotlib code from data, which the answer's code cannot hook. The
 pickle is size-bounded (`MAX_BYTES`) and time-bounded (`MAX_CPU_S` of CPU while loading);
-whatever breaks a rule raises `Refused`. Standard library only at import.
+whatever breaks a rule raises `Refused`. Python 2 names are mapped as pickle maps them. Standard library only at import.
 """
 
 from __future__ import annotations
 
+import _compat_pickle
 import base64
 import functools
 import importlib
@@ -106,8 +109,11 @@ def load(text: object) -> list:
         data = base64.b64decode(text.encode("ascii"), validate=True)
     except ValueError:
         raise Refused("the figures' data is not base64") from None
+    loader = _Loader(io.BytesIO(data))
     try:
-        objects = _Loader(io.BytesIO(data)).load()
+        objects = loader.load()
+        for made in loader.made:  # again at the end: a state dict kept as `__dict__` may be changed later
+            check_state(made)
     except Refused:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever a malformed pickle raises
@@ -210,9 +216,13 @@ class _Loader(pickle._Unpickler):  # the pure-Python unpickler: each opcode's ru
         super().__init__(file)
         self.granted: set[int] = {id(_safe_getattr), id(_zoneinfo)}  # ids of what REDUCE may call
         self.kept: list = []  # keeps granted objects alive (their ids stay theirs)
+        self.made: list = []  # what REDUCE and NEWOBJ made
         self.deadline = time.process_time() + MAX_CPU_S
 
     def find_class(self, module: str, name: str) -> object:
+        if self.proto < 3 and type(module) is str and type(name) is str:  # Python 2 names, as pickle maps them
+            module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+            module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         if (
             type(module) is not str
             or type(name) is not str
@@ -251,19 +261,28 @@ class _Loader(pickle._Unpickler):  # the pure-Python unpickler: each opcode's ru
     def _refuse(self) -> None:
         raise Refused("a refused pickle opcode (INST, OBJ, an extension code or a persistent id)")
 
+    def _made(self) -> None:
+        """The object just made: checked when it is built and again at the end; CPU bounded."""
+        self.made.append(self.stack[-1])
+        if time.process_time() > self.deadline:
+            raise Refused(f"loading the figures took more than {MAX_CPU_S:g} s of CPU")
+
     def load_reduce(self) -> None:
         args, func = self.stack[-1], self.stack[-2]
         if id(func) not in self.granted or type(args) is not tuple:
             raise Refused(f"a call of {getattr(func, '__qualname__', type(func).__qualname__)} refused")
         super().load_reduce()
+        self._made()
 
     def load_newobj(self) -> None:
         self._check_class(self.stack[-2])
         super().load_newobj()
+        self._made()
 
     def load_newobj_ex(self) -> None:
         self._check_class(self.stack[-3])
         super().load_newobj_ex()
+        self._made()
 
     def _check_class(self, cls: object) -> None:
         if not isinstance(cls, type) or id(cls) not in self.granted:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import io
 import json
 import os
 import pickle
@@ -126,6 +127,32 @@ def test_state_that_shadows_a_method_is_refused(value):
     text.__dict__["get_text"] = value
     with pytest.raises(Refused, match="shadowed"):
         load(crafted(text))
+
+
+class _StateIndex(pickle._Unpickler):
+    """Finds the memo index of the figure's state dict (Figure.__setstate__ keeps it as `__dict__`)."""
+
+    def load_build(self):
+        state, inst = self.stack[-1], self.stack[-2]
+        if type(inst) is Figure:
+            self.index = next(k for k, v in self.memo.items() if v is state)
+        super().load_build()
+
+    dispatch = {**pickle._Unpickler.dispatch, pickle.BUILD[0]: load_build}
+
+
+def test_a_state_dict_changed_after_its_build_is_refused():
+    fig, _, _ = bars()
+    data = pickle.dumps([fig], protocol=3)  # no frames: bytes can be inserted
+    finder = _StateIndex(io.BytesIO(data))
+    finder.load()
+    assert data.endswith(b"a.")  # APPEND the figure to the list, STOP
+    key, value = b"get_axes", b"forged"
+    text = [b"X" + len(t).to_bytes(4, "little") + t for t in (key, value)]
+    change = b"j" + finder.index.to_bytes(4, "little") + b"(" + text[0] + text[1] + b"u0"  # dict[key] = value
+    assert isinstance(load(base64.b64encode(data).decode())[0], Figure)
+    with pytest.raises(Refused, match="get_axes shadowed"):
+        load(base64.b64encode(data[:-2] + change + b"a.").decode())
 
 
 def test_library_callbacks_in_the_state_still_load():
