@@ -128,7 +128,8 @@ def _module_allowed(module: str) -> bool:
 
 
 def _class_allowed(cls: type) -> bool:
-    """A class of an allowed module, where it is defined (numpy: its arrays, dtypes and scalars only)."""
+    """A class of an allowed module, where it is defined (numpy: `ndarray`, dtypes and scalars only, not
+    `memmap`, which opens files)."""
     module = cls.__module__ or ""
     if issubclass(cls, type) or not _module_allowed(module):
         return False
@@ -137,8 +138,8 @@ def _class_allowed(cls: type) -> bool:
         data = (pd.Series, pd.DataFrame, pd.Index, pd.api.extensions.ExtensionDtype, pd.api.extensions.ExtensionArray,
                 pd.Timestamp, pd.Timedelta, pd.Period, pd.Interval, pd.DateOffset, type(pd.NaT))  # fmt: skip
         return issubclass(cls, data)
-    numpy = sys.modules.get("numpy")
-    return module != "numpy" or numpy is not None and issubclass(cls, numpy.ndarray | numpy.dtype | numpy.generic)
+    np = sys.modules.get("numpy")
+    return module != "numpy" or np is not None and (cls is np.ndarray or issubclass(cls, np.dtype | np.generic))
 
 
 def _allowed_function(module: str, name: str) -> bool:
