@@ -9,7 +9,7 @@ or of bigcode-project/bigcodebench-annotation; not shipped here):
    counts the verdicts that differ. Tasks whose libraries the sandbox's Python lacks are
    skipped and counted (their verdict is "environment" in both modes).
 
-    python benchmarks/bench_bcb_split.py BigCodeBench.jsonl [--list] [--run] [--limit N] [--timeout 60]
+    python benchmarks/bench_bcb_split.py BigCodeBench.jsonl [--list] [--run] [--limit N] [--ids 1,2] [--timeout 60]
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def main() -> None:
     parser.add_argument("--run", action="store_true", help="score the split tasks' references in both modes")
     parser.add_argument("--limit", type=int, default=0, help="only the first N split tasks (0: all)")
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--ids", default="", help="only these split tasks (numbers, comma-separated)")
     parser.add_argument("--list", action="store_true", help="print the task ids of each mode")
     args = parser.parse_args()
     problems = [BCBProblem.from_record(json.loads(line)) for line in args.dataset.read_text().splitlines() if line]
@@ -73,7 +74,9 @@ def main() -> None:
     for why, ids in sorted(reasons.items(), key=lambda item: -len(item[1])):
         print(f"  {len(ids):5d}  {why}" + (f": {' '.join(ids)}" if args.list else ""))
     if args.run:
-        asyncio.run(_compare(split[: args.limit or None], args.timeout))
+        wanted = {f"BigCodeBench/{n.strip()}" for n in args.ids.split(",") if n.strip()}
+        chosen = [p for p in split if p.task_id in wanted] if wanted else split
+        asyncio.run(_compare(chosen[: args.limit or None], args.timeout))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ Two modes, chosen per task by the harness (`shared_reason` in scorers/code_bcb.p
 mode argument `split:<entry point>` the tests run in a trusted process that never loads the
 solution, which runs in another and answers calls as plain data (scorers/bcb_split.py; the
 parent removes the test file before the solution's process starts). Otherwise ("shared": tests
-that patch what the solution calls, read its plots or get objects rather than data) the tests
+that patch what the solution calls, pass their own figures or get objects rather than data) the tests
 must run in the solution's process, and the verdict is protected in layers:
 
 * a trusted parent (non-dumpable, holds the nonce, the only writer of the verdict
@@ -1234,14 +1234,15 @@ def judge(messages, expected, returncode, timed_out):
 
 
 def _split_modules():
-    """(bcb_split, bcb_values) as namespaces: read from source beside the driver in the sandbox."""
+    """(bcb_split, bcb_values, bcb_figures) as namespaces: read from source beside the driver in the sandbox."""
     if __name__ != "__main__":
-        from scorers import bcb_split, bcb_values
+        from scorers import bcb_figures, bcb_split, bcb_values
 
-        return bcb_split, bcb_values
+        return bcb_split, bcb_values, bcb_figures
     here = os.path.dirname(DRIVER)
     return tuple(
-        types.SimpleNamespace(**runpy.run_path(os.path.join(here, n))) for n in ("bcb_split.py", "bcb_values.py")
+        types.SimpleNamespace(**runpy.run_path(os.path.join(here, n)))
+        for n in ("bcb_split.py", "bcb_values.py", "bcb_figures.py")
     )
 
 
@@ -1314,12 +1315,12 @@ def main():
         _child(float(sys.argv[2]), int(sys.argv[3]), frozenset(filter(None, (sys.argv[4:5] or [""])[0].split(","))))
         return
     if role in (["--tests"], ["--answer"]):
-        split, values = _split_modules()
+        split, values, figures = _split_modules()
         me, fds = sys.modules[__name__], [int(a) for a in sys.argv[3 if role == ["--tests"] else 2 :][:3]]
         if role == ["--tests"]:
-            split.test_process(me, values, float(sys.argv[2]), *fds, sys.argv[6])
+            split.test_process(me, values, figures, float(sys.argv[2]), *fds, sys.argv[6])
         else:
-            split.answer_process(me, values, *fds, os.path.join(os.path.dirname(DRIVER), SOLUTION))
+            split.answer_process(me, values, figures, *fds, os.path.join(os.path.dirname(DRIVER), SOLUTION))
         return
     seal_parent()  # not dumpable, works from /, refuses (no verdict) an import path the solution could change
     out, write = os.dup(1), os.write

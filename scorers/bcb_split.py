@@ -15,7 +15,10 @@ process runs the function and sends back its value or exception, what it printed
 warned, the random states and the new contents of list/dict/set/array arguments. The test
 process builds every value it gets with its own code, so a value's methods, dispatch hooks
 and wildcards are the libraries' own; an object that is not data arrives as an opaque
-stand-in equal only to itself. The answer's process never holds the tests, their
+stand-in equal only to itself. Matplotlib's figures, axes and artists in a value, and
+pyplot's current figure, cross as a pickle the test process loads with a restricted unpickler
+(scorers/bcb_figures.py: allow-listed library classes and reconstructors only); figures the
+tests close are closed in the answer's process before its next call. The answer's process never holds the tests, their
 assertions, the report pipe or the unittest machinery: nothing it does there changes what
 the tests compare. If it dies, lies about the protocol or sends what cannot be decoded, the
 run fails ("crash"). The parent's `judge` then decides as for the shared mode.
@@ -170,11 +173,12 @@ def seal_test_process(not_dumpable, fds):
 
 
 class AnswerLink:
-    """The test process's side of the calls: the entry point's stub and the answer's hello."""
+    """The test process's side of the calls: the entry point's stub and the answer's hello;
+    `mirrors`: the answer's pyplot figure numbers -> their copies here."""
 
-    def __init__(self, values, request_fd, reply_fd):
-        self.values, self.request_fd, self.replies = values, request_fd, _Lines(reply_fd)
-        self.problem, self.lock = None, threading.Lock()
+    def __init__(self, values, figures, request_fd, reply_fd):
+        self.values, self.figures, self.request_fd, self.replies = values, figures, request_fd, _Lines(reply_fd)
+        self.problem, self.lock, self.mirrors = None, threading.Lock(), {}
 
     def lost(self, why):
         self.problem = self.problem or why
@@ -191,11 +195,46 @@ class AnswerLink:
             self.lost("the answer's process sent a malformed reply")
         return message
 
-    def decode(self, data):
+    def decode(self, data, figures=None):
         try:
-            return self.values.Decoder().decode(data)
+            return self.values.Decoder(figures=figures).decode(data)
         except (ValueError, RecursionError, MemoryError) as exc:
             self.lost(f"the answer's process sent a value that cannot be read ({exc})")
+
+    def closed_figures(self):
+        """The answer's figures whose copies the tests have closed, and whether they closed all."""
+        closed = [n for n, figure in self.mirrors.items() if not self.figures.pyplot_open(figure)]
+        for number in closed:
+            del self.mirrors[number]
+        helpers = sys.modules.get("matplotlib._pylab_helpers")
+        return closed, helpers is None or not helpers.Gcf.get_all_fig_managers()
+
+    def load_figures(self, sent):
+        """The matplotlib objects of a reply, rebuilt by the restricted unpickler; their figures
+        become pyplot's here, the answer's current one current."""
+        if sent is None:
+            return []
+        if type(sent) is not dict or type(sent.get("roots")) is not list or type(sent.get("count")) is not int:
+            self.lost("the answer's process sent malformed figures")
+        if sent.get("data") is None:  # they could not be pickled there: opaque here
+            return [self.values.Opaque("matplotlib object")] * max(0, min(sent["count"], 10_000))
+        try:
+            objects = self.figures.load(sent["data"])
+        except (self.figures.Refused, RecursionError, MemoryError) as exc:
+            self.lost(f"the answer's process sent figures that were refused ({str(exc)[:300]})")
+        roots = sent["roots"]
+        if len(objects) != len(roots) + sent["count"]:
+            self.lost("the answer's process sent malformed figures")
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        for figure, number in zip(objects, roots, strict=False):
+            old = self.mirrors.get(number)
+            if type(number) is int and old is not figure:
+                if old is not None and pyplot is not None and self.figures.pyplot_open(old):
+                    pyplot.close(old)
+                self.mirrors[number] = figure
+        if roots and sent.get("current") is True:
+            self.figures.make_current(objects[len(roots) - 1])
+        return objects[len(roots) :]
 
     def hello(self):
         """The answer's module loaded, or its load error raised here (as the official run would)."""
@@ -220,9 +259,11 @@ class AnswerLink:
 
     def call(self, name, args, kwargs):
         encoder = _StrictEncoder(self.values)
+        closed, close_all = self.closed_figures()
         try:
             request = {"call": name, "args": encoder.encode(list(args)), "kwargs": encoder.encode(dict(kwargs)),
-                       "cwd": os.getcwd(), "env": dict(os.environ), "rng": encoder.encode(rng_state())}  # fmt: skip
+                       "cwd": os.getcwd(), "env": dict(os.environ), "rng": encoder.encode(rng_state()),
+                       "close": closed, "close_all": close_all}  # fmt: skip
         except (Unsupported, RecursionError, ValueError) as exc:  # the task belongs in the shared mode
             self.lost(f"{exc or 'an argument nested too deeply'}: the task's tests need the shared mode")
         try:
@@ -230,15 +271,16 @@ class AnswerLink:
         except OSError:
             self.lost("the answer's process ended during the run")
         reply = self.receive()
+        figures = self.load_figures(reply.get("mpl"))
         self.settle(reply, args, kwargs)
         if "raise" in reply:
-            error = self.decode(reply["raise"])
+            error = self.decode(reply["raise"], figures)
             if not isinstance(error, BaseException):
                 self.lost("the answer's process sent a malformed exception")
             raise error
         if "ok" not in reply:
             self.lost("the answer's process sent a malformed reply")
-        return self.decode(reply["ok"])
+        return self.decode(reply["ok"], figures)
 
     def settle(self, reply, args, kwargs):
         """What the call did besides its value: output, warnings, random states, mutated
@@ -288,7 +330,7 @@ def _StrictEncoder(values):  # noqa: N802 - builds the encoder class once per co
 _STRICT: dict[int, type] = {}
 
 
-def test_process(driver, values, limit, report_fd, request_fd, reply_fd, work):
+def test_process(driver, values, figures, limit, report_fd, request_fd, reply_fd, work):
     """The trusted test process: runs the task's tests against the stub; reports to the parent."""
     seal_test_process(driver.not_dumpable, (report_fd, request_fd, reply_fd))
     key = driver._read_key(0)
@@ -304,7 +346,7 @@ def test_process(driver, values, limit, report_fd, request_fd, reply_fd, work):
 
     send({"event": "sealed"})
 
-    link = AnswerLink(values, request_fd, reply_fd)
+    link = AnswerLink(values, figures, request_fd, reply_fd)
     report = {"event": "done", "stage": "load", "exception": None, "exception_type": None,
               "missing_module": None, "timed_out": False, "failures": [], "errors": [], "skipped": 0,
               "tests_run": 0, "duration_s": None, "tampered": []}  # fmt: skip
@@ -362,7 +404,7 @@ def _read_all(fd):
 # --------------------------------------------------------------------------- the answer process (untrusted)
 
 
-def answer_process(driver, values, request_fd, reply_fd, solution_path):
+def answer_process(driver, values, figures, request_fd, reply_fd, solution_path):
     """Loads the solution as `__test__` (then the tests' imports, read from stdin) and serves the
     test process's calls until EOF."""
     with open(solution_path, encoding="utf-8") as f:
@@ -386,16 +428,17 @@ def answer_process(driver, values, request_fd, reply_fd, solution_path):
             hello = {"raise": encoder.encode(exc)}
         _write(reply_fd, hello)
         while (request := requests.read()) is not None:
-            _write(reply_fd, _serve(namespace, request, encoder, decoder))
+            _write(reply_fd, _serve(namespace, request, encoder, decoder, figures))
     os._exit(0)
 
 
-def _serve(namespace, request, encoder, decoder):
+def _serve(namespace, request, encoder, decoder, figures):
     _environment(request.get("cwd"), request.get("env"))
     set_rng_state(decoder.decode(request.get("rng")), load_numpy=True)
+    figures.close_figures(request.get("close"), request.get("close_all") is True)
     args, kwargs = decoder.decode(request["args"]), decoder.decode(request["kwargs"])
     out, err = io.StringIO(), io.StringIO()
-    reply = {}
+    reply, encoder.figures = {}, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -408,7 +451,29 @@ def _serve(namespace, request, encoder, decoder):
     reply.update(out=out.getvalue()[:65536], err=err.getvalue()[:65536], rng=encoder.encode(rng_state()),
                  warn=encoder.encode([(w.category, str(w.message)) for w in caught[:100]]),
                  back=encoder.encode(mutable))  # fmt: skip
+    reply["mpl"] = _figures_sent(encoder.figures, figures)
     return reply
+
+
+def _figures_sent(objects, figures):
+    """The call's matplotlib objects, after their figures and pyplot's current figure (last of
+    them), pickled (None when there are none)."""
+    current = figures.pyplot_current()
+    roots = []
+    for figure in [figures.root_figure(o) for o in objects] + [current]:
+        if figure is not None and all(figure is not r for r in roots):
+            roots.append(figure)
+    if current is not None:
+        roots.remove(current)
+        roots.append(current)
+    if not roots and not objects:
+        return None
+    return {
+        "data": figures.dump(roots + objects),
+        "count": len(objects),
+        "current": current is not None,
+        "roots": [getattr(r, "number", None) if type(getattr(r, "number", None)) is int else None for r in roots],
+    }
 
 
 @contextlib.contextmanager

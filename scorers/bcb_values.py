@@ -6,9 +6,12 @@ types, `collections`, `datetime`, `decimal`, `fractions`, `uuid`, `pathlib`, num
 scalars and dtypes, pandas frames, series, indexes and scalars, exceptions and classes of
 modules the receiver has loaded). Nothing of the sender's code survives the trip: a subclass
 arrives as its base type, an object whose type is not listed arrives as `Opaque` (equal only
-to itself; handed back to the sender as the object it stands for). Standard library only at
-import; numpy and pandas are used once a value of theirs arrives. Decoding refuses malformed
-data with `ValueError`.
+to itself; handed back to the sender as the object it stands for). Matplotlib's objects (and
+mpl_toolkits' and seaborn's) are the exception: an `Encoder` given a `figures` list puts them
+there and encodes their index; the sender pickles that list (scorers/bcb_figures.py) and the
+receiver's `Decoder` gets the objects its restricted unpickler rebuilt. `matplotlib.pyplot`
+itself crosses by name (the receiver's own module). Standard library only at import; numpy and
+pandas are used once a value of theirs arrives. Decoding refuses malformed data with `ValueError`.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ IP_TYPES = (ipaddress.IPv4Address, ipaddress.IPv6Address, ipaddress.IPv4Network,
             ipaddress.IPv4Interface, ipaddress.IPv6Interface)  # fmt: skip
 PATHS = {c.__name__: c for c in (pathlib.PosixPath, pathlib.PurePosixPath, pathlib.PureWindowsPath)}
 FACTORIES = {f.__name__: f for f in (list, dict, set, int, float, str, tuple, frozenset, bool)}
+FIGURE_PACKAGES = ("matplotlib", "mpl_toolkits", "seaborn")  # their objects cross as pickled figures
+NAMED_MODULES = ("matplotlib.pyplot",)  # modules that cross by name
 
 
 class Opaque:
@@ -55,10 +60,12 @@ class Opaque:
 
 class Encoder:
     """`encode` with a table of the objects it could not encode (`handles`), so an `Opaque`
-    stand-in sent back resolves to the original on this side."""
+    stand-in sent back resolves to the original on this side; `figures`: a list that collects
+    matplotlib's objects (None: they are opaque)."""
 
-    def __init__(self) -> None:
+    def __init__(self, figures: list | None = None) -> None:
         self.handles: dict[int, object] = {}
+        self.figures = figures
 
     def opaque(self, value: object) -> dict:
         if isinstance(value, Opaque):
@@ -83,6 +90,18 @@ class Encoder:
 
     def items(self, values, depth: int) -> list:
         return [self.encode(v, depth) for v in values]
+
+
+def _figure(enc: Encoder, v, d):
+    if isinstance(v, types.ModuleType):
+        return {"mod": v.__name__} if v.__name__ in NAMED_MODULES else None
+    if enc.figures is None or (type(v).__module__ or "").split(".")[0] not in FIGURE_PACKAGES:
+        return None
+    index = next((k for k, known in enumerate(enc.figures) if known is v), None)
+    if index is None:
+        enc.figures.append(v)
+        index = len(enc.figures) - 1
+    return {"mpl": index}
 
 
 def _module_of(value: object, name: str):
@@ -278,7 +297,8 @@ def _index(enc: Encoder, index, d):
     return {"values": [_values(enc, index, d), names]}
 
 
-_RULES = (  # numpy first: its float64 is a float
+_RULES = (  # figures first (a BarContainer is a tuple), then numpy: its float64 is a float
+    (object, _figure),
     (object, _numpy),
     ((array.array, *IP_TYPES, time.struct_time, types.SimpleNamespace), _stdlib),  # struct_time: a tuple
     (BaseException, _exception),
@@ -301,10 +321,12 @@ def encode(value: object) -> object:
 
 
 class Decoder:
-    """`decode`, resolving `{"h": id}` to the objects an `Encoder` on this side handed out."""
+    """`decode`, resolving `{"h": id}` to the objects an `Encoder` on this side handed out and
+    `{"mpl": k}` to the k-th of `figures` (the sender's figures, rebuilt by bcb_figures.load)."""
 
-    def __init__(self, handles: dict[int, object] | None = None) -> None:
+    def __init__(self, handles: dict[int, object] | None = None, figures: list | None = None) -> None:
         self.handles = handles if handles is not None else {}
+        self.figures = figures if figures is not None else []
 
     def decode(self, data: object, depth: int = 0) -> object:
         if depth > MAX_DEPTH:
@@ -543,6 +565,20 @@ def _opaque(dec: Decoder, payload, depth, data):
     return Opaque(str(payload)[:80], handle if type(handle) is int else None)
 
 
+def _figure_object(dec: Decoder, payload, depth, _):
+    if type(payload) is not int or not 0 <= payload < len(dec.figures):
+        raise ValueError("malformed figure reference")
+    return dec.figures[payload]
+
+
+def _named_module(dec: Decoder, payload, depth, _):
+    if payload not in NAMED_MODULES:
+        raise ValueError("malformed module")
+    import importlib
+
+    return importlib.import_module(payload)
+
+
 def _numpy_dtype(dec, payload, depth, _):
     import numpy as np
 
@@ -589,6 +625,8 @@ _DECODERS = {
     "ts": _make_timestamp,
     "tdl": lambda dec, p, depth, _: __import__("pandas").Timedelta(int(p[0]), unit="ns").as_unit(str(p[1])),
     "o": _opaque,
+    "mpl": _figure_object,
+    "mod": _named_module,
     "nan": lambda dec, p, depth, _: getattr(
         sys.modules.get(p) if p in ("numpy", "math") else None, "nan", float("nan")
     ),

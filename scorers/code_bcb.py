@@ -215,7 +215,7 @@ def build_program(code: str, problem: BCBProblem) -> str:
 _HERE = Path(__file__).parent
 DRIVER_FILES = {
     name: (_HERE / name).read_text(encoding="utf-8")
-    for name in (DRIVER_FILE, "verdict_channel.py", "bcb_split.py", "bcb_values.py")
+    for name in (DRIVER_FILE, "verdict_channel.py", "bcb_split.py", "bcb_values.py", "bcb_figures.py")
 }
 
 
@@ -243,17 +243,18 @@ def driver_command(
     return command + [",".join(sorted(allowed))] if allowed else command
 
 
-# What in a task's test source or prompt makes its tests need the answer's own objects in their
-# process (read from the task, never from the answer): patching what the answer's code calls,
-# plots and figures the answer draws (tests read them back through pyplot's state or the axes it
-# returns), log records, and libraries whose results are objects rather than data.
+# What in a task's test source or reference makes its tests need the answer's own objects in their
+# process (read from the task, never from the answer): patching what the answer's code calls, seaborn's
+# grids (they hold data frames whose pickles need more than the figures' allow-list), log records, and
+# libraries whose results are objects rather than data. Matplotlib's figures cross as restricted
+# pickles (scorers/bcb_figures.py), so plots alone no longer keep a task in the shared mode.
 SHARED_NAMES = {
     "patches the answer's modules": ("mock", "patch", "Mock", "MagicMock", "create_autospec", "PropertyMock"),
-    "reads plots": ("matplotlib", "plt", "pyplot", "Axes", "Figure", "seaborn", "sns", "plot", "hist", "ax", "axes",
-                    "subplots", "get_title", "get_xlabel", "get_ylabel", "get_xticks", "get_yticks", "get_xticklabels",
-                    "get_yticklabels", "get_legend", "patches", "get_lines", "get_figure", "scatter", "imshow"),
+    "returns seaborn grids": ("pairplot", "jointplot", "catplot", "displot", "lmplot", "relplot", "clustermap",
+                              "FacetGrid", "PairGrid", "JointGrid", "ClusterGrid"),
     "reads log records": ("assertLogs", "assertNoLogs", "caplog"),
 }  # fmt: skip
+FIGURE_PARAMETERS = ("ax", "axes", "fig", "figure")  # an entry point that draws on the tests' own figures
 OBJECT_LIBRARIES = (
     "sklearn", "tensorflow", "keras", "torch", "PIL", "cv2", "skimage", "networkx", "statsmodels", "bs4", "lxml",
     "gensim", "wordcloud", "folium", "geopy", "shapely", "docx", "openpyxl", "xlwt", "flask", "flask_mail",
@@ -268,7 +269,7 @@ def shared_reason(problem: BCBProblem) -> str | None:
     """Why the task's tests must run in the answer's process (None: they run apart from it,
     scorers/bcb_split.py). Read from the task only: its test source, its reference program
     (prompt and canonical solution, names and docstring words) and its libraries."""
-    names: set[str] = set(re.findall(r"[A-Za-z_]\w*", problem.complete_prompt)) & set(SHARED_NAMES["reads plots"])
+    names: set[str] = set()
     imported = {_top_module(lib) for lib in problem.libs}
     reference = problem.reference_program if problem.canonical_solution else build_program("", problem)
     for source in (problem.test, reference):
@@ -287,15 +288,26 @@ def shared_reason(problem: BCBProblem) -> str | None:
     for why, markers in SHARED_NAMES.items():
         if names.intersection(markers):
             return why
-    return _shared_by_shape(problem.test, reference) or _shared_by_libraries(imported)
+    return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(imported)
 
 
 INTERPRETER_STATE = ("path", "modules", "argv", "meta_path")  # sys.<name> a test may read after a call
 
 
-def _shared_by_shape(test: str, reference: str) -> str | None:
-    """Tests that pass objects of their own or read the interpreter's state; a reference that
-    returns a generator (both sources parse: `shared_reason` checked)."""
+def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
+    """Tests that pass objects of their own or of the task's classes (figures: the entry point takes
+    an `ax`...) or read the interpreter's state; a reference that returns a generator (both sources parse:
+    `shared_reason` checked)."""
+    classes = set()
+    for node in ast.walk(ast.parse(reference)):
+        if isinstance(node, ast.FunctionDef) and node.name == entry_point:
+            parameters = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+            if any(a.arg in FIGURE_PARAMETERS for a in parameters):
+                return "draws on the test's own figures"
+        if isinstance(node, ast.ClassDef) and not any("Enum" in ast.unparse(b) for b in node.bases):
+            classes.add(node.name)  # enum members cross as data (BigCodeBench/466)
+    if any(isinstance(n, ast.Name) and n.id in classes for n in ast.walk(ast.parse(test))):
+        return "passes objects of the task's own classes"  # e.g. BigCodeBench/233: the prompt's `Object`
     for node in ast.walk(ast.parse(test)):
         if isinstance(node, ast.ClassDef) and node.name != "TestCases":
             return "passes objects of the test's own classes"
@@ -305,12 +317,27 @@ def _shared_by_shape(test: str, reference: str) -> str | None:
             and getattr(node.value, "id", "") == "sys"
         ):
             return "reads the interpreter's state"
-    nodes = list(ast.walk(ast.parse(reference)))
-    consumed = {id(a) for n in nodes if isinstance(n, ast.Call) for a in n.args}  # sum(x for x in ...)
-    if any(isinstance(n, ast.Yield | ast.YieldFrom) or isinstance(n, ast.GeneratorExp) and id(n) not in consumed
-           for n in nodes):  # fmt: skip
+    if _returns_generator(list(ast.walk(ast.parse(reference)))):
         return "returns a generator"
     return None
+
+
+def _returns_generator(nodes: list[ast.AST]) -> bool:
+    """A generator function, or a generator expression a `return` gives back (in a tuple or list, or
+    through a name bound to it); one consumed inside the function (`sum(x for x in ...)`,
+    `pd.DataFrame([(f(n) for n in t) ...])`) is not returned."""
+    if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in nodes):
+        return True
+    bound = {t.id for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.GeneratorExp)
+             for t in n.targets if isinstance(t, ast.Name)}  # fmt: skip
+    returned = [n.value for n in nodes if isinstance(n, ast.Return) and n.value is not None]
+    while returned:
+        value = returned.pop()
+        if isinstance(value, ast.GeneratorExp) or isinstance(value, ast.Name) and value.id in bound:
+            return True
+        if isinstance(value, ast.Tuple | ast.List):
+            returned.extend(value.elts)
+    return False
 
 
 def _shared_by_libraries(imported: set[str]) -> str | None:

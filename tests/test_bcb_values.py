@@ -151,11 +151,14 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
     [
         ("import unittest\nclass TestCases(unittest.TestCase):\n    pass\n", "def task_func(x):\n", (), None),
         ("from unittest.mock import patch\n", "def task_func(x):\n", (), "patches"),
-        ("x = 1\n", "import matplotlib.pyplot as plt\ndef task_func(x):\n", ("matplotlib",), "plots"),
-        ("ax = task_func(1)\nax.get_title()\n", "def task_func(x):\n", (), "plots"),
+        ("x = 1\n", "import matplotlib.pyplot as plt\ndef task_func(x):\n", ("matplotlib",), None),
+        ("ax = task_func(1)\nax.get_title()\nplt.gca()\n", "def task_func(x):\n", (), None),
+        ("x = 1\n", "def task_func(data, ax=None):\n", ("matplotlib",), "own figures"),
+        ("g = task_func(1)\n", "def task_func(x):\n    return sns.jointplot(x)\n", ("seaborn",), "seaborn grids"),
         ("x = 1\n", "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n", ("sklearn",), "objects"),
-        ("x = 1\n", 'def task_func(x):\n    """Returns:\n    Axes: the plot."""\n', (), "plots"),
         ("class Item:\n    pass\n", "def task_func(x):\n", (), "own classes"),
+        ("task_func([Item(1)])\n", "class Item:\n    pass\ndef task_func(x):\n", (), "task's own classes"),
+        ("task_func(Color.RED)\n", "class Color(Enum):\n    RED = 1\ndef task_func(x):\n", (), None),
         ("import sys\nassert '/x' in sys.path\n", "def task_func(x):\n", (), "interpreter"),
     ],
 )
@@ -170,6 +173,9 @@ def test_the_mode_is_read_from_the_task(test, prompt, libs, why):
         ("    return (i for i in range(x))\n", True),
         ("    yield x\n", True),
         ("    return sum(i for i in range(x))\n", False),
+        ("    g = (i for i in range(x))\n    return 1, g\n", True),
+        ("    return pd.DataFrame([(n for n in t) for t in x])\n", False),  # BigCodeBench/692
+        ("    return set().union(*(d.keys() for d in x))\n", False),  # BigCodeBench/526
     ],
 )
 def test_a_reference_that_returns_a_generator_keeps_the_tests_with_it(solution, generator):
