@@ -1,0 +1,140 @@
+"""Generation that copies no key/value cache on the CPU (transformers path; vLLM manages its own cache).
+
+Profiled on SmolLM2-135M (grouped-query attention: 9 query heads share 3 key/value heads) at the
+sim-routing shape, 41% of generation's CPU went to `aten::copy_` and `aten::cat`: transformers'
+`DynamicCache` concatenates every new token onto every layer's keys and values (the whole cache is
+copied at each step), and its SDPA call repeats the key/value heads for every query head
+(`repeat_kv`) whenever there is an attention mask, as a padded batch always has.
+
+`lean_generation(model)` removes both copies:
+- `PreallocatedCache`: each layer's keys and values live in one buffer sized for the call (prompt +
+  `max_new_tokens`; a longer call doubles it); a step writes its token in place and attention reads a
+  view of the filled part. The keys and values are the same numbers as `DynamicCache`'s.
+- `gqa_sdpa_on_cpu()`: SDPA on a CPU takes the key/value heads as they are (`enable_gqa=True`, which
+  torch's CPU kernel supports with a mask; the result is bit-identical to repeating the heads) wherever
+  no gradient flows through the attention; a layer that is trained keeps transformers' path, so the
+  gradients of the loss are as before.
+`model.generate` is wrapped to hand a call that brings no cache a `PreallocatedCache`; training/
+shared_prompts.py encodes its distinct prompts into one, so both compose (wrap this one first).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+from transformers import DynamicCache
+from transformers.cache_utils import DynamicLayer
+
+
+class PreallocatedLayer(DynamicLayer):
+    """A `DynamicLayer` whose keys and values are views of a buffer of `capacity` positions."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__()
+        self.capacity = capacity
+        self.length = 0
+
+    def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+        self.dtype, self.device = key_states.dtype, key_states.device
+        self.buffers = [states.new_empty(*states.shape[:2], self.capacity, states.shape[-1])
+                        for states in (key_states, value_states)]  # fmt: skip
+        self.length = 0
+        self.is_initialized = True
+        self.publish()
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs) -> tuple:  # noqa: ANN002, ANN003
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        elif self.keys is not self.views[0]:  # a DynamicLayer method (crop, batch select) replaced the views
+            self.adopt(self.keys, self.values)
+        end = self.length + key_states.shape[-2]
+        if end > self.buffers[0].shape[-2]:  # a longer call than sized for: double (amortized copies)
+            self.adopt(*self.views, room=max(end, 2 * self.buffers[0].shape[-2]))
+        for buffer, states in zip(self.buffers, (key_states, value_states), strict=True):
+            buffer[:, :, self.length : end].copy_(states)
+        self.length = end
+        return self.publish()
+
+    def publish(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Point `keys` and `values` at the filled part of the buffers."""
+        self.views = tuple(buffer[:, :, : self.length] for buffer in self.buffers)
+        self.keys, self.values = self.views
+        return self.views
+
+    def adopt(self, keys: torch.Tensor, values: torch.Tensor, room: int | None = None) -> None:
+        """Copy `keys` and `values` into new buffers of `room` positions (default: the current capacity)."""
+        room = max(room or self.buffers[0].shape[-2], keys.shape[-2])
+        self.buffers = [states.new_empty(*states.shape[:2], room, states.shape[-1]) for states in (keys, values)]
+        for buffer, states in zip(self.buffers, (keys, values), strict=True):
+            buffer[:, :, : states.shape[-2]].copy_(states)
+        self.length = keys.shape[-2]
+        self.publish()
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        """Rows in a new order (shared prompts: every row gets its prompt's), the buffers' room kept."""
+        if self.get_seq_length() > 0:
+            self.buffers = [buffer.index_select(0, beam_idx.to(buffer.device)) for buffer in self.buffers]
+            self.publish()
+
+
+class PreallocatedCache(DynamicCache):
+    """A `DynamicCache` of `PreallocatedLayer`s, one per decoder layer (full attention only)."""
+
+    def __init__(self, config: Any, capacity: int) -> None:
+        text = config.get_text_config(decoder=True)
+        if any(kind != "full_attention" for kind in getattr(text, "layer_types", None) or ()):
+            raise ValueError("PreallocatedCache: a model with sliding-window or linear-attention layers")
+        super().__init__()
+        self.layers = [PreallocatedLayer(capacity) for _ in range(text.num_hidden_layers)]
+        self.layer_class_to_replicate = None
+
+
+def gqa_sdpa_on_cpu() -> None:
+    """Let transformers' SDPA attention (and `sdpa_padsafe`, which calls it) pass grouped key/value
+    heads to torch on a CPU, with a mask too, where no gradient flows (process-wide; idempotent)."""
+    from transformers.integrations import sdpa_attention
+
+    plain = sdpa_attention.use_gqa_in_sdpa
+    if getattr(plain, "lean", False):
+        return
+
+    def use_gqa(attention_mask: torch.Tensor | None, key: torch.Tensor, value: torch.Tensor) -> bool:
+        cpu_forward = key.device.type == "cpu" and not (key.requires_grad or value.requires_grad)
+        return plain(attention_mask, key, value) or (cpu_forward and key.shape[-1] == value.shape[-1])
+
+    use_gqa.lean = True
+    sdpa_attention.use_gqa_in_sdpa = use_gqa
+
+
+def cache_capacity(model: Any, input_ids: torch.Tensor, config: Any, kwargs: dict) -> int:
+    """Positions a generate call fills: its prompt and its new tokens (or `max_length`)."""
+    config = config or model.generation_config
+    new = kwargs.get("max_new_tokens") or config.max_new_tokens
+    return input_ids.shape[-1] + new if new else max(kwargs.get("max_length") or config.max_length, input_ids.shape[-1])
+
+
+def lean_generation(model: Any) -> Any:
+    """SDPA without head copies on the CPU, and `model.generate` given a `PreallocatedCache` wherever a call
+    brings no cache and names no cache implementation. Returns the model."""
+    gqa_sdpa_on_cpu()
+    generate = model.generate
+
+    @functools.wraps(generate)
+    def generate_lean(input_ids=None, generation_config=None, **kwargs):  # noqa: ANN001, ANN202
+        config = generation_config or model.generation_config
+        if (
+            isinstance(input_ids, torch.Tensor)
+            and kwargs.get("past_key_values") is None
+            and config.use_cache is not False
+            and kwargs.get("use_cache") is not False
+            and config.cache_implementation is None  # generate takes no cache object beside one named
+            and (config.num_beams or 1) == 1
+            and (config.num_return_sequences or 1) == 1
+        ):
+            kwargs["past_key_values"] = PreallocatedCache(model.config, cache_capacity(model, input_ids, config, kwargs))
+        return generate(input_ids=input_ids, generation_config=generation_config, **kwargs)
+
+    model.generate = generate_lean
+    return model
