@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 from transformers.integrations import sdpa_attention  # noqa: E402
 
 from training.guard import mask_padded_attention, padsafe_attention  # noqa: E402
-from training.lean_generation import PreallocatedCache, lean_generation  # noqa: E402
+from training.lean_generation import PreallocatedCache, generation_cache, lean_generation  # noqa: E402
 from training.shared_prompts import share_prompt_passes  # noqa: E402
 
 
@@ -77,7 +77,8 @@ def test_keys_and_values_are_written_in_place():
 
     model.model.register_forward_pre_hook(record, with_kwargs=True)
     sampled(model, *grpo_prompts())
-    assert len(seen) == 12 and {kind for kind, *_ in seen} == {"PreallocatedLayer"}  # a step per token after the prompts
+    assert len(seen) == 12  # a step per new token, after the prompts' pass
+    assert {kind for kind, *_ in seen} == {"PreallocatedLayer"}
     assert len({buffer for _, buffer, _, _ in seen}) == 1  # one buffer through the whole call, never grown
     assert all(keys == buffer for _, buffer, keys, _ in seen)  # attention reads a view of it
     assert [shape[-2] for *_, shape in seen] == list(range(29, 41))  # the view grows by one position per step
@@ -137,3 +138,12 @@ def test_a_callers_logits_processor_still_applies():
     model = share_prompt_passes(lean_generation(gqa_llama()))
     out = sampled(model, ids, mask, logits_processor=LogitsProcessorList([Force()]))
     assert (out[:, ids.shape[1] :] == 5).all()
+
+
+def test_a_model_with_sliding_window_layers_keeps_transformers_cache():
+    from transformers import DynamicCache, Qwen2Config
+
+    sliding = Qwen2Config(num_hidden_layers=2, layer_types=["sliding_attention", "full_attention"],
+                          use_sliding_window=True, sliding_window=4)  # fmt: skip
+    assert type(generation_cache(sliding, 16)) is DynamicCache
+    assert type(generation_cache(gqa_llama().config, 16)) is PreallocatedCache

@@ -83,12 +83,19 @@ class PreallocatedCache(DynamicCache):
     """A `DynamicCache` of `PreallocatedLayer`s, one per decoder layer (full attention only)."""
 
     def __init__(self, config: Any, capacity: int) -> None:
-        text = config.get_text_config(decoder=True)
-        if any(kind != "full_attention" for kind in getattr(text, "layer_types", None) or ()):
-            raise ValueError("PreallocatedCache: a model with sliding-window or linear-attention layers")
         super().__init__()
-        self.layers = [PreallocatedLayer(capacity) for _ in range(text.num_hidden_layers)]
+        layers = config.get_text_config(decoder=True).num_hidden_layers
+        self.layers = [PreallocatedLayer(capacity) for _ in range(layers)]
         self.layer_class_to_replicate = None
+
+
+def generation_cache(config: Any, capacity: int) -> DynamicCache:
+    """A `PreallocatedCache` for a model whose every layer attends to all positions, else transformers'
+    `DynamicCache` (sliding-window and linear-attention layers keep their own kinds)."""
+    text = config.get_text_config(decoder=True)
+    if all(kind == "full_attention" for kind in getattr(text, "layer_types", None) or ()):
+        return PreallocatedCache(config, capacity)
+    return DynamicCache(config=config)
 
 
 def gqa_sdpa_on_cpu() -> None:
@@ -116,7 +123,7 @@ def cache_capacity(model: Any, input_ids: torch.Tensor, config: Any, kwargs: dic
 
 
 def lean_generation(model: Any) -> Any:
-    """SDPA without head copies on the CPU, and `model.generate` given a `PreallocatedCache` wherever a call
+    """SDPA without head copies on the CPU, and `model.generate` given a `generation_cache` wherever a call
     brings no cache and names no cache implementation. Returns the model."""
     gqa_sdpa_on_cpu()
     generate = model.generate
@@ -133,7 +140,8 @@ def lean_generation(model: Any) -> Any:
             and (config.num_beams or 1) == 1
             and (config.num_return_sequences or 1) == 1
         ):
-            kwargs["past_key_values"] = PreallocatedCache(model.config, cache_capacity(model, input_ids, config, kwargs))
+            capacity = cache_capacity(model, input_ids, config, kwargs)
+            kwargs["past_key_values"] = generation_cache(model.config, capacity)
         return generate(input_ids=input_ids, generation_config=generation_config, **kwargs)
 
     model.generate = generate_lean

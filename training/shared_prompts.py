@@ -4,7 +4,7 @@ A GRPO generation batch holds every question `num_generations` times, and `model
 each row's prompt: 7 of every 8 prompt passes of the sim-routing recipe repeat one already done.
 `share_prompt_passes(model)` wraps the model's `generate` (the public method TRL's GRPOTrainer calls
 on its transformers path): the distinct prompts of a batch are encoded once (all but their last token,
-with generate's own position ids) into a `PreallocatedCache` sized for the whole call (training/
+with generate's own position ids) into a preallocated cache sized for the whole call (training/
 lean_generation.py), their KV cache is copied to every row that repeats them (`Cache.reorder_cache`) and
 `generate` continues from it with the batch as given. The sampled tokens
 draw from the same generator in the same order; the cache holds the same keys and values, computed in a
@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from training.lean_generation import PreallocatedCache, cache_capacity
+from training.lean_generation import cache_capacity, generation_cache
 
 
 def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -37,7 +37,7 @@ def encoded_prompts(model: Any, distinct: torch.Tensor, row_of: torch.Tensor, ca
     `distinct` holds the distinct rows of [input_ids | attention_mask], `row_of` each row's index there;
     the cache has room for `capacity` positions."""
     ids, mask = distinct.chunk(2, dim=1)
-    cache = PreallocatedCache(model.config, capacity)
+    cache = generation_cache(model.config, capacity)
     with torch.no_grad():
         model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=position_ids(mask)[:, :-1],
               past_key_values=cache, use_cache=True, logits_to_keep=1)  # fmt: skip
@@ -48,7 +48,8 @@ def encoded_prompts(model: Any, distinct: torch.Tensor, row_of: torch.Tensor, ca
 def share_prompt_passes(model: Any) -> Any:
     """Wrap `model.generate` so that a batch repeating prompts encodes each distinct prompt once.
     Calls it cannot serve as given (no 2-D ids and mask, a cache or several sequences per row
-    already asked for, a cache implementation named, no repeated prompt) go to `generate` unchanged. Returns the model."""
+    already asked for, a cache implementation named, no repeated prompt) go to `generate` unchanged.
+    Returns the model."""
     generate = model.generate
 
     @functools.wraps(generate)

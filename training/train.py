@@ -474,6 +474,9 @@ def main(argv: list[str] | None = None) -> dict:
     if problem := missing_train_extra():
         raise SystemExit(problem)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    from training.allocator import keep_freed_memory  # h42: freed memory reused, not faulted in (training/allocator.py)
+
+    allocator = keep_freed_memory()
     from training.parallel import (
         deepspeed_warmup_problem,
         flush_callback,
@@ -498,6 +501,7 @@ def main(argv: list[str] | None = None) -> dict:
     config.distributed_state.wait_for_everyone()  # no process writes into output_dir before it is claimed
     from training.completion_logps import score_completions_only
     from training.guard import NonFiniteGuard, mask_padded_attention, padsafe_attention
+    from training.lean_generation import lean_generation  # h42
     from training.run_memory import peak_gpu_gib, peak_rss_gib
     from training.shared_prompts import share_prompt_passes
 
@@ -524,6 +528,7 @@ def main(argv: list[str] | None = None) -> dict:
         "max_steps": config.max_steps,
         "seed": config.seed,
         "simulated": provenance["simulated"],
+        "allocator": allocator,  # h42
     }
     if replaced:
         info["replaced"] = replaced
@@ -554,6 +559,7 @@ def main(argv: list[str] | None = None) -> dict:
     mask_padded_attention(model)  # a NaN at a padded position never reaches a real one (training/guard.py)
     info["attention"] = "sdpa_padsafe" if padsafe_attention(model) else model.config._attn_implementation
     if not config.use_vllm:  # vLLM shares prompt prefixes itself
+        lean_generation(model)  # h42: a preallocated cache, no head copies on a CPU (training/lean_generation.py)
         share_prompt_passes(model)  # a question's rollouts share its encoded prompt (training/shared_prompts.py)
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
