@@ -6,7 +6,8 @@ shapes, in TRL's two settings, each arm in its own process.
     python benchmarks/bench_train.py --num_generations 8 --device cuda   # the same on a CUDA GPU
 
 Every arm trains the recipe's model (its top layers, as the recipe says) on the recipe's first prompts with
-the same seed, generation batch, completion length and learning rate, with no format warm-up:
+the same seed, generation batch, completion length and learning rate, with no format warm-up and no exploring
+groups (they force some rollouts' first worker by design):
 - project: `training.train.main` on the recipe as committed (its conductor reward and divergence guard,
   completion-only log-probs, the loss in the recipe's micro-batches, one prompt pass per question);
 - bare TRL (two arms, a peer's two settings): `GRPOTrainer` with TRL 1.16's defaults (every position scored
@@ -134,7 +135,8 @@ def instrument(clock: PhaseClock) -> None:
 def shape_args(recipe: str, steps: int, generations: int, out: Path, device: str = "cpu") -> list[str]:
     gpu = ["--use_cpu", "false"] if device == "cuda" else []
     return [recipe, "--num_generations", str(generations), "--max_steps", str(steps), "--output_dir", str(out),
-            "--save_strategy", "no", "--format_warmup_steps", "0", "--logging_steps", "1", *gpu]  # fmt: skip
+            "--save_strategy", "no", "--format_warmup_steps", "0", "--explore_workers", "0", "--logging_steps", "1",
+            *gpu]  # fmt: skip
 
 
 def project_arm(argv: list[str], generations: int) -> None:
@@ -229,7 +231,9 @@ def report(arms: list[dict], args: argparse.Namespace) -> None:
     same = "completions identical in every step"
     if differing:
         if args.device == "cpu":
-            raise SystemExit(f"the arms generated different completions ({differing} differ): not the same shapes")
+            pairs = {f"project/{bare['arm']}": differing_completions(bare, ours) for bare in bares}
+            raise SystemExit(f"the arms generated different completions ({differing} differ; {pairs}): not the same"
+                             " shapes")  # fmt: skip
         same = f"up to {differing} of {rollouts * len(ours['completions'])} completions differ between the arms"
     print(f"\nGRPO step, {args.recipe}, {args.device}: {QUESTIONS} questions x {args.num_generations} rollouts ="
           f" {rollouts} completions per step, {args.steps} steps per arm, {measures['unit']} (median of steps"

@@ -47,6 +47,8 @@ def test_the_phase_clock_reads_the_clock_it_is_given():
 
 def test_a_gpu_bench_trains_both_arms_on_the_gpu():
     assert bench_train.shape_args("r.yaml", 3, 8, Path("o"))[-2:] == ["--logging_steps", "1"]
+    shape = bench_train.shape_args("r.yaml", 3, 8, Path("o"))
+    assert shape[shape.index("--explore_workers") + 1] == "0"  # no arm forces a rollout's first worker
     assert bench_train.shape_args("r.yaml", 3, 8, Path("o"), "cuda")[-2:] == ["--use_cpu", "false"]
 
 
@@ -72,6 +74,6 @@ def test_the_cpu_table_compares_with_the_peers_best_setting_and_refuses_differen
     # the best setting: micro-batches' memory, the one batch's time
     assert "peer's best setting, peak_rss: 0.50x (meets the goal <= 0.5x)" in out
     assert "peer's best setting, cpu_s: 0.52x (misses the goal <= 0.5x)" in out
-    with pytest.raises(SystemExit, match=r"different completions \(1 differ\)"):
+    with pytest.raises(SystemExit, match=r"\(1 differ; \{'project/bare_trl': 1, 'project/bare_trl_micro': 1\}\)"):
         bench_train.report([arm("bare_trl", 4.0, [1.0], SAME), arm("bare_trl_micro", 2.0, [1.0], SAME),
                             arm("project", 1.0, [1.0], OTHER)], args("cpu"))  # fmt: skip
