@@ -1,30 +1,24 @@
 """Generation without cache copies (training/lean_generation.py): seeded completions identical to plain
 `generate` (alone, under one-prompt-pass sharing, under a caller's logits processor), keys and values
-written in place, no key/value head repeated where no gradient flows, training gradients unchanged."""
+written in place, no key/value head repeated where no gradient flows, and only in the model made lean
+(nothing of transformers changes, so any test order gives the same results), training gradients unchanged."""
 
 from __future__ import annotations
 
 import pytest
+from installed import Deferred, needs
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
-
-from transformers.integrations import sdpa_attention  # noqa: E402
-
-from training.guard import mask_padded_attention, padsafe_attention  # noqa: E402
-from training.lean_generation import PreallocatedCache, generation_cache, lean_generation  # noqa: E402
-from training.shared_prompts import share_prompt_passes  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def restore_sdpa(monkeypatch):
-    """lean_generation changes transformers' SDPA choice process-wide: undone after each test."""
-    monkeypatch.setattr(sdpa_attention, "use_gqa_in_sdpa", sdpa_attention.use_gqa_in_sdpa)
-    monkeypatch.setattr(sdpa_attention, "repeat_kv", sdpa_attention.repeat_kv)
+pytestmark = needs("torch", "transformers")
+torch = Deferred("torch")
+guard = Deferred("training.guard")  # these three import torch
+lean = Deferred("training.lean_generation")
+shared_prompts = Deferred("training.shared_prompts")
+SDPA = "transformers.integrations.sdpa_attention"
 
 
-def gqa_llama():
-    """A tiny Llama with grouped-query attention (4 query heads share 2 key/value heads), set up as train.py does."""
+def gqa_llama(padsafe: bool = True):
+    """A tiny Llama with grouped-query attention (4 query heads share 2 key/value heads), set up as train.py does
+    (`padsafe=False`: transformers' own SDPA)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(vocab_size=300, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -32,8 +26,9 @@ def gqa_llama():
                          pad_token_id=0, eos_token_id=1, bos_token_id=None, attn_implementation="sdpa")  # fmt: skip
     torch.manual_seed(0)
     model = LlamaForCausalLM(config).eval()
-    mask_padded_attention(model)
-    padsafe_attention(model)
+    guard.mask_padded_attention(model)
+    if padsafe:
+        guard.padsafe_attention(model)
     return model
 
 
@@ -56,18 +51,20 @@ def sampled(model, ids, mask, **kwargs):
     return model.generate(input_ids=ids, attention_mask=mask, generation_config=config, **kwargs)
 
 
+@pytest.mark.parametrize("padsafe", [True, False], ids=["padsafe", "sdpa"])
 @pytest.mark.parametrize("sharing", [False, True], ids=["alone", "shared-prompts"])
-def test_seeded_completions_equal_plain_generates(sharing):
+def test_seeded_completions_equal_plain_generates(sharing, padsafe):
     ids, mask = grpo_prompts()
-    plain = sampled(gqa_llama(), ids, mask)
-    lean = lean_generation(gqa_llama())
-    out = sampled(share_prompt_passes(lean) if sharing else lean, ids, mask)
+    plain = sampled(gqa_llama(padsafe), ids, mask)
+    model = lean.lean_generation(gqa_llama(padsafe))
+    assert model.config._attn_implementation == ("sdpa_padsafe_lean" if padsafe else "sdpa_lean")
+    out = sampled(shared_prompts.share_prompt_passes(model) if sharing else model, ids, mask)
     assert torch.equal(out, plain)
     assert len({tuple(row) for row in plain[:4, 30:].tolist()}) > 1  # the rollouts differ: sampling ran
 
 
 def test_keys_and_values_are_written_in_place():
-    model = share_prompt_passes(lean_generation(gqa_llama()))
+    model = shared_prompts.share_prompt_passes(lean.lean_generation(gqa_llama()))
     seen: list[tuple] = []
 
     def record(_module, _args, kwargs):  # noqa: ANN001, ANN202
@@ -84,7 +81,13 @@ def test_keys_and_values_are_written_in_place():
     assert [shape[-2] for *_, shape in seen] == list(range(29, 41))  # the view grows by one position per step
 
 
-def test_no_head_is_repeated_without_a_gradient(monkeypatch):
+def test_no_head_is_repeated_without_a_gradient_in_the_lean_model_only(monkeypatch):
+    """The lean model repeats no key/value head; a model beside it, built after it, still takes transformers'
+    path, and transformers' functions are the ones they were."""
+    from transformers import AttentionInterface
+    from transformers.integrations import sdpa_attention
+
+    before = (sdpa_attention.use_gqa_in_sdpa, sdpa_attention.repeat_kv, AttentionInterface()["sdpa"])
     calls = []
 
     def counting(hidden, n_rep):  # noqa: ANN001, ANN202
@@ -92,13 +95,50 @@ def test_no_head_is_repeated_without_a_gradient(monkeypatch):
         return repeat_kv(hidden, n_rep)
 
     repeat_kv = sdpa_attention.repeat_kv
-    monkeypatch.setattr(sdpa_attention, "repeat_kv", counting)
     ids, mask = grpo_prompts()
-    sampled(gqa_llama(), ids, mask)
-    assert calls  # transformers' own path repeats the heads under a mask
-    calls.clear()
-    sampled(lean_generation(gqa_llama()), ids, mask)
-    assert calls == []
+    lean_model = lean.lean_generation(gqa_llama())
+    assert (sdpa_attention.use_gqa_in_sdpa, sdpa_attention.repeat_kv, AttentionInterface()["sdpa"]) == before
+    monkeypatch.setattr(f"{SDPA}.repeat_kv", counting)
+    for padsafe in (True, False):
+        beside = gqa_llama(padsafe)
+        assert beside.config._attn_implementation == ("sdpa_padsafe" if padsafe else "sdpa")
+        sampled(lean_model, ids, mask)
+        assert calls == []
+        sampled(beside, ids, mask)
+        assert calls and set(calls) == {2}  # transformers' own path repeats the heads under a mask
+        calls.clear()
+
+
+def test_the_lean_path_keeps_padsafe_rows_and_runs_grouped(monkeypatch):
+    """Under `sdpa_padsafe` the lean path too hands SDPA no fully masked row, and passes the grouped heads."""
+    real = torch.nn.functional.scaled_dot_product_attention
+    seen = []
+
+    def watching(query, key, value, attn_mask=None, **kwargs):  # noqa: ANN001, ANN202
+        if attn_mask is not None:
+            blocked = ~attn_mask if attn_mask.dtype == torch.bool else torch.isneginf(attn_mask)
+            seen.append((kwargs.get("enable_gqa", False), key.shape[1] < query.shape[1], bool(blocked.all(-1).any())))
+        return real(query, key, value, attn_mask=attn_mask, **kwargs)
+
+    monkeypatch.setattr("torch.nn.functional.scaled_dot_product_attention", watching)
+    sampled(lean.lean_generation(gqa_llama()), *grpo_prompts())
+    assert seen and all(gqa and grouped for gqa, grouped, _ in seen)
+    assert not any(empty for *_, empty in seen)
+    seen.clear()
+    sampled(lean.lean_generation(gqa_llama(padsafe=False)), *grpo_prompts())
+    assert any(empty for *_, empty in seen)  # the left padding does make such rows where padsafe is off
+
+
+def test_only_sdpa_is_switched_and_switching_twice_changes_nothing():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=300, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                         num_attention_heads=4, num_key_value_heads=2, attn_implementation="eager")  # fmt: skip
+    eager = LlamaForCausalLM(config)
+    assert not lean.lean_attention(eager) and eager.config._attn_implementation == "eager"
+    model = gqa_llama()
+    assert lean.lean_attention(model) and lean.lean_attention(model)
+    assert model.config._attn_implementation == "sdpa_padsafe_lean"
 
 
 def test_training_gradients_are_unchanged():
@@ -111,7 +151,7 @@ def test_training_gradients_are_unchanged():
         return [p.grad.clone() for p in model.parameters()]
 
     before = gradients(gqa_llama())
-    after = gradients(lean_generation(gqa_llama()))
+    after = gradients(lean.lean_generation(gqa_llama()))
     assert all(torch.equal(a, b) for a, b in zip(before, after, strict=True))
 
 
@@ -119,7 +159,7 @@ def test_a_cache_too_small_grows_and_gives_the_same_completions():
     ids, mask = grpo_prompts()
     model = gqa_llama()
     plain = sampled(model, ids, mask)
-    cache = PreallocatedCache(model.config, capacity=8)
+    cache = lean.PreallocatedCache(model.config, capacity=8)
     assert torch.equal(sampled(model, ids, mask, past_key_values=cache), plain)
     assert cache.layers[0].buffers[0].shape[-2] >= plain.shape[1] - 1
 
@@ -135,7 +175,7 @@ def test_a_callers_logits_processor_still_applies():
             return scores
 
     ids, mask = grpo_prompts()
-    model = share_prompt_passes(lean_generation(gqa_llama()))
+    model = shared_prompts.share_prompt_passes(lean.lean_generation(gqa_llama()))
     out = sampled(model, ids, mask, logits_processor=LogitsProcessorList([Force()]))
     assert (out[:, ids.shape[1] :] == 5).all()
 
@@ -145,5 +185,5 @@ def test_a_model_with_sliding_window_layers_keeps_transformers_cache():
 
     sliding = Qwen2Config(num_hidden_layers=2, layer_types=["sliding_attention", "full_attention"],
                           use_sliding_window=True, sliding_window=4)  # fmt: skip
-    assert type(generation_cache(sliding, 16)) is DynamicCache
-    assert type(generation_cache(gqa_llama().config, 16)) is PreallocatedCache
+    assert type(lean.generation_cache(sliding, 16)) is DynamicCache
+    assert type(lean.generation_cache(gqa_llama().config, 16)) is lean.PreallocatedCache

@@ -10,10 +10,11 @@ copied at each step), and its SDPA call repeats the key/value heads for every qu
 - `PreallocatedCache`: each layer's keys and values live in one buffer sized for the call (prompt +
   `max_new_tokens`; a longer call doubles it); a step writes its token in place and attention reads a
   view of the filled part. The keys and values are the same numbers as `DynamicCache`'s.
-- `gqa_sdpa_on_cpu()`: SDPA on a CPU takes the key/value heads as they are (`enable_gqa=True`, which
-  torch's CPU kernel supports with a mask; the result is bit-identical to repeating the heads) wherever
-  no gradient flows through the attention; a layer that is trained keeps transformers' path, so the
-  gradients of the loss are as before.
+- `lean_attention(model)`: that model's SDPA on a CPU takes the key/value heads as they are
+  (`enable_gqa=True`, which torch's CPU kernel supports with a mask; the result is bit-identical to
+  repeating the heads) wherever no gradient flows through the attention; a layer that is trained keeps
+  transformers' path, so the gradients of the loss are as before. It is an attention implementation of
+  its own name, selected in that model's config: no other model, and nothing of transformers, changes.
 `model.generate` is wrapped to hand a call that brings no cache a `PreallocatedCache`; training/
 shared_prompts.py encodes its distinct prompts into one, so both compose (wrap this one first).
 """
@@ -21,11 +22,14 @@ shared_prompts.py encodes its distinct prompts into one, so both compose (wrap t
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
+
+from training.guard import PADSAFE, attendable
 
 
 class PreallocatedLayer(DynamicLayer):
@@ -98,21 +102,55 @@ def generation_cache(config: Any, capacity: int) -> DynamicCache:
     return DynamicCache(config=config)
 
 
-def gqa_sdpa_on_cpu() -> None:
-    """Let transformers' SDPA attention (and `sdpa_padsafe`, which calls it) pass grouped key/value
-    heads to torch on a CPU, with a mask too, where no gradient flows (process-wide; idempotent)."""
-    from transformers.integrations import sdpa_attention
+LEAN = "_lean"  # the suffix of the attention implementation `lean_attention` registers for a model
 
-    plain = sdpa_attention.use_gqa_in_sdpa
-    if getattr(plain, "lean", False):
-        return
 
-    def use_gqa(attention_mask: torch.Tensor | None, key: torch.Tensor, value: torch.Tensor) -> bool:
-        cpu_forward = key.device.type == "cpu" and not (key.requires_grad or value.requires_grad)
-        return plain(attention_mask, key, value) or (cpu_forward and key.shape[-1] == value.shape[-1])
+def grouped_sdpa(base: str) -> Callable:
+    """The attention implementation `base` ("sdpa" or guard's "sdpa_padsafe"), except that on a CPU, with a
+    mask and no gradient through the call, the grouped key/value heads go to torch as they are
+    (`enable_gqa=True`) where transformers would repeat them: the kernel call transformers makes without
+    a mask, bit-identical to repeating the heads."""
+    from transformers import AttentionInterface
 
-    use_gqa.lean = True
-    sdpa_attention.use_gqa_in_sdpa = use_gqa
+    base_forward = AttentionInterface()[base]
+    rows_opened = attendable if base == PADSAFE else None
+
+    def forward(module, query, key, value, attention_mask, **kwargs):  # noqa: ANN001, ANN202
+        if (
+            attention_mask is None  # transformers groups the heads itself then
+            or getattr(module, "num_key_value_groups", 1) == 1
+            or key.device.type != "cpu"
+            or any(states.requires_grad for states in (query, key, value))  # trained: transformers' gradients
+            or key.shape[-1] != value.shape[-1]
+            or kwargs.get("position_bias") is not None
+        ):
+            return base_forward(module, query, key, value, attention_mask, **kwargs)
+        mask = rows_opened(attention_mask) if rows_opened else attention_mask
+        dropout, scale = kwargs.get("dropout", 0.0), kwargs.get("scaling")
+        out = torch.nn.functional.scaled_dot_product_attention(
+            query, key, value, attn_mask=mask, dropout_p=dropout, scale=scale, enable_gqa=True
+        )
+        return out.transpose(1, 2).contiguous(), None
+
+    return forward
+
+
+def lean_attention(model: Any) -> bool:
+    """Switch this model's SDPA attention ("sdpa", or guard's "sdpa_padsafe": apply that first) to its own
+    implementation `<name>_lean` (`grouped_sdpa`), selected through the model's config: transformers' own
+    functions and every other model are left as they are. Returns whether the model's attention is lean."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    base = model.config._attn_implementation
+    if base in (f"sdpa{LEAN}", f"{PADSAFE}{LEAN}"):
+        return True
+    if base not in ("sdpa", PADSAFE):
+        return False
+    AttentionInterface.register(base + LEAN, grouped_sdpa(base))
+    AttentionMaskInterface.register(base + LEAN, sdpa_mask)
+    model.set_attn_implementation(base + LEAN)
+    return True
 
 
 def cache_capacity(model: Any, input_ids: torch.Tensor, config: Any, kwargs: dict) -> int:
@@ -123,9 +161,9 @@ def cache_capacity(model: Any, input_ids: torch.Tensor, config: Any, kwargs: dic
 
 
 def lean_generation(model: Any) -> Any:
-    """SDPA without head copies on the CPU, and `model.generate` given a `generation_cache` wherever a call
-    brings no cache and names no cache implementation. Returns the model."""
-    gqa_sdpa_on_cpu()
+    """This model's SDPA without head copies on the CPU (`lean_attention`), and `model.generate` given a
+    `generation_cache` wherever a call brings no cache and names no cache implementation. Returns the model."""
+    lean_attention(model)
     generate = model.generate
 
     @functools.wraps(generate)
