@@ -474,6 +474,9 @@ def main(argv: list[str] | None = None) -> dict:
     if problem := missing_train_extra():
         raise SystemExit(problem)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    from training.allocator import keep_freed_memory  # freed memory reused, not faulted in (training/allocator.py)
+
+    allocator = keep_freed_memory()
     from training.parallel import (
         deepspeed_warmup_problem,
         flush_callback,
@@ -498,6 +501,7 @@ def main(argv: list[str] | None = None) -> dict:
     config.distributed_state.wait_for_everyone()  # no process writes into output_dir before it is claimed
     from training.completion_logps import score_completions_only
     from training.guard import NonFiniteGuard, mask_padded_attention, padsafe_attention
+    from training.lean_generation import lean_generation
     from training.run_memory import peak_gpu_gib, peak_rss_gib
     from training.shared_prompts import share_prompt_passes
 
@@ -524,6 +528,7 @@ def main(argv: list[str] | None = None) -> dict:
         "max_steps": config.max_steps,
         "seed": config.seed,
         "simulated": provenance["simulated"],
+        "allocator": allocator,
     }
     if replaced:
         info["replaced"] = replaced
@@ -552,9 +557,11 @@ def main(argv: list[str] | None = None) -> dict:
         info["trainable"] = freeze_below(model, script.train_top_layers)
         log.info("trainable: %s", json.dumps(info["trainable"]))
     mask_padded_attention(model)  # a NaN at a padded position never reaches a real one (training/guard.py)
-    info["attention"] = "sdpa_padsafe" if padsafe_attention(model) else model.config._attn_implementation
+    padsafe_attention(model)  # no fully masked row reaches SDPA (training/guard.py)
     if not config.use_vllm:  # vLLM shares prompt prefixes itself
+        lean_generation(model)  # a preallocated cache, this model's SDPA without head copies on a CPU (after padsafe)
         share_prompt_passes(model)  # a question's rollouts share its encoded prompt (training/shared_prompts.py)
+    info["attention"] = model.config._attn_implementation  # sdpa_padsafe_lean, sdpa_padsafe or the model's own
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     if resume and main_process:
