@@ -90,8 +90,8 @@ def limit_problem(args: list[str]) -> str | None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The test suite, offline: `nox -s tests` leaves out the tests marked slow (end-to-end runs on the
-    local tiny models, training, report builds); `nox -s tests -- --full` runs them all, as CI does."""
+    """The test suite, offline: `nox -s tests` leaves out the tests marked slow (seconds to minutes each: the
+    local models, sandboxed code, training steps, command lines); `nox -s tests -- --full` runs all, as CI does."""
     session.install(*TORCH_CPU)
     install(session, "[test,train,reports,api]")  # api: the provider SDKs the stand-in tests drive
     ensure_bubblewrap(session)

@@ -111,6 +111,7 @@ def tiny() -> Task:
     return Task(dataset=tiny_samples(), scorer=numeric_match())
 
 
+@pytest.mark.slow
 def test_a_tiny_eval_set_on_the_sim_pool_trains_routers_and_resumes(tmp_path, monkeypatch):
     from solvers.routers import data
 

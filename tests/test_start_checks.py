@@ -67,6 +67,7 @@ def assert_refused(done: subprocess.CompletedProcess, message: str) -> None:
     assert "Traceback" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("solver", "options", "message"),
     [
@@ -117,6 +118,7 @@ def test_a_worker_index_past_the_pool_is_refused_at_start(tutorial, solver, caps
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("role", "message"),
     [
@@ -137,6 +139,7 @@ def test_a_model_the_projects_providers_do_not_know_is_one_line(tutorial, role, 
     assert_refused(done, message)
 
 
+@pytest.mark.slow
 def test_a_bad_option_value_is_refused_without_a_traceback(tutorial):
     done = inspect_cli(tutorial, "--solver", "conductor", "-S", "pool=my_pool.yaml", "-S", "few_shot=odd")
     assert_refused(done, FEW_SHOT)
