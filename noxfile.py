@@ -90,12 +90,20 @@ def limit_problem(args: list[str]) -> str | None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The test suite (offline; includes end-to-end runs on the local tiny models)."""
+    """The test suite, offline: `nox -s tests` leaves out the tests marked slow (seconds to minutes each: the
+    local models, sandboxed code, training steps, command lines); `nox -s tests -- --full` runs all, as CI does."""
     session.install(*TORCH_CPU)
     install(session, "[test,train,reports,api]")  # api: the provider SDKs the stand-in tests drive
     ensure_bubblewrap(session)
     ensure_chromium(session)
-    session.run("pytest", *(session.posargs or ["-q"]))
+    session.run("pytest", *pytest_args(session.posargs))
+
+
+def pytest_args(args: list[str]) -> list[str]:
+    """pytest's arguments for `nox -s tests -- ARGS`: without `--full`, `-m "not slow"` first (a later `-m`
+    of ARGS wins); ARGS, or `-q` when there are none."""
+    rest = [arg for arg in args if arg != "--full"]
+    return [*([] if "--full" in args else ["-m", "not slow"]), *(rest or ["-q"])]
 
 
 @nox.session

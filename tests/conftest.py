@@ -35,3 +35,18 @@ def declare(monkeypatch):
     catalog.benchmarks()  # the bundled task files first
     monkeypatch.setattr(catalog, "_REGISTERED", dict(catalog._REGISTERED))
     return catalog.register
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The docs steps the tests did not run (tests/test_docs_tutorial.py), counted, with each page's reason."""
+    notes = dict.fromkeys(
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for name, value in getattr(report, "user_properties", ())
+        if name == "docs step not run"
+    )
+    if notes:
+        terminalreporter.write_sep("-", f"{len(notes)} docs step(s) not run, as their pages say")
+        for note in notes:
+            terminalreporter.write_line(note)

@@ -26,6 +26,7 @@ def test_case_files_are_well_formed():
             assert c.get("policy"), f"{c['_where']}: an ambiguous case states the policy chosen"
 
 
+@pytest.mark.slow
 def test_agreement_with_peer_verdicts():
     t = tally(CASES)
     print("\nagreement with peer verdicts (non-ambiguous cases)\n" + report(t, misses=True))
@@ -37,6 +38,7 @@ def test_agreement_with_peer_verdicts():
             assert ok / n >= THRESHOLD, f"{group}: {ok}/{n} below {THRESHOLD:.0%}\n" + "\n".join(t.misses)
 
 
+@pytest.mark.slow
 def test_own_cases_state_the_policy_exactly():
     """Our own cases (conductor-bench) are the policy: every one holds, both ways."""
     own = [c for c in CASES if c["source"].startswith("conductor-bench") and not c.get("ambiguous")]

@@ -84,6 +84,7 @@ def run(pool: str, conductor_model, **eval_config):
     return log.samples[0].metadata.get("conductor")
 
 
+@pytest.mark.slow
 def test_command_line_attempt_timeout_reaches_a_pool_worker(tmp_path):
     pool = stall_pool(tmp_path, attempt_timeout=600, timeout=1200, max_retries=2)
     meta = run(pool, scripted(ONE_STEP), attempt_timeout=1, max_retries=0)
@@ -142,6 +143,7 @@ def test_sim_call_takes_its_latency():
     assert time.monotonic() - started >= 0.3 and output.metadata["latency_s"] == pytest.approx(0.3)
 
 
+@pytest.mark.slow
 def test_command_line_timeout_and_retries_win_over_the_pool(tmp_path):
     pool = stall_pool(tmp_path, attempt_timeout=1, timeout=1200, max_retries=5)
     meta = run(pool, scripted(ONE_STEP), timeout=2, max_retries=1)

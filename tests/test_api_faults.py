@@ -60,6 +60,7 @@ def run(pool: str, log_dir):
     return sample, steps
 
 
+@pytest.mark.slow
 def test_rate_limited_once_then_answered(standins, tmp_path):  # noqa: F811
     pool = fault_pool(tmp_path / "pool.yaml", **GENEROUS, max_retries=2)
     for provider in MODELS:
@@ -73,6 +74,7 @@ def test_rate_limited_once_then_answered(standins, tmp_path):  # noqa: F811
         assert step["usage"]["output_tokens"] > 0
 
 
+@pytest.mark.slow
 def test_repeated_server_errors_fail_the_step_with_the_reason(standins, tmp_path):  # noqa: F811
     pool = fault_pool(tmp_path / "pool.yaml", **GENEROUS, max_retries=0)
     standins.script("openai", always=Fault(status=500))

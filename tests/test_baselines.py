@@ -41,6 +41,7 @@ def meta_of(log, i=0):
     return log.samples[i].metadata["conductor"]
 
 
+@pytest.mark.slow
 def test_every_baseline_stores_the_conductor_headline_keys():
     pool = [scripted("ANSWER: 42"), scripted("ANSWER: 42"), scripted("ANSWER: 41")]
     for solver, name in [

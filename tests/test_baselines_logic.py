@@ -208,6 +208,7 @@ class _Embeddings(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_openai_compatible_endpoint_on_loopback():
     server = HTTPServer(("127.0.0.1", 0), _Embeddings)
     server.seen = []

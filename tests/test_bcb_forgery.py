@@ -168,17 +168,20 @@ def fence(code: str) -> str:
     return f"Solution:\n```python\n{code.strip()}\n```\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 async def test_attack_fails(runner, name):
     result = await check_bigcodebench(fence(ATTACKS[name]), WORDS, runner, 20)
     assert not result.correct, (name, result.reason)
 
 
+@pytest.mark.slow
 async def test_always_equal_object_is_named_in_the_reason(runner):
     result = await check_bigcodebench(fence(ATTACKS["always_equal_object"]), WORDS, runner, 20, split=False)
     assert result.details["status"] == "tampered" and "__eq__" in result.reason, result.reason
 
 
+@pytest.mark.slow
 async def test_raw_protocol_on_the_report_pipe_is_rejected_as_unauthenticated(runner):
     result = await check_bigcodebench(fence(ATTACKS["report_pipe_protocol"]), WORDS, runner, 20, split=False)
     assert result.details["status"] == "tampered" and "unauthenticated" in result.reason, result.reason
@@ -203,12 +206,14 @@ NUMPY_ATTACKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(NUMPY_ATTACKS))
 async def test_numpy_attack_fails(runner, name):
     result = await check_bigcodebench(fence(NUMPY_ATTACKS[name]), NUMPY, runner, 20)
     assert not result.correct, (name, result.reason)
 
 
+@pytest.mark.slow
 async def test_numpy_correct_answer_passes(runner):
     code = "import numpy as np\ndef task_func(n):\n    return np.arange(n) ** 2\n"
     result = await check_bigcodebench(fence(code), NUMPY, runner, 20)
@@ -248,6 +253,7 @@ HONEST = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HONEST))
 async def test_honest_answers_still_pass(runner, name):
     result = await check_bigcodebench(fence(HONEST[name]), WORDS, runner, 20)
@@ -300,6 +306,7 @@ def task_func():
 """
 
 
+@pytest.mark.slow
 async def test_library_values_and_mocks_are_not_mistaken_for_the_solutions(runner):
     problem = BCBProblem("BigCodeBench/libs", "", "", "import os\ndef task_func():\n", LIBRARY_TESTS)
     result = await check_bigcodebench(fence(LIBRARY_SOLUTION), problem, runner, 60)
@@ -321,6 +328,7 @@ class TestCases(unittest.TestCase):
 """
 
 
+@pytest.mark.slow
 async def test_the_tests_own_eq_classes_and_expected_failures_are_honoured(runner):
     problem = BCBProblem("BigCodeBench/own", "", "", "def task_func():\n", TEST_DEFINED_EQ)
     result = await check_bigcodebench(fence("def task_func():\n    return [2, 1]\n"), problem, runner, 20)

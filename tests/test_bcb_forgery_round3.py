@@ -120,6 +120,7 @@ def fence(code: str) -> str:
     return f"Solution:\n```python\n{code.strip()}\n```\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 async def test_round3_attack_fails_with_a_named_reason(runner, name):
     result = await check_bigcodebench(fence(ATTACKS[name]), WORDS, runner, 20, split=False)  # the shared mode's guards
@@ -153,6 +154,7 @@ HONEST = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HONEST))
 async def test_round3_honest_answers_still_pass(runner, name):
     result = await check_bigcodebench(fence(HONEST[name]), WORDS, runner, 20)
@@ -191,6 +193,7 @@ def task_func(m=None):
 """
 
 
+@pytest.mark.slow
 async def test_round3_library_values_the_tests_compare_still_pass(runner):
     problem = BCBProblem("BigCodeBench/libs3", "", "", "def task_func(m=None):\n", LIBRARY_TESTS)
     result = await check_bigcodebench(fence(LIBRARY_SOLUTION), problem, runner, 60)
@@ -206,6 +209,7 @@ OBJECT_FRAME_TESTS = (
 )
 
 
+@pytest.mark.slow
 async def test_round3_always_equal_inside_a_pandas_object_column_fails(runner):
     code = ALWAYS_EQUAL.split("def task_func")[0].replace("list)", "str)") + (
         "import pandas as pd\ndef task_func():\n    return pd.DataFrame({'w': [KEEP, KEEP]})\n"
@@ -224,6 +228,7 @@ class TestCases(unittest.TestCase):
 """
 
 
+@pytest.mark.slow
 async def test_round3_a_task_that_imports_ctypes_keeps_it(runner):
     problem = BCBProblem("BigCodeBench/ctypes3", "", "", "import ctypes\ndef task_func():\n", CTYPES_TESTS,
                          libs=("ctypes",))  # fmt: skip

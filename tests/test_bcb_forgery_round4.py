@@ -154,18 +154,21 @@ def test_the_tasks_run_apart_from_the_answer():
     assert all(shared_reason(problem) is None for problem in TASKS.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", sorted(TASKS))
 async def test_control_the_reference_passes(runner, task):
     result = await check_bigcodebench(fence(TASKS[task].reference_program), TASKS[task], runner, 20)
     assert result.correct, result.reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", sorted(TASKS))
 async def test_control_the_wrong_answer_fails(runner, task):
     result = await check_bigcodebench(fence(WRONG[task]), TASKS[task], runner, 20)
     assert not result.correct and result.details["status"] in ("fail", "error"), result.reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SQUARES_ATTACKS))
 async def test_round4_attack_on_the_tests_fails(runner, name):
     problem, code = SQUARES_ATTACKS[name]
@@ -173,6 +176,7 @@ async def test_round4_attack_on_the_tests_fails(runner, name):
     assert not result.correct, (name, result.reason)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(WORDS_ATTACKS))
 async def test_round4_attack_on_the_words_task_fails(runner, name):
     result = await check_bigcodebench(fence(WORDS_ATTACKS[name]), WORDS, runner, 20)
@@ -217,6 +221,7 @@ SURFACE_ATTACKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SURFACE_ATTACKS))
 async def test_split_mode_surface_attack_fails(runner, name):
     status, code = SURFACE_ATTACKS[name]
@@ -224,6 +229,7 @@ async def test_split_mode_surface_attack_fails(runner, name):
     assert not result.correct and result.details["status"] == status, (name, result.reason)
 
 
+@pytest.mark.slow
 async def test_the_test_process_cannot_be_read_or_steered_by_signals(runner):
     """A correct answer that tries to read the test process's memory and sends it every catchable
     signal while it waits in `assertRaises` still passes: the reads are refused, the signals do nothing."""
@@ -247,6 +253,7 @@ async def test_the_test_process_cannot_be_read_or_steered_by_signals(runner):
     assert result.correct, result.reason
 
 
+@pytest.mark.slow
 async def test_an_argument_that_cannot_cross_fails_the_run_whatever_the_test_catches(runner):
     """Such a task belongs in the shared mode: the run says so rather than let a test's
     `assertRaises(Exception)` take the refusal for the answer's own exception."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from scorers.code_bcb import BCBProblem, check_bigcodebench, extract_code
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -42,6 +44,7 @@ def test_sanitized_code_equals_the_official_sanitize():
         assert extract_code(case["answer"], _problem(case)) == (_generate(case)["sanitized"], "sanitize"), case["name"]
 
 
+@pytest.mark.slow
 async def test_default_verdicts_follow_the_official_generate_pipeline(runner):
     """Where the default pipeline's program differs from --calibrate's, its verdict is the official one."""
     differing = [c for c in DATA["cases"] if "official_generate" in c]
@@ -54,6 +57,7 @@ async def test_default_verdicts_follow_the_official_generate_pipeline(runner):
         assert case["official_status"] == "pass" and not result.correct  # calibrated: pass; default: fail
 
 
+@pytest.mark.slow
 async def test_verdicts_equal_the_official_ones(runner):
     timeout = DATA["produced_by"]["project_timeout_s"]
     agree, deliberate, rows = 0, 0, []

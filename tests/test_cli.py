@@ -55,6 +55,7 @@ def test_cli_main_job_on_the_local_pool(tmp_path):
     assert len(steps) == meta["steps"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", ["max_steps=0", "step_timeout=-1", "access=some"])
 def test_cli_nonsensical_solver_option_fails_at_start_with_the_fix(tmp_path, option):
     env = {**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "logs"), "XDG_DATA_HOME": str(tmp_path / "xdg")}

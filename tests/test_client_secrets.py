@@ -60,6 +60,7 @@ def header(request, name: str) -> str | None:
     return {k.lower(): v for k, v in request.headers.items()}.get(name.lower())
 
 
+@pytest.mark.slow
 def test_inspect_eval_sends_the_gateway_credentials_and_logs_none_of_them(standins, tmp_path):  # noqa: F811
     pool = tmp_path / "gateway.yaml"
     pool.write_text(yaml.safe_dump({"conductor": "scripted/fixed-workflows", "workers": [gateway_entry(standins.url)]}))

@@ -278,6 +278,7 @@ async def check(completion: str, record: dict, runner, timeout: float = 20, **kw
     return await check_bigcodebench(completion, problem(record), runner, timeout, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("record", [WORDS, JSONW, PERMS], ids=["words", "json_file", "perms"])
 async def test_reference_programs_pass(record, runner):
     r = await check(fenced(problem(record).reference_program), record, runner)
@@ -286,6 +287,7 @@ async def test_reference_programs_pass(record, runner):
     assert r.details["failures"] == 0 and r.details["errors"] == 0
 
 
+@pytest.mark.slow
 async def test_instruct_style_answer_without_imports_passes_thanks_to_calibration(runner):
     body = problem(WORDS).canonical_solution
     answer = fenced("def task_func(text, top_n=3):\n" + body)  # uses collections/re without importing
@@ -294,6 +296,7 @@ async def test_instruct_style_answer_without_imports_passes_thanks_to_calibratio
     assert r.extracted.startswith(problem(WORDS).code_prompt + "\n    pass\ndef task_func(text, top_n=3):\n")
 
 
+@pytest.mark.slow
 async def test_body_only_answers_pass_only_with_calibrate_and_usage_examples_pass(runner):
     p = problem(PERMS)
     r = await check(fenced(p.canonical_solution), PERMS, runner, calibrate=True)
@@ -305,6 +308,7 @@ async def test_body_only_answers_pass_only_with_calibrate_and_usage_examples_pas
     assert r.correct, r.reason
 
 
+@pytest.mark.slow
 async def test_wrong_answer_is_a_unittest_failure(runner):
     answer = fenced(
         """
@@ -322,6 +326,7 @@ async def test_wrong_answer_is_a_unittest_failure(runner):
     assert "1 failed, 0 errors of 5 tests; first: test_case_and_punctuation" in r.reason
 
 
+@pytest.mark.slow
 async def test_runtime_error_is_a_unittest_error(runner):
     answer = fenced("import itertools, statistics\ndef task_func(numbers):\n    return 1 / 0\n")
     r = await check(answer, PERMS, runner)
@@ -330,6 +335,7 @@ async def test_runtime_error_is_a_unittest_error(runner):
     assert "ZeroDivisionError" in r.details["first_failure"]
 
 
+@pytest.mark.slow
 async def test_time_out_with_a_short_timeout(runner):
     answer = fenced("def task_func(numbers):\n    while True:\n        pass\n")
     r = await check(answer, PERMS, runner, timeout=0.5)
@@ -337,6 +343,7 @@ async def test_time_out_with_a_short_timeout(runner):
     assert "time-out" in r.reason
 
 
+@pytest.mark.slow
 async def test_time_out_of_code_that_ignores_the_alarm(runner):
     answer = fenced(
         "def task_func(numbers):\n"
@@ -351,6 +358,7 @@ async def test_time_out_of_code_that_ignores_the_alarm(runner):
     assert not r.correct and r.details["status"] == "timeout"
 
 
+@pytest.mark.slow
 async def test_syntax_error(runner):
     r = await check(fenced("def task_func(numbers:\n    return 0\n"), PERMS, runner)
     assert not r.correct and r.details["status"] == "syntax_error"
@@ -368,6 +376,7 @@ async def test_missing_code_block_never_runs():
     assert r.details["status"] == "no_code"
 
 
+@pytest.mark.slow
 async def test_missing_module_is_an_environment_failure(runner):
     p = problem(MISSING)
     r = await check(fenced(p.reference_program), MISSING, runner)
@@ -377,6 +386,7 @@ async def test_missing_module_is_an_environment_failure(runner):
     assert is_environment_failure(r)
 
 
+@pytest.mark.slow
 async def test_missing_module_inside_a_test_is_an_environment_failure(runner):
     answer = fenced(
         "import itertools, statistics\ndef task_func(numbers):\n    import leftpad_not_installed\n    return 0.0\n"
@@ -386,6 +396,7 @@ async def test_missing_module_inside_a_test_is_an_environment_failure(runner):
     assert "missing module leftpad_not_installed (not among the task's libraries" in r.reason
 
 
+@pytest.mark.slow
 async def test_forged_verdict_and_exit_are_fails(runner):
     forged = bcb.VERDICT_MARK + json.dumps({"nonce": "guess", "failures": 0, "errors": 0, "tests_run": 9})
     answer = fenced(
@@ -399,6 +410,7 @@ async def test_forged_verdict_and_exit_are_fails(runner):
     assert not r.correct and r.details["status"] == "error"
 
 
+@pytest.mark.slow
 async def test_stdin_and_prints_are_swallowed_and_cwd_is_a_fresh_directory(runner):
     answer = fenced(
         "import json, os\n"
@@ -419,6 +431,7 @@ async def test_stdin_and_prints_are_swallowed_and_cwd_is_a_fresh_directory(runne
 # ============================================================ which code is judged
 
 
+@pytest.mark.slow
 async def test_solution_followed_by_a_usage_example_block_passes(runner):
     p = problem(WORDS)
     answer = fenced(p.reference_program) + "\nUsage:\n```python\nprint(task_func('a a b'))\n```\n"
@@ -537,6 +550,7 @@ def test_task_without_hub_access_names_the_alternatives(_offline, monkeypatch):
         bigcodebench(subset="hard")
 
 
+@pytest.mark.slow
 def test_eval_end_to_end_scores_the_canonical_solution(_offline, runner):
     from inspect_ai import eval
     from inspect_ai.model import ModelOutput

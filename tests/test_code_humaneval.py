@@ -135,6 +135,7 @@ async def test_missing_block_without_raw_fallback_fails(runner):
 # ---------------------------------------------------------------- end to end through Inspect
 
 
+@pytest.mark.slow
 def test_humaneval_runs_in_inspect_through_the_bwrap_sandbox(runner, tmp_path, monkeypatch):
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, ModelUsage

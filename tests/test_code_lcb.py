@@ -365,6 +365,7 @@ async def test_first_failure_stops_and_reports(runner):
     assert slow.details["n_run"] == 1 and slow.details["results"] == [-3]
 
 
+@pytest.mark.slow
 async def test_huge_output_fails_the_problem_without_exhausting_the_driver(runner):
     problem = _problems()["abc900_a"]
     result = await check_livecodebench(fence("print('x' * (100 << 20))"), problem, runner, timeout=3)
@@ -414,6 +415,7 @@ def test_driver_ships_with_what_it_imports():
 # ---------------------------------------------------------------- end to end through Inspect
 
 
+@pytest.mark.slow
 def test_livecodebench_runs_in_inspect_through_the_bwrap_sandbox(runner, tmp_path, monkeypatch):
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, ModelUsage

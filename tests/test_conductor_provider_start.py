@@ -99,6 +99,7 @@ def inspect_eval(tmp_path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, message",
     [

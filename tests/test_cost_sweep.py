@@ -16,6 +16,7 @@ pytestmark = needs("trl")
 RECIPE = "training/recipes/sim-routing.yaml"
 
 
+@pytest.mark.slow
 def test_dry_run_trains_every_weight_from_one_warmup(tmp_path, capsys):
     out = tmp_path / "sweep"
     assert main([RECIPE, "--weights", "0,0.2,0.4", "--out", str(out), "--dry_run", "--max_steps", "5"]) is None

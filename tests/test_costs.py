@@ -202,6 +202,7 @@ def test_max_usd_refuses_a_pool_without_prices(tmp_path):
         check_max_usd(0, load_pool("sim"), "conductor")
 
 
+@pytest.mark.slow
 def test_training_stops_cleanly_at_max_usd(tmp_path, monkeypatch):
     """A tiny GRPO run on the simulated pool stops after the step whose rollouts reach the cap,
     with its checkpoint and the final model saved."""

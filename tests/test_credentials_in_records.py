@@ -90,6 +90,7 @@ def script_faults(stand) -> None:
         stand.script(provider, always=fault)
 
 
+@pytest.mark.slow
 def test_a_gateway_echoing_the_workers_credentials_leaves_none_in_the_log(standins, tmp_path):  # noqa: F811
     script_faults(standins)
     record = run_eval(echoing_pool(tmp_path / "echoing.yaml", standins.url), scripted(every_worker(len(WORKERS))),

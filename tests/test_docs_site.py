@@ -20,7 +20,6 @@ IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 CODE_CHARS = 80
 NOT_CHECKED = {  # page -> why its code blocks are not held to CODE_CHARS (yet)
     "docs/report-example/missing.md": "written by reports/missing.py: one command a line, to copy whole",
-    "docs/tutorial.md": "its steps are being rewritten to run as written (issue 41, item 4); check it after",
 }
 EXPERIMENTS = ["cpu_smoke", "sim_routing", "seeds", "cost_sweep"]
 

@@ -104,6 +104,7 @@ def test_workers_from_a_role_and_solvers_without_a_pool(sim_log):
     assert what_ran(sim_log.eval, generate_only) == {}
 
 
+@pytest.mark.slow
 def test_the_main_job_names_its_conductor_and_warns_on_limit_0(tmp_path):
     """`inspect eval tasks/gpqa.py --solver conductor` as the README runs it, with --limit 0 (no
     model starts): one line names the pool's conductor, a warning names --limit 0 and the fix.
@@ -135,6 +136,7 @@ def test_a_task_of_another_project_is_left_alone(sim_log, tmp_path, capfd):
     assert log.eval.metadata is None and capfd.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_a_process_that_only_makes_a_model_prints_nothing_on_stdout():
     """The project's tasks register the hook, not the Inspect entry point: Inspect announces
     an entry-point hook on stdout in every process that makes a model (tools, servers)."""
@@ -144,6 +146,7 @@ def test_a_process_that_only_makes_a_model_prints_nothing_on_stdout():
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_task_run_without_a_model_says_so_under_display_none(tmp_path):
     """`inspect eval tasks/gpqa.py` with neither --model nor --solver: Inspect fails the task and,
     under `--display none`, printed nothing (exit 0). Now: the fix before, the failure after."""

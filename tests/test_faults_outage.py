@@ -113,6 +113,7 @@ def _attempts(message: str) -> int:
 # before its request is out).
 
 
+@pytest.mark.slow
 async def test_stalled_server_fails_at_the_overall_deadline(serve):
     server = FakeServer("stall")
     try:
@@ -126,6 +127,7 @@ async def test_stalled_server_fails_at_the_overall_deadline(serve):
     assert "timeout=6 s" in message and "-M timeout=" in message
 
 
+@pytest.mark.slow
 async def test_stalled_server_fails_after_max_retries(serve):
     server = FakeServer("stall")
     try:
@@ -137,6 +139,7 @@ async def test_stalled_server_fails_after_max_retries(serve):
     assert server.requests <= 2
 
 
+@pytest.mark.slow
 async def test_refused_connection_fails_fast_with_a_clear_message(serve):
     model = serve(_closed_port_address(), max_retries=2, timeout=30)
     message = await _failure(model)
@@ -144,6 +147,7 @@ async def test_refused_connection_fails_fast_with_a_clear_message(serve):
     assert "Is the server up?" in message
 
 
+@pytest.mark.slow
 async def test_generate_config_wins_over_model_args(serve):
     server = FakeServer("stall")
     try:

@@ -73,6 +73,7 @@ def test_without_a_gpu_it_says_so_and_exits_0(capsys, tmp_path):
     assert not (tmp_path / "g").exists()
 
 
+@pytest.mark.slow
 def test_dry_run_checks_the_recipe_on_any_machine(tmp_path):
     done = subprocess.run(
         [sys.executable, "training/gpu_check.py", "--dry_run", "--out", str(tmp_path / "g")],

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from scorers.code_humaneval import check_humaneval, extract_completion, problem_from_record, solution_program
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -20,6 +22,7 @@ def test_fixture_says_how_it_was_produced_and_covers_both_outcomes():
     assert len(outcomes) >= 25 and any(outcomes) and not all(outcomes)
 
 
+@pytest.mark.slow
 async def test_verdicts_equal_the_official_ones(runner):
     agree, rows = 0, []
     for case in DATA["cases"]:

@@ -13,6 +13,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from scorers.code_lcb import check_livecodebench, problem_from_record
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -47,6 +49,7 @@ async def _project_verdicts(runner) -> dict[str, dict]:
     return dict(await asyncio.gather(*(one(c) for c in CASES)))
 
 
+@pytest.mark.slow
 async def test_project_verdicts_equal_the_official_ones(runner):
     ours = await _project_verdicts(runner)
     official = OFFICIAL["verdicts"]

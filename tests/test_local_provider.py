@@ -40,6 +40,7 @@ needs_gemma3 = pytest.mark.skipif(
 # ----------------------------------------------------------------- no model loaded
 
 
+@pytest.mark.slow
 def test_import_is_cheap():
     """Importing the provider (done by the Inspect entry point) loads neither the
     native library nor Inspect's OpenAI stack."""

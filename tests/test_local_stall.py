@@ -192,6 +192,7 @@ async def test_a_failed_first_call_does_not_hold_the_others_back(served):
     assert server.arrivals[1:] == [1, 2]
 
 
+@pytest.mark.slow
 async def test_the_attempt_clock_starts_when_a_slot_is_free(served):
     """Nine calls on one slot, 0.3 s each, 2 s per attempt: the last waits at least 2.4 s for
     the slot (longer on a busy machine), yet no attempt times out, since each waits for the

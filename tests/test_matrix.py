@@ -112,6 +112,7 @@ def tiny() -> Task:
     return Task(dataset=tiny_samples(), scorer=numeric_match())
 
 
+@pytest.mark.slow
 def test_a_tiny_eval_set_on_the_sim_pool_trains_routers_and_resumes(tmp_path, monkeypatch, declare):
     monkeypatch.setenv("CONDUCTOR_BENCH_CACHE", str(tmp_path / "cache"))
     declare(Benchmark("tiny", "tiny", domain="math", answer="numeric", router_samples=tiny_samples))

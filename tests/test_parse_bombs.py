@@ -248,6 +248,7 @@ _LINES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_LINES), max_size=12))
 def test_span_search_equals_the_cubic_scan(lines):

@@ -263,6 +263,7 @@ def test_team_applies_task_overrides_by_the_running_task(override_pool):
     assert run_configs(override_pool, "livecodebench")["efforts"] == ["high", None]
 
 
+@pytest.mark.slow
 def test_conductor_gets_the_papers_budget_unless_set(override_pool):
     assert CONDUCTOR_MAX_TOKENS == 1024
     assert run_configs(override_pool, "gpqa")["conductor_max_tokens"] == 1024

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import scorers.inspect_scorers as inspect_scorers
 from regression.cli import ABOUT, TOLERANCES, select
 from regression.compare import compare, report, updated_baseline
@@ -46,6 +48,7 @@ def run(groups, log_dir) -> dict:
     return entries
 
 
+@pytest.mark.slow
 def test_rerun_passes_and_broken_scorer_fails_with_a_named_diff(tmp_path, monkeypatch):
     groups = small_suite()
     first = run(groups, tmp_path / "a")
@@ -72,6 +75,7 @@ def gate(args: list[str], code: str | None = None) -> subprocess.CompletedProces
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_command_line_exit_status(tmp_path):
     common = [*SELECTION, *DATA_ARGS, "--baseline", str(tmp_path / "baseline.json"), "--log-dir", str(tmp_path)]
     made = gate([*common, "--update"])
@@ -89,6 +93,7 @@ def test_command_line_exit_status(tmp_path):
     assert "nox -s regression -- --update" in broken.stdout
 
 
+@pytest.mark.slow
 def test_command_line_names_bad_input(tmp_path):
     missing = gate([*SELECTION, "--baseline", str(tmp_path / "none.json")])
     assert missing.returncode == 2 and "no baseline at" in missing.stderr and "--update" in missing.stderr

@@ -49,6 +49,7 @@ def built(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_build_writes_tables_missing_cells_plots_and_page(built):
     out = built / "out"
     tables = (out / "tables.md").read_text()
@@ -129,6 +130,7 @@ def test_reproduce_refuses_a_mistake_in_one_line_before_any_eval_runs(tmp_path, 
     assert not runs.exists() and not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_reproduce_with_logs_runs_nothing_and_help_works(built, tmp_path):
     assert main(["reproduce", "--logs", str(built / "logs"), "--out", str(tmp_path / "o")]) == 0
     assert (tmp_path / "o" / "index.html").is_file()
@@ -138,6 +140,7 @@ def test_reproduce_with_logs_runs_nothing_and_help_works(built, tmp_path):
     assert done.returncode == 0 and "--training-runs" in done.stdout
 
 
+@pytest.mark.slow
 def test_training_runs_get_their_own_section(built, tmp_path):
     run = write_run(tmp_path / "runs" / "tiny", [rollout(s, reward=s / 3) for s in range(3)])
     out = tmp_path / "o"
@@ -157,6 +160,7 @@ def test_load_training_reads_a_run_with_the_plots_parser(tmp_path):
     assert len(rows) == 2 and info["simulated"] is True
 
 
+@pytest.mark.slow
 def test_an_unreadable_log_is_skipped_and_named(built, tmp_path, capsys):
     import shutil
 
@@ -169,6 +173,7 @@ def test_an_unreadable_log_is_skipped_and_named(built, tmp_path, capsys):
     assert "| conductor [conductor smollm2-135m] |" in (tmp_path / "o" / "tables.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_pool_file_is_named_by_its_stem_never_its_host_path(tmp_path):
     """Logs whose pool option is a pool file's path: every table, CSV, command, plot and the page name the
     pool by the file's stem, and missing.md says the name is not a bundled pool."""

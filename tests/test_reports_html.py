@@ -398,6 +398,7 @@ def built_report(tmp_path_factory) -> Path:
     return build(root / "logs", root / "report", progress=lambda line: None, command="nox -s reproduce_tables").page
 
 
+@pytest.mark.slow
 def test_the_built_page_pairs_by_method_and_footnotes_the_scripted_conductor(built_report):
     text = built_report.read_text()
     sim = text.split('<section id="simulation-pool-sim')[1]

@@ -113,6 +113,7 @@ def paste(script: str, tmp: Path) -> list[list[str]]:
     return [line.split("\0")[:-1] for line in text.split("\0\n") if line]
 
 
+@pytest.mark.slow
 def test_pasted_commands_run_no_injected_command(out, tmp_path):
     blocks = fenced((out / "missing.md").read_text())
     page = (out / "index.html").read_text()

@@ -153,6 +153,7 @@ def test_diagnostics_of_known_workflows(frame):
     assert one(t, row=W0, benchmark="all")["worker_entropy"] == 0.0
 
 
+@pytest.mark.slow
 def test_report_shows_the_analyses_labelled_simulation(logs, tmp_path):
     report = build(logs, tmp_path / "out", progress=lambda _: None)
     text = (report.out / "tables.md").read_text()
@@ -166,6 +167,7 @@ def test_report_shows_the_analyses_labelled_simulation(logs, tmp_path):
     assert {r["benchmark"] for r in rows} == {"MATH500", "MMLU", "all"}
 
 
+@pytest.mark.slow
 def test_log_text_in_the_analysis_files_is_escaped(tmp_path):
     d = tmp_path / "logs"
     for solver in ("single_worker", "=HYPERLINK(1)|x"):

@@ -74,6 +74,7 @@ def table(parsed: Page, start: str) -> list[tuple[str, list[str]]]:
     return found[0]
 
 
+@pytest.mark.slow
 def test_the_papers_row_stands_under_the_row_it_reproduces(page):
     parsed, _ = page
     rows = table(parsed, "Table 7:")

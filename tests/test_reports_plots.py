@@ -107,6 +107,7 @@ def svg_text(path: Path) -> str:
     return " ".join(t for t in ET.parse(path).getroot().itertext())
 
 
+@pytest.mark.slow
 def test_eval_plots_write_png_and_svg_per_pool_with_labels(tmp_path):
     out = plots.eval_plots(make_frame(), tmp_path)
     names = [p.name for p in out]
@@ -141,6 +142,7 @@ def test_eval_plots_write_png_and_svg_per_pool_with_labels(tmp_path):
     assert set(by_name["sim-steps"].sources) == {"logs/math500_conductor_sim.eval", "logs/mmlu_conductor_sim.eval"}
 
 
+@pytest.mark.slow
 def test_distribution_tables_and_panel_figures(tmp_path, monkeypatch):
     frame = make_frame(8)
     sim = frame[(frame["pool"] == "sim") & (frame["method"] == "conductor")]
@@ -179,6 +181,7 @@ def test_distribution_tables_and_panel_figures(tmp_path, monkeypatch):
     ]
 
 
+@pytest.mark.slow
 def test_workers_inside_recursive_rounds(tmp_path):
     inner = {"depth": 1, "steps": [syn.step(0, 1, SIM[1]), syn.step(1, 3, SIM[3], [0])]}
     outer = [syn.step(0, 0, SIM[0]), syn.step(1, 4, "local/smollm2-135m", [0], round=inner)]  # a self-call
@@ -237,6 +240,7 @@ def test_layout_places_a_step_right_of_what_it_saw():
     assert plots.layout(graph) == [(0, 0), (0, 1), (1, 0), (2, 0), (1, 1)]
 
 
+@pytest.mark.slow
 def test_pick_sample_prefers_correct_longest_and_explicit_choice(tmp_path):
     frame = make_frame(8)
     chosen = plots.pick_sample(frame)
@@ -317,6 +321,7 @@ def test_per_step_numbers():
     assert (0, "mmlu") not in by.index  # no worker steps there
 
 
+@pytest.mark.slow
 def test_training_plots_per_run_and_compared_per_pool(tmp_path):
     sim_rows = [rollout(s, reward=s / 4, domain=d) for s in range(4) for d in ("math", "mmlu")]
     sim = write_run(tmp_path / "sim-run", sim_rows)
@@ -361,6 +366,7 @@ def test_read_run_keeps_only_the_plotted_fields(tmp_path):
     assert "completion" in plots.read_run(run)[0].columns
 
 
+@pytest.mark.slow
 def test_curves_cli(tmp_path):
     run = write_run(tmp_path / "run", [rollout(s, reward=0.25 * s) for s in range(3)])
     done = subprocess.run(

@@ -3,6 +3,7 @@ give a standard error, and the cost estimate of the real pools' commands."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
@@ -12,6 +13,7 @@ from scorers.inspect_scorers import numeric_match
 from workers.pools import POOLS_DIR
 
 
+@pytest.mark.slow
 def test_simulated_epochs_draw_afresh_and_the_first_epoch_is_unchanged():
     samples = [Sample(id=i, input=f"What is {i} + 1?", target=str(i + 1), metadata={"domain": "math"})
                for i in range(40)]  # fmt: skip

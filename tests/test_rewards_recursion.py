@@ -223,6 +223,7 @@ def test_turn_suffix_follows_an_assistant_turn_ending_in_eos():
     assert suffix == "\n[user]review this" + EOS + "\n[assistant]"
 
 
+@pytest.mark.slow
 def test_real_grpo_trainer_trains_forced_recursion_trajectories(tmp_path, monkeypatch):
     """TRL's GRPOTrainer (pinned 1.16) with this rollout_func: a tiny random model, its
     first rounds replaced by valid workflows so that half of each group gets a second round."""

@@ -83,6 +83,7 @@ def test_sample_llm_terms_follow_routerdc():
     assert dc.sample_llm_terms(np.array([[0.0, 0.0]]), 3, 3) == [[]]  # nobody solved it: no pull
 
 
+@pytest.mark.slow
 def test_router_dc_learns_the_best_worker_per_cluster():
     router = trained_dc()
     texts, best = questions(30, 7)
@@ -213,6 +214,7 @@ def run_solver(solver, workers):
     return log.samples[0]
 
 
+@pytest.mark.slow
 def test_router_dc_solver_sends_the_question_to_the_routed_worker(tmp_path):
     path = tmp_path / "dc.json"
     dc.save(trained_dc(workers=["mockllm/model"] * 3), path)

@@ -249,6 +249,7 @@ async def test_cannot_write_system_or_project(runner):
 # ---------------------------------------------------------------- (e) fork bomb
 
 
+@pytest.mark.slow
 async def test_fork_bomb_contained(runner):
     r = await py(
         runner,
@@ -656,6 +657,7 @@ async def start_swapper(env, host: Path, seconds: float):
     raise AssertionError(await task)
 
 
+@pytest.mark.slow
 async def test_exec_never_chowns_host_files_through_swapped_symlink(sample_env, tmp_path):
     host = host_decoys(tmp_path)
     swapper = await start_swapper(sample_env, host, 4)
@@ -666,6 +668,7 @@ async def test_exec_never_chowns_host_files_through_swapped_symlink(sample_env, 
     assert untouched(host)
 
 
+@pytest.mark.slow
 async def test_read_write_file_never_follow_swapped_symlink(sample_env, tmp_path):
     host = host_decoys(tmp_path)
     swapper = await start_swapper(sample_env, host, 4)
@@ -780,6 +783,7 @@ ROOT_CGROUP = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 @ROOT_CGROUP
 async def test_run_memory_capped_as_a_whole():
     """Three processes of one run, each within RLIMIT_AS, cannot together exceed the run's cap."""
@@ -793,6 +797,7 @@ async def test_run_memory_capped_as_a_whole():
     assert r.stdout.count("HELD") < 3, r  # at least one was refused or OOM-killed
 
 
+@pytest.mark.slow
 @ROOT_CGROUP
 async def test_sample_memory_capped_across_concurrent_execs():
     """Concurrent execs of one Inspect sample share one memory cap (not one per process)."""

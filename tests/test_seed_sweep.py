@@ -276,6 +276,7 @@ def test_train_records_its_device(monkeypatch):
     assert device_name(SimpleNamespace(type="cuda", index=0)) == "cuda: NVIDIA H100 80GB HBM3"
 
 
+@pytest.mark.slow
 def test_a_failed_seed_is_marked_written_and_named_at_exit(tmp_path, monkeypatch):
     import experiments.seeds.sweep as sweep
 
@@ -329,6 +330,7 @@ def test_a_bad_run_file_stops_the_sweep_before_anything_runs(tmp_path, monkeypat
     assert ran == []
 
 
+@pytest.mark.slow
 def test_run_file_text_utf8_cannot_hold_is_written_escaped(tmp_path, monkeypatch):
     """A run folder's device holding a lone surrogate (JSON's `\\udc80`): the sweep's table, CSV and the
     warm-up line are written with it escaped, not a UnicodeEncodeError after every training and eval."""

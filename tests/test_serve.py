@@ -279,6 +279,7 @@ def test_a_round_without_an_answer_is_a_502_naming_what_failed(failing, fragment
     assert failed.value.response.json()["conductor"]["round"]["answer"] is None
 
 
+@pytest.mark.slow
 def test_help_shows_defaults_and_an_example():
     shown = subprocess.run([sys.executable, "-m", "conductor_model.serve", "--help"], capture_output=True, text=True,
                            check=True).stdout  # fmt: skip
@@ -286,6 +287,7 @@ def test_help_shows_defaults_and_an_example():
     assert "python -m conductor_model.serve --pool sim" in shown and "(default: 30.0)" in shown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, fragment",
     [(["--pool", "nope"], "no pool file"), (["-M", "max_step=3"], "unknown option -M max_step"),
@@ -329,6 +331,7 @@ def test_numeric_options_in_range_start_the_server_with_numbers(monkeypatch):
     assert limits == Limits(read_timeout=2.5) and isinstance(limits.max_connections, int)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.1.2.3", "myhost.example"])
 def test_a_public_address_without_a_key_is_refused(host):
     env = {k: v for k, v in os.environ.items() if k != "CONDUCTOR_API_KEY"}
@@ -348,6 +351,7 @@ def test_loopback_hosts(host, loopback):
     assert is_loopback(host) is loopback
 
 
+@pytest.mark.slow
 def test_the_server_prints_its_address_and_pool_when_ready():
     server = subprocess.Popen([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -362,6 +366,7 @@ def test_the_server_prints_its_address_and_pool_when_ready():
         server.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_the_docs_client_example_runs_as_written():
     """docs/conductor-model.md's client code against the sim pool (its conductor scripted here:
     the pool's own SmolLM2 takes minutes on a shared CPU); only the address differs."""

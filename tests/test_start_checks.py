@@ -13,7 +13,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai._util.error import exception_hook
 from inspect_ai.solver._solver import SolverSpec
-from test_docs_tutorial import TUTORIAL, blocks
+from test_docs_tutorial import TUTORIAL, page_steps
 
 import conductor_model._registry  # noqa: F401 (registers the project's solvers, as Inspect's CLI does)
 from startup.errors import StartError, refuse
@@ -45,8 +45,9 @@ FEW_SHOT = (
 def tutorial(tmp_path_factory) -> Path:
     """A folder with the tutorial's files and its pool with `price` misspelt `pirce`."""
     folder = tmp_path_factory.mktemp("tutorial")
-    for name, text in blocks(TUTORIAL.read_text())[0].items():
-        (folder / name).write_text(text)
+    for step in page_steps(TUTORIAL):
+        if step.title:
+            (folder / step.title).write_text(step.text)
     pool = (folder / "my_pool.yaml").read_text()
     (folder / "bad_pool.yaml").write_text(pool.replace("price: {input: 0.3", "pirce: {input: 0.3"))
     return folder
@@ -66,6 +67,7 @@ def assert_refused(done: subprocess.CompletedProcess, message: str) -> None:
     assert "Traceback" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("solver", "options", "message"),
     [
@@ -116,6 +118,7 @@ def test_a_worker_index_past_the_pool_is_refused_at_start(tutorial, solver, caps
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("role", "message"),
     [
@@ -136,6 +139,7 @@ def test_a_model_the_projects_providers_do_not_know_is_one_line(tutorial, role, 
     assert_refused(done, message)
 
 
+@pytest.mark.slow
 def test_a_bad_option_value_is_refused_without_a_traceback(tutorial):
     done = inspect_cli(tutorial, "--solver", "conductor", "-S", "pool=my_pool.yaml", "-S", "few_shot=odd")
     assert_refused(done, FEW_SHOT)

@@ -40,6 +40,7 @@ def breaks():
     return solve
 
 
+@pytest.mark.slow
 def test_eval_status_names_an_eval_that_scored_no_sample_and_one_that_failed(tmp_path, capsys):
     since = time.time() - 1
     logs = tmp_path / "logs"
@@ -67,6 +68,7 @@ def test_the_matrix_runner_fails_when_its_evals_score_no_sample(tmp_path, monkey
     assert "scored no sample" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_held_out_eval_that_scores_no_sample_stops_the_sweep(tmp_path):
     method = {"label": "answers_two", "solver": answers_two(), "roles": {}}
     with pytest.raises(SystemExit, match="error: answers_two on two_questions .*scored no sample"):

@@ -135,6 +135,7 @@ def test_a_non_finite_step_is_skipped_counted_and_logged(tmp_path, caplog):
     guard.raise_if_tripped(str(tmp_path))  # one skip does not stop a run
 
 
+@pytest.mark.slow
 def test_n_in_a_row_stop_with_the_last_good_weights_saved(tmp_path):
     guard = training_guard.NonFiniteGuard(max_in_a_row=3)
     trainer, record = train(tmp_path, poisoned=range(2, 20), guard=guard, max_steps=10)
@@ -151,6 +152,7 @@ def test_the_guard_option_is_checked():
         training_guard.NonFiniteGuard(0)
 
 
+@pytest.mark.slow
 def test_a_training_run_stops_with_the_error_and_the_checkpoint(tmp_path, monkeypatch):
     """training/train.py wires the guard in: every step's gradient reads non-finite -> 2 skipped, stopped."""
     pytest.importorskip("trl")

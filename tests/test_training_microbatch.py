@@ -54,6 +54,7 @@ def one_step(model_dir: str, out: str, micro_batch: int) -> tuple[dict, list[str
     return capture.grads, seen
 
 
+@pytest.mark.slow
 def test_micro_batches_make_the_full_batchs_update(tmp_path):
     model = tiny_model(tmp_path / "model")
     full, full_completions = one_step(model, str(tmp_path / "full"), GENERATION_BATCH)

@@ -46,6 +46,7 @@ def run(tmp_path_factory):
     return {"out": out, "log": done.stdout + done.stderr, "argv": argv, "root": root}
 
 
+@pytest.mark.slow
 def test_each_rollout_is_scored_on_one_process_and_logged_once(run):
     rows = [json.loads(line) for line in (run["out"] / "rollouts.jsonl").read_text().splitlines()]
     assert len(rows) == 2 * 2 * PER_DEVICE  # 2 steps x 2 processes x 4 rollouts: TRL's global generation batch
@@ -83,6 +84,7 @@ def test_both_processes_hold_the_saved_weights(run):
     assert weights_digest(AutoModelForCausalLM.from_pretrained(run["out"] / "warmup")) == warmup[0]
 
 
+@pytest.mark.slow
 def test_a_used_output_dir_is_moved_aside_once(run):
     """Two processes, one claim: the earlier run is moved aside by the main process only."""
     root, used = run["root"], run["root"] / "used"

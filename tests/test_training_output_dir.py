@@ -46,6 +46,7 @@ def test_a_dry_run_checks_the_output_dir_too(setup):
     assert info["dry_run"] and (setup["out"] / "metrics.jsonl").is_file()  # a dry run moves nothing
 
 
+@pytest.mark.slow
 def test_overwrite_moves_the_old_run_aside_and_logs_only_the_new_one(setup):
     out = setup["out"]
     info = main([*setup["argv"], "--model_name_or_path", tiny_model(setup["root"] / "model"),

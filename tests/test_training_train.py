@@ -56,6 +56,7 @@ def run(tiny, out: Path, *extra: str) -> dict:
                  *data_args(tiny["files"]), *extra])  # fmt: skip
 
 
+@pytest.mark.slow
 def test_two_grpo_steps_then_resume(tiny):
     out = tiny["root"] / "run"
     info = run(tiny, out)
@@ -124,6 +125,7 @@ def test_recipe_dry_run(recipe, tmp_path):
     assert info["data"]["pool_workers"]
 
 
+@pytest.mark.slow
 def test_recursion_training_step(tiny):
     """One step with the policy offered as a worker and half of each group forced to recurse."""
     out = tiny["root"] / "recursion"
@@ -163,6 +165,7 @@ def test_a_bad_command_line_ends_with_one_line(tiny, args, message):
     assert str(refused.value).startswith(message) and "\n" not in str(refused.value)
 
 
+@pytest.mark.slow
 def test_interleaved_domains_give_every_step_both_domains(tiny):
     out = tiny["root"] / "balanced"
     info = run(tiny, out, "--interleave_domains", "true", "--mixture", "math=4,mmlu=4,rlpr=0")

@@ -96,6 +96,7 @@ def test_warmup_refuses_empty_input():
         random_models(0, 3, random.Random(0))
 
 
+@pytest.mark.slow
 def test_warmup_then_grpo_on_a_tiny_model(tmp_path):
     pytest.importorskip("trl")
     from training.train import main

@@ -75,6 +75,7 @@ def test_deepspeed_is_seen_from_accelerate_launch_or_the_deepspeed_option(monkey
     assert uses_deepspeed(SimpleNamespace(deepspeed=None))
 
 
+@pytest.mark.slow
 def test_warmup_only_saves_the_warm_up_and_trains_no_grpo(tmp_path):
     """The first of the two DeepSpeed launches (here on one process)."""
     from test_training_train import TINY_RECIPE, data_args

@@ -40,6 +40,7 @@ def test_an_epoch_count_below_one_is_named(argv, problem):
     assert command_problem(argv) == problem
 
 
+@pytest.mark.slow
 def test_inspect_eval_with_epochs_0_ends_at_task_build_in_one_line(tmp_path):
     logs = tmp_path / "logs"
     done = subprocess.run(

@@ -159,6 +159,7 @@ BCB_ATTACKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BCB_ATTACKS))
 async def test_bigcodebench_attacks_fail(runner, name):
     result = await check_bigcodebench(fence(BCB_ATTACKS[name]), WORDS, runner, 20)

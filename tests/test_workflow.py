@@ -198,6 +198,7 @@ def test_deeply_nested_input_is_rejected_not_crashing():
     assert not parse_workflow(text, POOL).ok
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=400))
 def test_fuzz_arbitrary_text_never_raises(text):
@@ -213,6 +214,7 @@ ATOMS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(ATOMS.map(str), max_size=7),
