@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from installed import Deferred, needs
+from training_fixtures import grpo_prompts
 
 pytestmark = needs("torch", "transformers")
 torch = Deferred("torch")
@@ -30,16 +31,6 @@ def gqa_llama(padsafe: bool = True):
     if padsafe:
         guard.padsafe_attention(model)
     return model
-
-
-def grpo_prompts(rollouts: int = 4):
-    """Two questions of different lengths (one left-padded), each repeated `rollouts` times."""
-    generator = torch.Generator().manual_seed(1)
-    long, short = torch.randint(2, 300, (30,), generator=generator), torch.randint(2, 300, (21,), generator=generator)
-    ids = torch.stack([long] * rollouts + [torch.cat([torch.zeros(9, dtype=torch.long), short])] * rollouts)
-    mask = torch.ones_like(ids)
-    mask[rollouts:, :9] = 0
-    return ids, mask
 
 
 def sampled(model, ids, mask, **kwargs):

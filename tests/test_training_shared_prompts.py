@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from installed import Deferred, needs
+from training_fixtures import grpo_prompts
 
 pytestmark = needs("torch", "transformers")
 torch = Deferred("torch")
@@ -21,16 +22,6 @@ def tiny_llama():
     model = LlamaForCausalLM(config).eval()
     guard.mask_padded_attention(model)  # as training/train.py runs it
     return model
-
-
-def grpo_prompts(rollouts: int = 4):
-    """Two questions of different lengths (one left-padded), each repeated `rollouts` times, as TRL batches them."""
-    generator = torch.Generator().manual_seed(1)
-    long, short = torch.randint(2, 300, (30,), generator=generator), torch.randint(2, 300, (21,), generator=generator)
-    ids = torch.stack([long] * rollouts + [torch.cat([torch.zeros(9, dtype=torch.long), short])] * rollouts)
-    mask = torch.ones_like(ids)
-    mask[rollouts:, :9] = 0
-    return ids, mask
 
 
 def sampled(model, ids, mask):

@@ -85,3 +85,16 @@ def tiny_model(path: Path) -> str:
     LlamaForCausalLM(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
+
+
+def grpo_prompts(rollouts: int = 4):
+    """Token ids and attention mask of two questions of different lengths (the second left-padded), each repeated
+    `rollouts` times, as TRL batches a GRPO generation."""
+    import torch
+
+    generator = torch.Generator().manual_seed(1)
+    long, short = torch.randint(2, 300, (30,), generator=generator), torch.randint(2, 300, (21,), generator=generator)
+    ids = torch.stack([long] * rollouts + [torch.cat([torch.zeros(9, dtype=torch.long), short])] * rollouts)
+    mask = torch.ones_like(ids)
+    mask[rollouts:, :9] = 0
+    return ids, mask
