@@ -43,6 +43,11 @@ collect() {  # runs on EXIT: the small files only, packed (the transfer takes at
     ls -l "$out"
     cat "$out/summary.md"  # also in the command's output, should the files not come back
 }
+jobs=" ${JOBS:-seeds gpu_check bench} "
+wants() { [[ "$jobs" == *" $1 "* ]]; }
+for job in $jobs; do
+    case $job in seeds | gpu_check | bench) ;; *) say "no job '$job' in JOBS; the jobs: seeds gpu_check bench"; exit 2 ;; esac
+done
 declare -A status pids
 trap collect EXIT
 
@@ -50,11 +55,6 @@ nvidia-smi >"$runs/nvidia-smi.txt" 2>&1
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 15 >"$runs/gpu-usage.txt" 2>&1 &
 smi=$!
 read -ra seed_args <<<"${SEED_ARGS:-}"
-jobs=" ${JOBS:-seeds gpu_check bench} "
-wants() { [[ "$jobs" == *" $1 "* ]]; }
-for job in $jobs; do
-    case $job in seeds | gpu_check | bench) ;; *) say "no job '$job' in JOBS; the jobs: seeds gpu_check bench"; exit 2 ;; esac
-done
 say "starting:${jobs% }; seeds ${SEEDS:-2000-2015} (--parallel ${PARALLEL:-8}); deadline ${deadline}s"
 if wants seeds; then
     timeout -k 15 "$deadline" "$py" -m experiments.seeds training/recipes/sim-routing.yaml --seeds "${SEEDS:-2000-2015}" \
