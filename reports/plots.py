@@ -640,20 +640,35 @@ def worker_shares(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def domain_worker_shares(rows: pd.DataFrame) -> pd.DataFrame:
-    """Columns step, domain, then one per worker name: that worker's share of the step's executed
-    worker steps in rollouts of that domain (rows only where the domain had worker steps). Rollouts
-    whose first worker was assigned (`assigned`, training/explore.py) are the policy's exploration,
-    not its routing: left out."""
+    """Columns step, domain, then one per worker name: that worker's share of the step's worker
+    choices in rollouts of that domain (rows only where the domain had some). A free rollout counts
+    each executed worker step once. A rollout whose first worker was assigned (`assigned`,
+    training/explore.py) is exploration, not routing: it counts as the policy's own probability of
+    each worker where the worker was forced (`first_worker_policy`, one unit), or not at all."""
     if rows.empty or not {"worker_names", "domain", "step"} <= set(rows):
         return pd.DataFrame()
-    if "assigned" in rows:
-        rows = rows[rows["assigned"].isna()]
-    named = rows[["step", "domain", "worker_names"]].explode("worker_names").dropna()
-    if named.empty:
+    assigned = rows["assigned"].notna() if "assigned" in rows else pd.Series(False, index=rows.index)
+    named = rows.loc[~assigned, ["step", "domain", "worker_names"]].explode("worker_names").dropna()
+    choices = [named.rename(columns={"worker_names": "worker"}).assign(weight=1.0)]
+    if "first_worker_policy" in rows:
+        policy = rows.loc[assigned, ["step", "domain", "first_worker_policy"]].dropna()
+        choices += [
+            pd.DataFrame({"step": step, "domain": domain, "worker": list(probs), "weight": list(probs.values())})
+            for step, domain, probs in policy.itertuples(index=False)
+            if isinstance(probs, dict) and probs
+        ]
+    long = pd.concat(choices, ignore_index=True)
+    if long.empty:
         return pd.DataFrame()
-    table = pd.crosstab(
-        [named["step"].astype(int), named["domain"].astype(str)], named["worker_names"].astype(str), normalize="index"
+    table = long.pivot_table(
+        index=[long["step"].astype(int), long["domain"].astype(str)],
+        columns=long["worker"].astype(str),
+        values="weight",
+        aggfunc="sum",
+        fill_value=0.0,
     )
+    table = table.div(table.sum(axis=1), axis=0)
+    table.columns.name = "worker_names"
     return table.reset_index()
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
+import yaml
 
 pd = pytest.importorskip("pandas")
 
 from experiments.seeds.fate import fate_table, heldout_share, seed_fate  # noqa: E402
-from experiments.sim_routing.proxy import Knobs, lr_at, run_seed, summary  # noqa: E402
+from experiments.sim_routing.proxy import DESIGNS, Knobs, lr_at, run_seed, summary  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(("cell", "worker", "share"), [
@@ -59,3 +63,21 @@ def test_proxy_is_seeded_and_its_verdict_follows_the_shares():
 def test_proxy_assigned_workers_route_more_seeds_than_free_sampling():
     seeds = range(100, 130)
     assert summary(Knobs(assign=4), seeds)["routes_both"] > summary(Knobs(), seeds)["routes_both"]
+
+
+def test_proxy_committed_design_is_the_recipe():
+    """The proxy row named after the committed recipe has the recipe's batch, groups, exploring and steps."""
+    recipe = yaml.safe_load((ROOT / "training/recipes/sim-routing.yaml").read_text())
+    knobs = DESIGNS["the same over 30 steps (the committed recipe)"]
+    batch = recipe["per_device_train_batch_size"] * recipe["gradient_accumulation_steps"]
+    assert knobs.generations == recipe["num_generations"]
+    assert knobs.assign == recipe["explore_workers"]
+    assert knobs.steps == recipe["max_steps"]
+    assert knobs.questions * 2 * knobs.generations == batch  # questions per domain, two domains interleaved
+    assert knobs.cost_weight == recipe["cost_weight"]
+
+
+def test_proxy_one_rollout_per_worker_routes_more_seeds_than_half_the_group():
+    seeds = range(100, 130)
+    committed = DESIGNS["the same over 30 steps (the committed recipe)"]
+    assert summary(committed, seeds)["routes_both"] > summary(Knobs(assign=4), seeds)["routes_both"]

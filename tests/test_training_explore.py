@@ -49,6 +49,16 @@ def test_a_row_is_forced_only_where_the_model_writes_a_worker_id():
     assert decided[2].argmax() == DIGITS[1]
 
 
+def test_a_forced_row_keeps_the_policys_own_choice_over_the_worker_ids():
+    forcing = explore.FirstWorker([2, None], DIGITS)
+    scores = scores_with_digit_mass(2, 5.0)
+    scores[:, DIGITS[0]] = 5.0 + torch.log(torch.tensor(3.0))  # worker 0 three times as likely as each other one
+    forcing(torch.ones(2, 4, dtype=torch.long), scores)
+    given, free = forcing.assignments()
+    assert given.worker == 2 and given.policy == pytest.approx((0.5, 1 / 6, 1 / 6, 1 / 6))
+    assert free is None
+
+
 def test_a_row_that_wrote_its_first_worker_is_not_forced_again():
     forcing = explore.FirstWorker([3], DIGITS)
     forcing(torch.ones(1, 4, dtype=torch.long), scores_with_digit_mass(1, 5.0))
@@ -99,9 +109,10 @@ def test_generate_gives_assigned_rows_their_worker_and_reports_the_assignment():
                          logits_processor=LogitsProcessorList([DigitsAtThirdToken(ids.size(1))]))  # fmt: skip
     assigned = last_assigned()
     third = out[:, ids.size(1) + 2].tolist()
-    for row, worker in enumerate(assigned):
-        if worker is not None:
-            assert third[row] == DIGITS[worker]
+    for row, given in enumerate(assigned):
+        if given is not None:
+            assert third[row] == DIGITS[given.worker]
+            assert len(given.policy) == 4 and sum(given.policy) == pytest.approx(1.0)
     for group in (slice(0, 8), slice(8, 16)):
         assert {third[r] for r in range(16)[group] if assigned[r] is not None} == set(DIGITS)
 
@@ -140,3 +151,32 @@ def test_assigned_rollouts_are_left_out_of_the_routing_shares():
     )
     shares = domain_worker_shares(rows)
     assert shares.loc[0, "a"] == 1.0 and "b" not in shares and "c" not in shares
+
+
+def test_assigned_rollouts_count_as_the_policys_own_probabilities_in_the_routing_shares():
+    pd = pytest.importorskip("pandas")
+    from reports.plots import domain_worker_shares
+
+    rows = pd.DataFrame(
+        {
+            "step": [1, 1, 1],
+            "domain": ["math"] * 3,
+            "worker_names": [["a", "a"], ["b"], ["c"]],
+            "assigned": [None, 1, 2],
+            "first_worker_policy": [None, {"a": 0.5, "b": 0.5}, {"a": 1.0, "b": 0.0}],
+        }
+    )
+    shares = domain_worker_shares(rows).set_index(["step", "domain"])
+    assert shares.loc[(1, "math"), "a"] == pytest.approx(3.5 / 4)  # two free steps + 0.5 + 1.0, of 4 units
+    assert shares.loc[(1, "math"), "b"] == pytest.approx(0.5 / 4) and "c" not in shares
+
+
+def test_the_logged_policy_names_each_listed_worker_by_its_pool_name():
+    from types import SimpleNamespace
+
+    from training.rewards import ConductorReward
+
+    reward = SimpleNamespace(pool_names=["w0", "w1", "w2"])
+    record = {"pool_indices": [2, 0]}  # the prompt lists pool worker 2 as "0", pool worker 0 as "1"
+    assert ConductorReward.policy_by_name(reward, (0.25, 0.75), record) == {"w2": 0.25, "w0": 0.75}
+    assert ConductorReward.policy_by_name(reward, None, record) is None

@@ -15,14 +15,16 @@ digit token (the warm-up's layouts write the first worker before any other digit
 first." or "model_id = [2"): at the first position where the model puts more than half of its
 probability on digit tokens, an assigned row gets its worker's digit and nothing else. The forced
 token is part of the completion, so GRPO's loss weighs its log-probability by the rollout's
-advantage like any sampled token. Rows of one group are recognised as equal prompt rows.
+advantage like any sampled token. Rows of one group are recognised as equal prompt rows. Where it
+forces a row, it also keeps the policy's own probabilities over the worker ids at that position (the
+choice the row would have sampled): the routing curves show those for assigned rows.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList
@@ -46,14 +48,27 @@ def group_assignments(rows: torch.Tensor, explore: int, n_workers: int, generato
     return out
 
 
+class Assignment(NamedTuple):
+    """An assigned row: its worker id, and the policy's probability of each worker id where the id was
+    forced (None if the row never reached a worker id)."""
+
+    worker: int
+    policy: tuple[float, ...] | None
+
+
 class FirstWorker(LogitsProcessor):
-    """Forces each assigned row's first digit token (its first worker id) to the assigned worker."""
+    """Forces each assigned row's first digit token (its first worker id) to the assigned worker, and
+    keeps the policy's probabilities over the worker ids at that position (`policy`, per row)."""
 
     def __init__(self, assigned: list[int | None], digit_ids: list[int]):
         self.assigned = assigned
         self.digit_ids = torch.tensor(digit_ids)
         self.open = torch.tensor([worker is not None for worker in assigned])  # assigned, no digit written yet
         self.seen: int | None = None  # tokens already looked at: the prompt, then each step's new one
+        self.policy: list[tuple[float, ...] | None] = [None] * len(assigned)
+
+    def assignments(self) -> list[Assignment | None]:
+        return [None if w is None else Assignment(w, p) for w, p in zip(self.assigned, self.policy, strict=True)]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         digits = self.digit_ids.to(scores.device)
@@ -62,8 +77,10 @@ class FirstWorker(LogitsProcessor):
         self.seen = input_ids.size(1)
         if not self.open.any():
             return scores
-        digit_mass = scores.float().softmax(-1)[:, digits].sum(-1).cpu()
+        digit_probs = scores.float().softmax(-1)[:, digits].cpu()
+        digit_mass = digit_probs.sum(-1)
         for row in (self.open & (digit_mass > 0.5)).nonzero().flatten().tolist():
+            self.policy[row] = tuple((digit_probs[row] / digit_mass[row]).tolist())
             scores[row] = float("-inf")
             scores[row, digits[self.assigned[row]]] = 0.0
         return scores
@@ -94,24 +111,26 @@ def check_explore(explore: int, num_generations: int, n_workers: int, use_vllm: 
         raise ValueError("explore_workers is not combined with recursion training (max_depth): set one to 0")
 
 
-def assign_first_workers(model: Any, tokenizer: Any, explore: int, n_workers: int, seed: int) -> Callable[[], list]:
+def assign_first_workers(
+    model: Any, tokenizer: Any, explore: int, n_workers: int, seed: int
+) -> Callable[[], list[Assignment | None]]:
     """Wrap `model.generate` so that each group's first `explore` rows get assigned first workers
     (training only: call it on the GRPO model after the format warm-up). Returns a function giving
-    the last generation batch's assignments (a worker or None per row), for the rollout log."""
+    the last generation batch's assignments (an `Assignment` or None per row), for the rollout log."""
     generate = model.generate
     digit_ids = digit_token_ids(tokenizer, n_workers)
     generator = torch.Generator().manual_seed(seed)
-    last: list[list[int | None]] = [[]]
+    last: list[FirstWorker | None] = [None]
 
     @functools.wraps(generate)
     def generate_exploring(input_ids=None, attention_mask=None, logits_processor=None, **kwargs):  # noqa: ANN001, ANN202
         if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
             return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=logits_processor,
                             **kwargs)  # fmt: skip
-        last[0] = group_assignments(prompt_rows(input_ids, attention_mask).cpu(), explore, n_workers, generator)
-        forcing = FirstWorker(last[0], digit_ids)
-        processors = LogitsProcessorList([*(logits_processor or []), forcing])
+        assigned = group_assignments(prompt_rows(input_ids, attention_mask).cpu(), explore, n_workers, generator)
+        last[0] = FirstWorker(assigned, digit_ids)
+        processors = LogitsProcessorList([*(logits_processor or []), last[0]])
         return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=processors, **kwargs)
 
     model.generate = generate_exploring
-    return lambda: last[0]
+    return lambda: last[0].assignments() if last[0] else []

@@ -169,7 +169,7 @@ class ConductorReward:
         self.pool_names = [w.model for w in self.pool.workers]
         self._workers: dict[tuple, list[Worker]] = {}
         self.last_metrics: dict[str, float] = {}
-        self.assigned: Callable[[], Sequence[int | None]] | None = None  # exploring groups (training/explore.py)
+        self.assigned: Callable[[], Sequence[Any]] | None = None  # exploring groups: training/explore.Assignment
         self.recursion_first_weight = recursion_first_weight
         check_cost_options(cost_weight, cost_charge)
         self.cost_weight, self.cost_charge = cost_weight, cost_charge
@@ -193,8 +193,9 @@ class ConductorReward:
         ]
         assigned = self.assigned() if self.assigned else None
         if assigned is not None and len(assigned) == len(records):
-            for record, worker in zip(records, assigned, strict=True):
-                record["assigned"] = worker  # the first worker was assigned, not chosen: not the policy's routing
+            for record, given in zip(records, assigned, strict=True):
+                record["assigned"] = given.worker if given else None  # assigned, not chosen: not the policy's routing
+                record["first_worker_policy"] = self.policy_by_name(given.policy, record) if given else None
         if self.log:
             self.log.write(records)
         self.last_metrics = batch_metrics(records, self.pool_names)
@@ -206,6 +207,14 @@ class ConductorReward:
             log_extra("workers", [" ".join(map(str, r["workers"])) for r in records])
             log_extra("answer", [clip(r["answer"], 200) or "" for r in records])
         return [r.reward for r in rollouts]
+
+    def policy_by_name(self, policy: Sequence[float] | None, record: Mapping[str, Any]) -> dict[str, float] | None:
+        """The policy's probability of each listed worker (by pool name) where an assigned row's worker was
+        forced: what it would have chosen."""
+        if policy is None:
+            return None
+        names = [self.pool_names[i] if i < len(self.pool_names) else f"pool_{i}" for i in record["pool_indices"]]
+        return {name: round(p, 4) for name, p in zip(names, policy, strict=False)}
 
     async def score(self, completions: Sequence[str], rows: Sequence[dict]) -> list[Rollout]:
         """Every rollout at once, at most `max_concurrency` running."""

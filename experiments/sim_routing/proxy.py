@@ -40,7 +40,7 @@ BEST = {d: max(range(len(WORKERS)), key=lambda i, d=d: ACCURACY[d][i]) for d in 
 class Knobs:
     """One training design, in the proxy's terms."""
 
-    steps: int = 20
+    steps: int = 20  # the defaults: sim-routing before exploring groups
     questions: int = 1  # per domain per step
     generations: int = 8
     lr: float = 0.5  # Adam step size, in logits
@@ -143,6 +143,9 @@ DESIGNS: dict[str, Knobs] = {  # one suspect of a seed's fate each (docs/trainin
     "the same, cost term off (the paper's reward)": Knobs(assign=4, questions=2, steps=40, cost_weight=0.0),
     "explore_workers 8 (every row), batch 2+2 x 8, steps doubled": Knobs(assign=8, questions=2, steps=40),
     "explore_workers 4, batch 4+4 x 8, steps doubled": Knobs(assign=4, questions=4, steps=40),
+    "every row assigned: 2+2 questions x 4, one rollout per worker": Knobs(assign=4, questions=2, generations=4),
+    "the same over 30 steps (the committed recipe)": Knobs(assign=4, questions=2, generations=4, steps=30),
+    "the committed recipe, cost term off": Knobs(assign=4, questions=2, generations=4, steps=30, cost_weight=0.0),
 }
 
 
