@@ -40,7 +40,7 @@ def cpu_seconds() -> float:
 
 
 def conductor_prompt(question: str) -> str:
-    from solvers.conductor import Settings, conductor_messages
+    from solvers.conducting import Settings, conductor_messages
     from workers.pools import load_pool
 
     descriptions = [w.description for w in load_pool("sim").workers]

@@ -41,7 +41,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from solvers.conductor import Settings, answer_constraint_for, check_generation, check_settings, conduct, summary
+from solvers.conducting import Settings, answer_constraint_for, check_generation, check_settings, conduct, summary
 from solvers.executor import Worker
 from solvers.team import Overrides, Team, resolve_team, sample_subset, with_replacement
 from startup.errors import printed_cleanly, start_error

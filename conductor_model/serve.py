@@ -46,7 +46,7 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSyste
 from starlette.exceptions import HTTPException
 
 from conductor_model.provider import ConductorInputError
-from solvers.conductor import CONDUCTOR_ERROR
+from solvers.conducting import CONDUCTOR_ERROR
 from startup.errors import StartError
 from workers.providers import model_part
 from workers.redact import pool_label

@@ -53,7 +53,7 @@ from reports.paired import compare
 from reports.records import pool_makeup
 from reports.safe_text import write_text
 from reports.tables import markdown, md_text, pool_heading
-from solvers.conductor import check_generation
+from solvers.conducting import check_generation
 from solvers.prompts import QUESTION_MODES
 from solvers.workflow import DEFAULT_MAX_STEPS, Workflow, WorkflowError, validate
 from workers.endpoints import Endpoint, endpoint, free, offline, shown
@@ -323,7 +323,7 @@ def cached_workers(logged: Logged) -> list:
     pool holds the workers the log recorded (`with_pools`)."""
     from inspect_ai.model import CachePolicy, GenerateConfig
 
-    from solvers.conductor import answer_constraint_for
+    from solvers.conducting import answer_constraint_for
     from solvers.team import pool_workers
 
     meta = logged.sample.metadata or {}

@@ -1,6 +1,6 @@
 """One logged sample's numbers, from its `metadata["conductor"]` and the eval spec (pure).
 
-`sample_fields` turns the solver's stored summary (`solvers.conductor.summary`: method,
+`sample_fields` turns the solver's stored summary (`solvers.conducting.summary`: method,
 calls, tokens, costs, workers, settings and the round tree) into flat columns; `run_fields`
 turns the eval spec (solver, its options, pool, conductor model) into the row identity the
 tables group by. Nothing here names a method: rows are whatever the logs hold.

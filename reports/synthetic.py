@@ -1,6 +1,6 @@
 """Hand-built Inspect logs (Inspect's own `EvalLog` objects, written with `write_eval_log`)
 for the tests and the report benchmark: no model runs. `record` builds a sample's
-`metadata["conductor"]` in the layout of `solvers.conductor.summary`.
+`metadata["conductor"]` in the layout of `solvers.conducting.summary`.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def record(
     tokens: tuple[int, int] = (100, 50),
     parsed: bool = True,
 ) -> dict:
-    """A sample's `metadata["conductor"]`, as `solvers.conductor.summary` stores it."""
+    """A sample's `metadata["conductor"]`, as `solvers.conducting.summary` stores it."""
     agent = len(steps)
     own = int(conductor is not None)
     return {

@@ -29,14 +29,8 @@ from inspect_ai.util import span
 from solvers import consensus as voting
 from solvers import moa, reflection
 from solvers import smoothie as smoothing
-from solvers.conductor import (
-    Settings,
-    check_generation,
-    check_settings,
-    finish_sample,
-    fixed_subtasks,
-    sample_answer_constraint,
-)
+from solvers.conducting import Settings, check_generation, check_settings, fixed_subtasks
+from solvers.conductor import finish_sample, sample_answer_constraint
 from solvers.executor import (
     ErrorPolicy,
     RoundRecord,

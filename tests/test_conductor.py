@@ -9,7 +9,8 @@ from inspect_ai.dataset import Sample
 from inspect_ai.scorer import includes
 from scripted import scripted, user_texts
 
-from solvers.conductor import Settings, conduct, conductor, few_shot_name
+from solvers.conducting import Settings, conduct
+from solvers.conductor import conductor, few_shot_name
 from solvers.executor import Worker
 from solvers.few_shot import load_examples
 from solvers.team import Conductor, sample_subset
@@ -377,7 +378,7 @@ async def test_conductor_budget_defaults_to_1024_tokens():
 
 
 def test_worker_and_conductor_cost_and_calls_are_apart():
-    from solvers.conductor import summary
+    from solvers.conducting import summary
 
     priced = [
         Worker(scripted("41"), "w0", price=Price(input=1.0, output=1.0)),
@@ -468,7 +469,7 @@ def test_single_worker_sends_the_benchmark_prompt_alone():
 
 
 async def test_run_completion_is_the_solvers_round_after_generation():
-    from solvers.conductor import conductor_messages, run_completion
+    from solvers.conducting import conductor_messages, run_completion
 
     conductor_model = scripted(TWO_STEPS)
     solved = await conduct(QUESTION, Conductor(conductor_model, "c", None, False), workers(), Settings())
@@ -485,7 +486,7 @@ async def test_run_completion_is_the_solvers_round_after_generation():
 
 
 async def test_run_completion_rejects_with_a_reason_and_runs_nothing():
-    from solvers.conductor import run_completion
+    from solvers.conducting import run_completion
 
     pool = workers()
     record = await run_completion("no lists here", QUESTION, pool, Settings())
@@ -495,7 +496,7 @@ async def test_run_completion_rejects_with_a_reason_and_runs_nothing():
 
 
 async def test_run_completion_without_a_lead_does_not_offer_recursion():
-    from solvers.conductor import run_completion
+    from solvers.conducting import run_completion
 
     calls_self = 'model_id = [0, 2]\nsubtasks = ["Compute it.", "Review."]\naccess_list = [[], ["all"]]'
     record = await run_completion(calls_self, QUESTION, workers(), Settings(max_depth=1))
@@ -503,7 +504,7 @@ async def test_run_completion_without_a_lead_does_not_offer_recursion():
 
 
 async def test_run_completion_with_a_lead_recurses():
-    from solvers.conductor import run_completion
+    from solvers.conducting import run_completion
 
     calls_self = 'model_id = [0, 2]\nsubtasks = ["Compute it.", "Review."]\naccess_list = [[], ["all"]]'
     reviewer = recursive_conductor(KEEP)

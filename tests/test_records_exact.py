@@ -5,7 +5,7 @@ from itertools import count
 
 from scripted import scripted
 
-from solvers.conductor import Settings, conduct, summary, workflow_markdown
+from solvers.conducting import Settings, conduct, summary, workflow_markdown
 from solvers.executor import RECURSION_BUDGET, RoundRecord, StepRecord, Worker
 from solvers.team import Conductor
 from training.recursion import shown_response

@@ -8,7 +8,7 @@ from inspect_ai.model import get_model
 from scripted import output, scripted
 
 import training.rewards
-from solvers.conductor import Settings, conductor_messages
+from solvers.conducting import Settings, conductor_messages
 from solvers.executor import Worker
 from training.rewards import ConductorReward, random_pool, training_prompt
 from training.rollouts import read_rollouts

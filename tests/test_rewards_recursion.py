@@ -7,7 +7,7 @@ import pytest
 from scripted import scripted
 
 import training.rewards
-from solvers.conductor import Settings
+from solvers.conducting import Settings
 from solvers.executor import Worker
 from training.recursion import (
     RecursionRollout,
@@ -235,7 +235,7 @@ def test_real_grpo_trainer_trains_forced_recursion_trajectories(tmp_path, monkey
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
     from trl import GRPOConfig, GRPOTrainer
 
-    from solvers.conductor import Settings
+    from solvers.conducting import Settings
 
     vocab = {t: i for i, t in enumerate(["<|im_start|>", "<|im_end|>", "\n", *map(chr, range(32, 127))])}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=" "))

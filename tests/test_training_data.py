@@ -6,7 +6,7 @@ import pytest
 from installed import needs
 from training_fixtures import data_files
 
-from solvers.conductor import Settings, conductor_messages
+from solvers.conducting import Settings, conductor_messages
 from tasks.sources import FileSource, LoadedRecords, SourceError
 from training.data import (
     build_items,

@@ -28,7 +28,7 @@ from typing import Any
 
 from scorers.code_lcb import problem_from_record, register_problems
 from scorers.extract import find_boxed
-from solvers.conductor import Settings, conductor_messages
+from solvers.conducting import Settings, conductor_messages
 from solvers.team import sample_subset
 from tasks import livecodebench, math500, mmlu, rlpr
 from tasks.catalog import DOMAINS, MATH500, MATH_TRAIN, MMLU, RLPR

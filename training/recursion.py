@@ -35,7 +35,7 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, ModelOutput, ModelUsage
 
-from solvers.conductor import Budget, continue_round, run_completion
+from solvers.conducting import Budget, continue_round, run_completion
 from solvers.executor import RoundRecord, StepRecord, final_answer, run_recursion
 from solvers.team import Conductor
 from training.rewards import ConductorReward, Recursion

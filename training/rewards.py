@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from scorers.checks import check_choice, check_math, check_numeric
-from solvers.conductor import (
+from solvers.conducting import (
     Settings,
     answer_constraint_for,
     check_settings,

@@ -37,7 +37,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: the project root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from solvers.conductor import Settings, check_settings  # noqa: E402
+from solvers.conducting import Settings, check_settings  # noqa: E402
 from tasks.catalog import MATH500  # noqa: E402
 from tasks.sources import load_records  # noqa: E402
 from training.budget import check_max_usd, spend_cap  # noqa: E402

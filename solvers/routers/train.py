@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, fields
 
 from solvers.baselines import seeded  # run r of an outcome samples with seed r, so runs differ
-from solvers.conductor import answer_constraint_for
+from solvers.conducting import answer_constraint_for
 from solvers.executor import Worker, execute_workflow, final_answer
 from solvers.routers import mas_router as mas
 from solvers.routers import router_dc as dc
