@@ -3,7 +3,7 @@
     reward = ConductorReward("sim", max_concurrency=32, rollout_log="runs/x/rollouts.jsonl")
     GRPOTrainer(model=..., reward_funcs=[reward], train_dataset=dataset, ...)
 
-One code path with evaluation: each completion goes through `solvers.conductor.run_completion`
+One code path with evaluation: each completion goes through `solvers.conducting.run_completion`
 (parse, validate, execute on the workers, pick the answer: what the `conductor` solver does after
 its generation) and the answer is scored by the pure checks the Inspect scorers wrap
 (`check_choice`, `check_math`, `check_numeric`; LiveCodeBench's `check_livecodebench` with a
