@@ -256,13 +256,18 @@ SHARED_NAMES = {
 }  # fmt: skip
 FIGURE_PARAMETERS = ("ax", "axes", "fig", "figure")  # an entry point that draws on the tests' own figures
 OBJECT_LIBRARIES = (
-    "sklearn", "tensorflow", "keras", "torch", "PIL", "cv2", "skimage", "networkx", "statsmodels", "bs4", "lxml",
+    "tensorflow", "keras", "torch", "PIL", "cv2", "skimage", "networkx", "statsmodels", "bs4", "lxml",
     "gensim", "wordcloud", "folium", "geopy", "shapely", "docx", "openpyxl", "xlwt", "flask", "flask_mail",
     "flask_restful", "flask_login", "flask_wtf", "wtforms", "django", "socket", "ssl", "smtplib", "sqlite3",
     "mechanize", "pyquery", "textblob", "nltk", "librosa", "soundfile", "Crypto", "rsa", "cryptography",
     "threading", "multiprocessing", "asyncio", "queue", "http", "email", "zipfile", "tarfile", "io", "inspect",
-    "types", "ctypes", "psutil", "wave", "csv", "sqlalchemy", "sympy", "scipy", "requests", "urllib", "xml",
+    "types", "ctypes", "psutil", "wave", "sqlalchemy", "sympy", "requests", "urllib", "xml",
 )  # fmt: skip
+# Not listed, as their results are data once they cross (arrays, frames, numbers, scipy's named-tuple results,
+# rows of text; measured over the official tasks' references, docs/security.md): scipy, csv, and scikit-learn
+# unless the tests import it themselves, as they do to inspect a fitted model (`assertIsInstance(model,
+# LinearRegression)`: the model would arrive as an opaque stand-in).
+INSPECTED_WHEN_IMPORTED = ("sklearn",)
 
 
 def shared_reason(problem: BCBProblem) -> str | None:
@@ -272,6 +277,7 @@ def shared_reason(problem: BCBProblem) -> str | None:
     names: set[str] = set()
     imported = {_top_module(lib) for lib in problem.libs}
     reference = problem.reference_program if problem.canonical_solution else build_program("", problem)
+    test_imports: set[str] = set()
     for source in (problem.test, reference):
         try:
             tree = ast.parse(source)
@@ -281,14 +287,27 @@ def shared_reason(problem: BCBProblem) -> str | None:
             field = {ast.Name: "id", ast.Attribute: "attr", ast.alias: "name"}.get(type(node))
             if field:
                 names.update(getattr(node, field).split("."))
-            if isinstance(node, ast.Import):
-                imported.update(_top_module(a.name) for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                imported.add(_top_module(node.module))
+        found = _imported_modules(tree)
+        imported |= found
+        if source is problem.test:
+            test_imports = found
     for why, markers in SHARED_NAMES.items():
         if names.intersection(markers):
             return why
-    return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(imported)
+    return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(
+        imported, test_imports
+    )
+
+
+def _imported_modules(tree: ast.AST) -> set[str]:
+    """The top-level modules a parsed source imports, anywhere in it."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(_top_module(a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(_top_module(node.module))
+    return found
 
 
 INTERPRETER_STATE = ("path", "modules", "argv", "meta_path")  # sys.<name> a test may read after a call
@@ -340,9 +359,12 @@ def _returns_generator(nodes: list[ast.AST]) -> bool:
     return False
 
 
-def _shared_by_libraries(imported: set[str]) -> str | None:
+def _shared_by_libraries(imported: set[str], test_imports: set[str]) -> str | None:
     libraries = sorted(imported.intersection(OBJECT_LIBRARIES))
-    return f"uses libraries whose values are objects ({', '.join(libraries)})" if libraries else None
+    if libraries:
+        return f"uses libraries whose values are objects ({', '.join(libraries)})"
+    inspected = sorted(test_imports.intersection(INSPECTED_WHEN_IMPORTED))
+    return f"the tests inspect library objects ({', '.join(inspected)})" if inspected else None
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)
