@@ -106,6 +106,27 @@ def test_what_decides_a_comparison_does_not_cross():
     assert isinstance(trip(object()), Opaque)
 
 
+class _Frame(pd.DataFrame):
+    def equals(self, other):
+        return True
+
+
+class _Array(np.ndarray):
+    def __array_ufunc__(self, *args, **kwargs):
+        return True
+
+
+def test_library_values_cross_as_data_and_their_subclasses_do_not():
+    """A library type's subclass (the answer's own `equals` or dispatch hook) arrives as an opaque
+    stand-in; scipy's result types arrive as named tuples of their fields, built by the receiver."""
+    stats = pytest.importorskip("scipy.stats")
+    for value in (_Frame({"a": [1]}), np.arange(3).view(_Array), type("Rows", (pd.Series,), {})([1])):
+        assert isinstance(trip(value), Opaque)
+    result = trip(stats.ttest_ind([1, 2, 3, 4], [2, 3, 4, 9]))
+    assert type(result).__module__ == "scorers.bcb_values" and result._fields == ("statistic", "pvalue")
+    assert np.isclose(result.pvalue, stats.ttest_ind([1, 2, 3, 4], [2, 3, 4, 9]).pvalue)
+
+
 def test_an_opaque_value_sent_back_is_the_senders_object():
     sender, kept = Encoder(), object()
     data = json.loads(json.dumps(sender.encode([kept])))
