@@ -264,10 +264,10 @@ OBJECT_LIBRARIES = (
     "types", "ctypes", "psutil", "wave", "sqlalchemy", "sympy", "requests", "urllib", "xml",
 )  # fmt: skip
 # Not listed, as their results are data once they cross (arrays, frames, numbers, scipy's named-tuple results,
-# rows of text; measured over the official tasks' references, docs/security.md): scipy, csv, and scikit-learn
-# unless the tests import it themselves, as they do to inspect a fitted model (`assertIsInstance(model,
-# LinearRegression)`: the model would arrive as an opaque stand-in).
-INSPECTED_WHEN_IMPORTED = ("sklearn",)
+# rows of text; measured over the official tasks' references, docs/security.md): csv, and scipy and scikit-learn
+# unless the tests import one of their classes, as they do to inspect an object of it (`assertIsInstance(model,
+# LinearRegression)`, a `Voronoi`: it would arrive as an opaque stand-in).
+CLASS_LIBRARIES = ("sklearn", "scipy")
 
 
 def shared_reason(problem: BCBProblem) -> str | None:
@@ -277,7 +277,6 @@ def shared_reason(problem: BCBProblem) -> str | None:
     names: set[str] = set()
     imported = {_top_module(lib) for lib in problem.libs}
     reference = problem.reference_program if problem.canonical_solution else build_program("", problem)
-    test_imports: set[str] = set()
     for source in (problem.test, reference):
         try:
             tree = ast.parse(source)
@@ -287,15 +286,12 @@ def shared_reason(problem: BCBProblem) -> str | None:
             field = {ast.Name: "id", ast.Attribute: "attr", ast.alias: "name"}.get(type(node))
             if field:
                 names.update(getattr(node, field).split("."))
-        found = _imported_modules(tree)
-        imported |= found
-        if source is problem.test:
-            test_imports = found
+        imported |= _imported_modules(tree)
     for why, markers in SHARED_NAMES.items():
         if names.intersection(markers):
             return why
     return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(
-        imported, test_imports
+        imported, problem.test
     )
 
 
@@ -359,12 +355,18 @@ def _returns_generator(nodes: list[ast.AST]) -> bool:
     return False
 
 
-def _shared_by_libraries(imported: set[str], test_imports: set[str]) -> str | None:
+def _shared_by_libraries(imported: set[str], test: str) -> str | None:
     libraries = sorted(imported.intersection(OBJECT_LIBRARIES))
     if libraries:
         return f"uses libraries whose values are objects ({', '.join(libraries)})"
-    inspected = sorted(test_imports.intersection(INSPECTED_WHEN_IMPORTED))
-    return f"the tests inspect library objects ({', '.join(inspected)})" if inspected else None
+    classes = sorted(
+        f"{node.module}.{alias.name}"
+        for node in ast.walk(ast.parse(test))
+        if isinstance(node, ast.ImportFrom) and _top_module(node.module or "") in CLASS_LIBRARIES
+        for alias in node.names
+        if alias.name[:1].isupper()
+    )
+    return f"the tests import library classes ({', '.join(classes)})" if classes else None
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)
