@@ -256,13 +256,18 @@ SHARED_NAMES = {
 }  # fmt: skip
 FIGURE_PARAMETERS = ("ax", "axes", "fig", "figure")  # an entry point that draws on the tests' own figures
 OBJECT_LIBRARIES = (
-    "sklearn", "tensorflow", "keras", "torch", "PIL", "cv2", "skimage", "networkx", "statsmodels", "bs4", "lxml",
+    "tensorflow", "keras", "torch", "PIL", "cv2", "skimage", "networkx", "statsmodels", "bs4", "lxml",
     "gensim", "wordcloud", "folium", "geopy", "shapely", "docx", "openpyxl", "xlwt", "flask", "flask_mail",
     "flask_restful", "flask_login", "flask_wtf", "wtforms", "django", "socket", "ssl", "smtplib", "sqlite3",
     "mechanize", "pyquery", "textblob", "nltk", "librosa", "soundfile", "Crypto", "rsa", "cryptography",
     "threading", "multiprocessing", "asyncio", "queue", "http", "email", "zipfile", "tarfile", "io", "inspect",
-    "types", "ctypes", "psutil", "wave", "csv", "sqlalchemy", "sympy", "scipy", "requests", "urllib", "xml",
+    "types", "ctypes", "psutil", "wave", "sqlalchemy", "sympy", "requests", "urllib", "xml",
 )  # fmt: skip
+# Not listed, as their results are data once they cross (arrays, frames, numbers, scipy's named-tuple results,
+# rows of text; measured over the official tasks' references, docs/security.md): csv, and scipy and scikit-learn
+# unless the tests import one of their classes, as they do to inspect an object of it (`assertIsInstance(model,
+# LinearRegression)`, a `Voronoi`: it would arrive as an opaque stand-in).
+CLASS_LIBRARIES = ("sklearn", "scipy")
 
 
 def shared_reason(problem: BCBProblem) -> str | None:
@@ -281,14 +286,24 @@ def shared_reason(problem: BCBProblem) -> str | None:
             field = {ast.Name: "id", ast.Attribute: "attr", ast.alias: "name"}.get(type(node))
             if field:
                 names.update(getattr(node, field).split("."))
-            if isinstance(node, ast.Import):
-                imported.update(_top_module(a.name) for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                imported.add(_top_module(node.module))
+        imported |= _imported_modules(tree)
     for why, markers in SHARED_NAMES.items():
         if names.intersection(markers):
             return why
-    return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(imported)
+    return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(
+        imported, problem.test
+    )
+
+
+def _imported_modules(tree: ast.AST) -> set[str]:
+    """The top-level modules a parsed source imports, anywhere in it."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(_top_module(a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(_top_module(node.module))
+    return found
 
 
 INTERPRETER_STATE = ("path", "modules", "argv", "meta_path")  # sys.<name> a test may read after a call
@@ -340,9 +355,18 @@ def _returns_generator(nodes: list[ast.AST]) -> bool:
     return False
 
 
-def _shared_by_libraries(imported: set[str]) -> str | None:
+def _shared_by_libraries(imported: set[str], test: str) -> str | None:
     libraries = sorted(imported.intersection(OBJECT_LIBRARIES))
-    return f"uses libraries whose values are objects ({', '.join(libraries)})" if libraries else None
+    if libraries:
+        return f"uses libraries whose values are objects ({', '.join(libraries)})"
+    classes = sorted(
+        f"{node.module}.{alias.name}"
+        for node in ast.walk(ast.parse(test))
+        if isinstance(node, ast.ImportFrom) and _top_module(node.module or "") in CLASS_LIBRARIES
+        for alias in node.names
+        if alias.name[:1].isupper()
+    )
+    return f"the tests import library classes ({', '.join(classes)})" if classes else None
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)

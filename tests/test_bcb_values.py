@@ -106,6 +106,27 @@ def test_what_decides_a_comparison_does_not_cross():
     assert isinstance(trip(object()), Opaque)
 
 
+class _Frame(pd.DataFrame):
+    def equals(self, other):
+        return True
+
+
+class _Array(np.ndarray):
+    def __array_ufunc__(self, *args, **kwargs):
+        return True
+
+
+def test_library_values_cross_as_data_and_their_subclasses_do_not():
+    """A library type's subclass (the answer's own `equals` or dispatch hook) arrives as an opaque
+    stand-in; scipy's result types arrive as named tuples of their fields, built by the receiver."""
+    stats = pytest.importorskip("scipy.stats")
+    for value in (_Frame({"a": [1]}), np.arange(3).view(_Array), type("Rows", (pd.Series,), {})([1])):
+        assert isinstance(trip(value), Opaque)
+    result = trip(stats.ttest_ind([1, 2, 3, 4], [2, 3, 4, 9]))
+    assert type(result).__module__ == "scorers.bcb_values" and result._fields == ("statistic", "pvalue")
+    assert np.isclose(result.pvalue, stats.ttest_ind([1, 2, 3, 4], [2, 3, 4, 9]).pvalue)
+
+
 def test_an_opaque_value_sent_back_is_the_senders_object():
     sender, kept = Encoder(), object()
     data = json.loads(json.dumps(sender.encode([kept])))
@@ -155,7 +176,13 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ("ax = task_func(1)\nax.get_title()\nplt.gca()\n", "def task_func(x):\n", (), None),
         ("x = 1\n", "def task_func(data, ax=None):\n", ("matplotlib",), "own figures"),
         ("g = task_func(1)\n", "def task_func(x):\n    return sns.jointplot(x)\n", ("seaborn",), "seaborn grids"),
-        ("x = 1\n", "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n", ("sklearn",), "objects"),
+        ("x = 1\n", "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n", ("sklearn",), None),
+        ("from sklearn.linear_model import LinearRegression\n", "def task_func(x):\n", ("sklearn",), "classes"),
+        ("from sklearn.metrics import mean_squared_error\n", "def task_func(x):\n", ("sklearn",), None),
+        ("from scipy.spatial import Voronoi\n", "def task_func(x):\n", ("scipy",), "classes"),
+        ("from scipy import stats\n", "from scipy.stats import zscore\ndef task_func(x):\n", ("scipy",), None),
+        ("import csv\n", "import csv\ndef task_func(path):\n", ("csv",), None),
+        ("x = 1\n", "from PIL import Image\ndef task_func(x):\n", ("PIL",), "objects"),
         ("class Item:\n    pass\n", "def task_func(x):\n", (), "own classes"),
         ("task_func([Item(1)])\n", "class Item:\n    pass\ndef task_func(x):\n", (), "task's own classes"),
         ("task_func(Color.RED)\n", "class Color(Enum):\n    RED = 1\ndef task_func(x):\n", (), None),
