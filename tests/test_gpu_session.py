@@ -34,7 +34,8 @@ def test_the_gpu_small_job_dry_run_parses_25_steps_of_the_recipe(tmp_path):
     assert "training/recipes/gpu-small.yaml" in plan and "--max_steps 25 --pool sim" in plan
     assert plan.split("; then ")[0].endswith("--attn_implementation sdpa")
     assert plan.endswith(f"training/learning_table.py {tmp_path / 'runs' / 'gpu-small'}")
-    info = json.loads(done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1])
+    start = done.stdout.index("\n{\n")  # train.py's dry-run JSON (stderr's log lines are in the output too)
+    info = json.loads(done.stdout[start : done.stdout.index("\n}\n", start) + 2])
     assert info["dry_run"] and info["recipe"] == "gpu-small" and info["max_steps"] == 25
     assert info["data"]["pool"] == "sim"
     assert not (tmp_path / "out" / "summary.md").exists()  # a dry run collects nothing
