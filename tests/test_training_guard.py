@@ -4,6 +4,7 @@ loss or the gradient."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -175,21 +176,87 @@ def test_a_training_run_stops_with_the_error_and_the_checkpoint(tmp_path, monkey
     assert [row["nonfinite_skipped"] for row in steps] == [1, 2]
 
 
-def naive_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, scale=None, is_causal=False, enable_gqa=False):
-    """SDPA as a plain softmax: a fully masked row is NaN forward and backward, as CUDA's bf16 kernels give it."""
+def masked_scores(query, key, attn_mask, scale, is_causal):
+    """SDPA's scores with the mask applied (-inf where masked)."""
     scores = query @ key.transpose(-2, -1) * (scale or query.shape[-1] ** -0.5)
     if is_causal:
         causal = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
         attn_mask = causal if attn_mask is None else attn_mask & causal
     if attn_mask is not None:
         scores = scores.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else scores + attn_mask
-    return torch.softmax(scores, -1) @ value
+    return scores
 
 
-def test_padsafe_attention_hands_sdpa_no_fully_masked_row(monkeypatch):
+def naive_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, scale=None, is_causal=False, enable_gqa=False):
+    """SDPA as a plain softmax: a fully masked row is NaN forward and backward."""
+    return torch.softmax(masked_scores(query, key, attn_mask, scale, is_causal), -1) @ value
+
+
+@functools.cache
+def fused_kernel():
+    class FusedKernel(torch.autograd.Function):
+        """Attention as CUDA's fused kernels compute it: the forward pass keeps each row's logsumexp and returns 0
+        for a row with no key (torch >= 2.5); the backward pass rebuilds the probabilities as exp(score - lse),
+        for such a row exp(-inf + inf) = NaN, which reaches every gradient even where the upstream one is 0."""
+
+        @staticmethod
+        def forward(ctx, query, key, value, scores):
+            lse = torch.logsumexp(scores, -1, keepdim=True)  # -inf on a row with no key
+            ctx.save_for_backward(query, key, value, scores, lse)
+            return torch.exp(scores - lse).nan_to_num(0.0) @ value
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            query, key, value, scores, lse = ctx.saved_tensors
+            probs = torch.exp(scores - lse)
+            grad_probs = grad_out @ value.transpose(-2, -1)
+            grad_scores = probs * (grad_probs - (probs * grad_probs).sum(-1, keepdim=True))
+            scale = query.shape[-1] ** -0.5
+            return (
+                grad_scores @ key * scale,
+                (grad_scores.transpose(-2, -1) @ query * scale).sum_to_size(key.shape),
+                (probs.transpose(-2, -1) @ grad_out).sum_to_size(value.shape),
+                None,
+            )
+
+    return FusedKernel
+
+
+def fused_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, scale=None, is_causal=False, enable_gqa=False):
+    """SDPA through `fused_kernel()` (the default scale, as the tiny model's)."""
+    assert scale in (None, query.shape[-1] ** -0.5)
+    scores = masked_scores(query.detach(), key.detach(), attn_mask, None, is_causal)
+    return fused_kernel().apply(query, key, value, scores)
+
+
+def grads(model) -> list:
+    return [p.grad for p in model.parameters() if p.grad is not None]
+
+
+def test_the_fused_kernels_backward_gives_the_gpus_nan_gradient_under_a_finite_loss(monkeypatch):
+    """What the H100 measured with the padding hook alone (docs/training.md): a finite loss, a NaN gradient."""
     ids, mask = left_padded_batch()
     clean = masked_logprob_loss(tiny_llama(), ids, mask)
-    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", naive_sdpa)
+    real = tiny_llama()
+    masked_logprob_loss(real, ids[:1], mask[:1]).backward()  # no padding, no empty row
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", fused_sdpa)
+    stand_in = tiny_llama()
+    masked_logprob_loss(stand_in, ids[:1], mask[:1]).backward()
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(grads(stand_in), grads(real), strict=True))
+
+    model = tiny_llama()
+    training_guard.mask_padded_attention(model)
+    loss = masked_logprob_loss(model, ids, mask)
+    loss.backward()
+    assert loss.item() == pytest.approx(clean.item(), rel=1e-5)
+    assert not all(torch.isfinite(g).all() for g in grads(model))
+
+
+@pytest.mark.parametrize("kernel", [naive_sdpa, fused_sdpa], ids=["naive", "fused"])
+def test_padsafe_attention_hands_sdpa_no_fully_masked_row(monkeypatch, kernel):
+    ids, mask = left_padded_batch()
+    clean = masked_logprob_loss(tiny_llama(), ids, mask)
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", kernel)
 
     model = tiny_llama()
     training_guard.mask_padded_attention(model)
@@ -203,6 +270,22 @@ def test_padsafe_attention_hands_sdpa_no_fully_masked_row(monkeypatch):
     loss.backward()
     assert loss.item() == pytest.approx(clean.item(), rel=1e-5)  # real positions unchanged
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+def test_padsafe_attention_keeps_sdpa_off_its_cudnn_backend(monkeypatch):
+    """cuDNN's backward gives NaN on H100/H200 with a mask (module docstring): padsafe calls SDPA without it."""
+    seen = []
+
+    def recording_sdpa(*args, **kwargs):
+        seen.append(torch.backends.cuda.cudnn_sdp_enabled())
+        return naive_sdpa(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording_sdpa)
+    ids, mask = left_padded_batch()
+    model = tiny_llama()
+    training_guard.padsafe_attention(model)
+    model(input_ids=ids, attention_mask=mask)
+    assert seen == [False, False] and torch.backends.cuda.cudnn_sdp_enabled()  # two layers; restored after
 
 
 def test_padsafe_leaves_other_attention_alone_and_masks_without_empty_rows_as_they_are():

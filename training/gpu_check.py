@@ -10,7 +10,8 @@ The fix's run (`<out>/bf16-sdpa`, `FIX_ARGS`) is `gpu-small` in bf16 with SDPA a
 warm-up and 128-token completions: the configuration that gave `grad_norm: nan` at step 1 on an
 H100 before `training/guard.py` zeroed the attention output at padded positions; it passes when
 every step's grad norm is finite (a skipped update counts as a failure). Re-measured on an H100 on 2026-11-27,
-it still fails: step 1's grad norm is NaN with the hook in place (docs/training.md, Divergence guard).
+it still failed: step 1's grad norm NaN with the hook in place (docs/training.md, Divergence guard); train.py
+has since made SDPA `sdpa_padsafe` (no fully masked row, no cuDNN kernel), which this run now measures.
 Without a CUDA GPU (and
 without `--dry_run`) it says so and exits 0. The table (per step: wall time, generated tokens/s,
 reward, parse rate, grad norm; then the GSM8K accuracy; then the fix's steps) is printed and
@@ -89,17 +90,17 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _table(rows: list[dict]) -> list[str]:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    return lines + ["| " + " | ".join(_cell(r[c]) for c in COLUMNS) + " |" for r in rows]
+def markdown_table(rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> list[str]:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return lines + ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in rows]
 
 
 def render(rows: list[dict], accuracy: float | None, notes: list[str], fix_rows: list[dict] | None = None) -> str:
     """The markdown table, the GSM8K accuracy, the fix's table (when it ran) and the notes."""
     acc = "not run" if accuracy is None else f"{accuracy:.3f} (n={EVAL_LIMIT})"
-    lines = [*_table(rows), "", f"GSM8K accuracy of the trained conductor: {acc}"]
+    lines = [*markdown_table(rows), "", f"GSM8K accuracy of the trained conductor: {acc}"]
     if fix_rows is not None:
-        lines += ["", f"{FIX_TITLE}:", "", *_table(fix_rows)]
+        lines += ["", f"{FIX_TITLE}:", "", *markdown_table(fix_rows)]
     return "\n".join([*lines, "", *notes]) + "\n"
 
 

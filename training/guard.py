@@ -11,7 +11,14 @@ them into NaN that their backward pass spreads into the gradients of real keys a
 gradient at step 1 (measured on an H100 and an H200 with `gpu-small`). The model's attention
 becomes `sdpa_padsafe`: the same mask and kernel, except that a row with no key to attend to may
 attend to every key. Real rows are unchanged; a padded row's finite output is then zeroed by
-`mask_padded_attention` and gets no gradient.
+`mask_padded_attention` and gets no gradient. Why the backward pass: a fused kernel keeps each row's
+logsumexp from the forward pass and rebuilds the probabilities as exp(score - logsumexp), which for a
+row with no key is exp(-inf + inf) = NaN, times a zero upstream gradient still NaN (the loss stays
+finite). The CPU's kernels (torch 2.13: math and flash) return zeros there, forward and backward,
+in fp32 and bf16 (docs/training.md, "Divergence guard"). `sdpa_padsafe` also keeps SDPA off its cuDNN
+backend (`NOT_CUDNN`), the default for a masked call on H100/H200 since torch 2.11, whose backward
+gives NaN even without an empty row where a row's logsumexp is below -88.7 (pytorch/pytorch#196678,
+huggingface/trl#7181); the other CUDA kernels take the same mask.
 
 `NonFiniteGuard`: a TrainerCallback that checks the gradients before every optimizer update; a
 non-finite gradient norm (what a non-finite loss gives too) SKIPS that update (the gradients are
@@ -30,6 +37,7 @@ import math
 from typing import Any
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from transformers import TrainerCallback
 
 log = logging.getLogger("training.guard")
@@ -63,6 +71,7 @@ def mask_padded_attention(model: Any) -> int:
 
 
 PADSAFE = "sdpa_padsafe"
+NOT_CUDNN = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]  # every SDPA kernel but cuDNN
 
 
 def attendable(mask: torch.Tensor | None) -> torch.Tensor | None:
@@ -90,7 +99,8 @@ def padsafe_attention(model: Any) -> bool:
         return False
 
     def forward(module, query, key, value, attention_mask, **kwargs):  # noqa: ANN001, ANN202
-        return sdpa_attention_forward(module, query, key, value, attendable(attention_mask), **kwargs)
+        with sdpa_kernel(NOT_CUDNN):  # a CPU has no cuDNN kernel: its choice is the same either way
+            return sdpa_attention_forward(module, query, key, value, attendable(attention_mask), **kwargs)
 
     AttentionInterface.register(PADSAFE, forward)
     AttentionMaskInterface.register(PADSAFE, sdpa_mask)
