@@ -16,9 +16,10 @@
 3. Compare with math-verify (parse + verify: fractions vs decimals, intervals, tuples,
    sets, sqrt, pi, units), after reading `x = 2` / `2 = x` as 2 (when the reference is
    not an equation), `1.5e3` as `1.5\\times10^{3}`, `0.\\overline{3}` as 1/3, and
-   "x = 2 or x = 3" as the list "2, 3"; then fall back to comparing normalised strings
-   (`normalize_math_answer`: spacing, `\\left`/`\\right`, `\\dfrac`, `$`, degrees,
-   thousands commas; words are kept).
+   "x = 2 or x = 3" as the list "2, 3", and a one-row/column matrix against a bracketed list
+   as two tuples (`\\begin{matrix} \\frac12 \\\\ 1 \\end{matrix}` = `[0.5, 1]`); then fall back to
+   comparing normalised strings (`normalize_math_answer`: spacing, `\\left`/`\\right`,
+   `\\dfrac`, `$`, degrees, thousands commas; words are kept).
 
 math-verify's time limit uses SIGALRM, which only works in the main thread (off it,
 math-verify raises ValueError). So: in the main thread we call it in-process with
@@ -137,6 +138,35 @@ def _top_level_items(s: str) -> list[str]:
             cur.append(ch)
     items.append("".join(cur))
     return [i.strip() for i in items if i.strip()]
+
+
+_MATRIX = re.compile(r"[ \t$]{0,3}\\begin\{([pbvBV]?matrix)\}(.{0,600}?)\\end\{\1\}[ \t$.]{0,3}", re.S)
+_LIST = re.compile(r"[ \t$]{0,3}[(\[](.{1,600})[)\]][ \t$.]{0,3}", re.S)
+
+
+def _vector(s: str) -> list[str] | None:
+    """The entries of a one-row or one-column matrix (`\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}`)."""
+    m = _MATRIX.fullmatch(s)
+    if not m:
+        return None
+    rows = [r for r in m[2].split("\\\\") if r.strip()]
+    if len(rows) == 1:
+        rows = rows[0].split("&")
+    elif any("&" in r for r in rows):
+        return None
+    return [r.strip() for r in rows] if len(rows) > 1 else None
+
+
+def _as_tuples(pred: str, gold: str) -> tuple[str, str]:
+    """A one-row/column matrix against a bracketed list (or the reverse): both as tuples, entry by entry."""
+    for a, b in ((pred, gold), (gold, pred)):
+        vec, listed = _vector(a), _LIST.fullmatch(b)
+        if vec and listed and _vector(b) is None:
+            items = _top_level_items(listed[1])
+            if len(items) > 1:
+                tuples = f"({', '.join(vec)})", f"({', '.join(items)})"
+                return tuples if a is pred else tuples[::-1]
+    return pred, gold
 
 
 def _words(s: str) -> set[str]:
@@ -446,6 +476,7 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
         return CheckResult(False, None, how)
     gold_raw = math_forms.rewrite(_read_scale(gold_answer(str(target))))
     raw = math_forms.rewrite(_read_scale(raw))
+    raw, gold_raw = _as_tuples(raw, gold_raw)
     why = refusal(raw, gold_raw, count=False)
     if why is None:
         raw = _value_of(_as_sentence(raw, gold_raw), gold_raw)
