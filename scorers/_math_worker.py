@@ -1,6 +1,6 @@
 """Child process for math-verify off the main thread: JSON request/answer per line.
 
-Request: {"gold": str, "pred": str, "timeout": int}; answer: {"equal": bool}.
+Request: {"gold": str, "pred": str, "timeout": int, "positive": bool}; answer: {"equal": bool}.
 Runs in this process's main thread, so math-verify's SIGALRM timeout works.
 """
 
@@ -17,7 +17,7 @@ def main() -> None:
     for line in sys.stdin:
         try:
             req = json.loads(line)
-            equal = _verify_in_process(req["gold"], req["pred"], int(req["timeout"]))
+            equal = _verify_in_process(req["gold"], req["pred"], int(req["timeout"]), bool(req.get("positive")))
         except Exception:  # a failed comparison is "not equal", never a crash
             equal = False
         out.write(json.dumps({"equal": bool(equal)}) + "\n")

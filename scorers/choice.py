@@ -8,7 +8,11 @@ naming a second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`, `A but maybe
 and scores 0; a letter it rules out in its own clause does not count (`It is D, it can't be A
 or B`, `A is wrong, it is B`, `C (not A)`, `B seems unlikely`), and ruling out every letter names
 none. A later explicit selection in the answer is read from there on (`Vitamin C helps. Answer: D`,
-`could be (A) or (B), but I choose (C)`); `C++` and `C#` are names, not options.
+`could be (A) or (B), but I choose (C)`, `ruled out A, then B, settled on C`), as is a revision
+(`C, but actually A was right, no wait B`, `C, on second thought D`) unless it rules its letter out
+(`B. Actually A is wrong`), adds a candidate (`A. Actually, B is also plausible`: a hedge) or names
+a letter ruled out before it (`Not C, wait, C`); `C++` and `C#` are names, not options. A gold
+letter past the allowed ones extends them to it (gold `E`: the options run at least to E).
 Without any marker, the last "the answer is (X)" / "the answer: X" / "correct option is X"
 phrase counts, its letter on the same line or the next ("the best answer is:", then "(B) ...";
 also "... is:" with a lettered option below), else a letter alone on the last line (not the last
@@ -79,8 +83,20 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
     if not s:
         return None, "answer is empty"
     chosen = last_match(_SELECTION, s[:MAX_ANSWER_CHARS]) if selection else None
-    if chosen is not None and not _NEGATION.search(s[max(0, chosen.start() - 24) : chosen.start()]):
-        return letter_of(s[chosen.end() :], letters, selection=False)
+    if chosen is not None and not _negated_before(s, chosen.start()):
+        rest = s[chosen.end() :]
+        # a revision ("no wait B") counts unless it rules its letter out ("actually A is wrong");
+        # one that only adds a candidate ("actually B is also plausible") is a hedge
+        clause = _CLAUSE.split(rest, maxsplit=1)[0]
+        if chosen.group("rev") and (_HEDGE_WORD.search(clause) or _ALSO.search(clause)):
+            return None, f"answer revises to a second candidate (a hedge scores 0): {s[:60]!r}"
+        if not chosen.group("rev"):
+            return letter_of(rest, letters, selection=False)
+        if not _NEGATION.search(clause):
+            letter, why = letter_of(rest, letters, selection=False)
+            if letter and letter in _ruled_out(s[: chosen.start()]):  # "Not C, wait, C"
+                return None, f"answer rules out {letter} and then names it (contradicts itself): {s[:60]!r}"
+            return letter, why
     m = _LEAD.match(s)
     if not m or m.group(2).upper() not in letters:
         return _letter_in_prose(s, letters)
@@ -116,9 +132,24 @@ _STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’+#])")  # n
 _SELECTION = re.compile(
     r"(?i:\banswer(?:[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be))?(?:[ \t]{0,3}[:=][ \t]{0,3}|[ \t]{1,3})"
     r"|\b(?:choice|option|selection)(?:[ \t]{1,3}is[ \t]{1,3}|[ \t]{0,3}:[ \t]{0,3})"
-    r"|\b(?:choose|chose|pick|select|go[ \t]with|opt[ \t]for)[ \t]{1,3})(?i:(?:actually|definitely|clearly)[ \t]{1,3})?"
-    r"(?=[(\[]?[A-Z][)\]]?(?![A-Za-z0-9'’+#]))"
+    r"|\b(?:choose|chose|pick|select|go[ \t]with|opt[ \t]for|settled?[ \t]on)[ \t]{1,3}"
+    r"|(?P<rev>\b(?:actually|no[ \t,]{1,3}wait|wait[ \t]{0,2}[,:]|on[ \t]second[ \t]thought"
+    r"|correction[ \t]{0,2}:)[ \t,]{0,3}))"
+    r"(?i:(?:actually|definitely|clearly)[ \t]{1,3})?(?=[(\[]?[A-Z][)\]]?(?![A-Za-z0-9'’+#]))"
 )
+
+
+def _ruled_out(s: str) -> set[str]:
+    """Letters that s names in a clause that negates them."""
+    clauses = _CLAUSE.split(s[:MAX_ANSWER_CHARS])
+    return {t for c in clauses if _NEGATION.search(c) for t in _STANDALONE.findall(c)}
+
+
+def _negated_before(s: str, start: int) -> bool:
+    """A negation in the clause just before a selection ("I would not choose A")."""
+    return bool(_NEGATION.search(_CLAUSE.split(s[max(0, start - 24) : start])[-1]))
+
+
 _NEGATION = re.compile(
     r"(?i:\b(?:not|never|except|wrong|incorrect|unlikely|none|neither|nor|cannot|rather[ \t]than|instead[ \t]of"
     r"|eliminat\w{0,4}|exclud\w{0,3}|rul\w{0,3}[ \t]out)\b"
@@ -131,6 +162,7 @@ _CLAUSE = re.compile(
 )
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _HEDGE_WORD = re.compile(r"(?i:\b(?:maybe|perhaps|possibly|or|either|alternatively)\b)")
+_ALSO = re.compile(r"(?i:\b(?:also|too|might|could|plausible)\b)")
 _PROSE_WORD = re.compile(r"(?i:\b(?!(?:or|and|vs|maybe|perhaps|possibly|also|then)\b)[a-z]{2,})")
 # "the answer is (B)", "the best answer is:" with the letter on the next line, "the answer: D"
 _PHRASE = re.compile(
@@ -168,10 +200,15 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
     return letter, "no answer marker; from 'the answer is X' phrase"
 
 
+_RUN = "ABCDEFGHIJ"
+
+
 def check_choice(completion: str | None, target: str, letters: str = "ABCD") -> CheckResult:
     """Is the one chosen letter the target letter?"""
-    letter, how = extract_choice(completion, letters)
     gold = target.strip().upper()
+    if len(gold) == 1 and letters == _RUN[: len(letters)] and gold in _RUN[len(letters) :]:
+        letters = _RUN[: _RUN.index(gold) + 1]  # the options run at least to the gold letter (E)
+    letter, how = extract_choice(completion, letters)
     if letter is None:
         return CheckResult(False, None, how)
     if letter == gold:

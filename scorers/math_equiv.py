@@ -16,9 +16,12 @@
 3. Compare with math-verify (parse + verify: fractions vs decimals, intervals, tuples,
    sets, sqrt, pi, units), after reading `x = 2` / `2 = x` as 2 (when the reference is
    not an equation), `1.5e3` as `1.5\\times10^{3}`, `0.\\overline{3}` as 1/3, and
-   "x = 2 or x = 3" as the list "2, 3"; then fall back to comparing normalised strings
-   (`normalize_math_answer`: spacing, `\\left`/`\\right`, `\\dfrac`, `$`, degrees,
-   thousands commas; words are kept).
+   "x = 2 or x = 3" as the list "2, 3", and a one-row/column matrix against a bracketed list
+   as two tuples (`\\begin{matrix} \\frac12 \\\\ 1 \\end{matrix}` = `[0.5, 1]`); then fall back to
+   comparing normalised strings (`normalize_math_answer`: spacing, `\\left`/`\\right`,
+   `\\dfrac`, `$`, degrees, thousands commas; words are kept). Where the reference raises an
+   expression that may be negative to a non-integer power (real only where it is positive), a
+   second comparison takes the variables positive (`(1+r/r_0)^{-3/2}` = `(r_0/(r+r_0))^{3/2}`).
 
 math-verify's time limit uses SIGALRM, which only works in the main thread (off it,
 math-verify raises ValueError). So: in the main thread we call it in-process with
@@ -137,6 +140,35 @@ def _top_level_items(s: str) -> list[str]:
             cur.append(ch)
     items.append("".join(cur))
     return [i.strip() for i in items if i.strip()]
+
+
+_MATRIX = re.compile(r"[ \t$]{0,3}\\begin\{([pbvBV]?matrix)\}(.{0,600}?)\\end\{\1\}[ \t$.]{0,3}", re.S)
+_LIST = re.compile(r"[ \t$]{0,3}[(\[](.{1,600})[)\]][ \t$.]{0,3}", re.S)
+
+
+def _vector(s: str) -> list[str] | None:
+    """The entries of a one-row or one-column matrix (`\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}`)."""
+    m = _MATRIX.fullmatch(s)
+    if not m:
+        return None
+    rows = [r for r in m[2].split("\\\\") if r.strip()]
+    if len(rows) == 1:
+        rows = rows[0].split("&")
+    elif any("&" in r for r in rows):
+        return None
+    return [r.strip() for r in rows] if len(rows) > 1 else None
+
+
+def _as_tuples(pred: str, gold: str) -> tuple[str, str]:
+    """A one-row/column matrix against a bracketed list (or the reverse): both as tuples, entry by entry."""
+    for a, b in ((pred, gold), (gold, pred)):
+        vec, listed = _vector(a), _LIST.fullmatch(b)
+        if vec and listed and _vector(b) is None:
+            items = _top_level_items(listed[1])
+            if len(items) > 1:
+                tuples = f"({', '.join(vec)})", f"({', '.join(items)})"
+                return tuples if a is pred else tuples[::-1]
+    return pred, gold
 
 
 def _words(s: str) -> set[str]:
@@ -313,7 +345,7 @@ def _value_of(pred: str, gold: str) -> str:
 # ----------------------------------------------------------------- math-verify bridge
 
 
-def _verify_in_process(gold: str, pred: str, timeout: int | None) -> bool:
+def _verify_in_process(gold: str, pred: str, timeout: int | None, positive: bool = False) -> bool:
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
     config = [LatexExtractionConfig(), ExprExtractionConfig()]
@@ -322,6 +354,10 @@ def _verify_in_process(gold: str, pred: str, timeout: int | None) -> bool:
     if not g or not p:
         return False
     g, p = _imaginary_unit(g, p)
+    if positive:
+        if not _real_only_for_positive(g[0]):
+            return False
+        g, p = _positive_symbols(g), _positive_symbols(p)
     # set/relation comparison: "-2 < x < 2" answers the interval "(-2, 2)"
     return bool(verify(g, p, timeout_seconds=timeout, allow_set_relation_comp=True))
 
@@ -345,6 +381,32 @@ def _imaginary_unit(g: list, p: list) -> tuple[list, list]:
     return [sub(x) for x in g], [sub(x) for x in p]
 
 
+def _real_only_for_positive(x: object) -> bool:
+    """The reference raises an expression in its variables that may be negative to a non-integer
+    power (`(\\frac{r_0}{r+r_0})^{0.5}`): it is meant where that base is positive."""
+    import sympy
+
+    if not isinstance(x, sympy.Basic):
+        return False
+    real = x.subs({s: sympy.Symbol(s.name, real=True) for s in x.free_symbols})
+    return any(
+        not e.exp.is_integer and e.base.free_symbols and not e.base.is_nonnegative for e in real.atoms(sympy.Pow)
+    )
+
+
+def _positive_symbols(xs: list) -> list:
+    """Every variable taken positive and float exponents made exact (0.5 -> 1/2)."""
+    import sympy
+
+    out = []
+    for x in xs:
+        if isinstance(x, sympy.Basic):
+            x = sympy.nsimplify(x, rational=True) if x.atoms(sympy.Float) else x
+            x = x.subs({s: sympy.Symbol(s.name, positive=True) for s in x.free_symbols})
+        out.append(x)
+    return out
+
+
 class _Worker:
     """A `python -m scorers._math_worker` child answering one JSON request per line."""
 
@@ -358,11 +420,12 @@ class _Worker:
             text=True, bufsize=1, env=env,
         )  # fmt: skip
 
-    def ask(self, gold: str, pred: str, timeout: int, wait: float) -> bool | None:
+    def ask(self, gold: str, pred: str, timeout: int, wait: float, positive: bool = False) -> bool | None:
         """True/False, or None when the child did not answer within `wait` s (killed)."""
         assert self.proc.stdin and self.proc.stdout
+        request = {"gold": gold, "pred": pred, "timeout": timeout, "positive": positive}
         try:
-            self.proc.stdin.write(json.dumps({"gold": gold, "pred": pred, "timeout": timeout}) + "\n")
+            self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
             ready, _, _ = select.select([self.proc.stdout], [], [], wait)
             line = self.proc.stdout.readline() if ready else ""
@@ -389,13 +452,13 @@ _slots = threading.BoundedSemaphore(MAX_WORKERS)
 _STARTUP_GRACE = 30.0
 
 
-def _verify_in_worker(gold: str, pred: str, secs: int) -> bool | None:
+def _verify_in_worker(gold: str, pred: str, secs: int, positive: bool = False) -> bool | None:
     with _slots:
         try:
             worker, wait = _idle.get_nowait(), secs + 2.0
         except queue.Empty:
             worker, wait = _Worker(), secs + _STARTUP_GRACE
-        result = worker.ask(gold, pred, secs, wait)
+        result = worker.ask(gold, pred, secs, wait, positive)
         if worker.alive():
             _idle.put(worker)
         return result
@@ -410,22 +473,30 @@ def _stop_workers() -> None:
             return
 
 
-def symbolic_equal(gold: str, pred: str, timeout: float = DEFAULT_TIMEOUT) -> bool | None:
-    """math-verify equivalence; None when it timed out. Safe from any thread."""
+def symbolic_equal(gold: str, pred: str, timeout: float = DEFAULT_TIMEOUT, positive: bool = False) -> bool | None:
+    """math-verify equivalence (with `positive`: the variables taken positive, only where the
+    reference is real only for positive values); None when it timed out. Safe from any thread."""
     secs = max(1, int(round(timeout)))
     if threading.current_thread() is threading.main_thread():
         from math_verify.errors import TimeoutException
 
         try:
-            return _verify_in_process(gold, pred, secs)
+            return _verify_in_process(gold, pred, secs, positive)
         except TimeoutException:
             return None
     # off the main thread SIGALRM is unavailable: a child process (its own main
     # thread, so math-verify's alarm works there) that we can kill if it hangs
-    return _verify_in_worker(gold, pred, secs)
+    return _verify_in_worker(gold, pred, secs, positive)
 
 
 # ------------------------------------------------------------------------- check
+
+
+# a root or a non-integer power (`^{0.5}`, `^{3/2}`, `^{\\frac12}`): a cheap test before the positive reading
+_ROOT = re.compile(
+    r"\\sqrt|\^[ \t]{0,2}\{?[ \t]{0,2}-?[\d.]{1,6}[ \t]{0,2}/|\^[ \t]{0,2}\{?[ \t]{0,2}-?\d{0,6}\.\d"
+    r"|\^[ \t]{0,2}\{?\\frac"
+)
 
 
 def _compare_forms(pred: str, gold: str) -> tuple[bool, str] | None:
@@ -446,6 +517,7 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
         return CheckResult(False, None, how)
     gold_raw = math_forms.rewrite(_read_scale(gold_answer(str(target))))
     raw = math_forms.rewrite(_read_scale(raw))
+    raw, gold_raw = _as_tuples(raw, gold_raw)
     why = refusal(raw, gold_raw, count=False)
     if why is None:
         raw = _value_of(_as_sentence(raw, gold_raw), gold_raw)
@@ -468,6 +540,8 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
         rhs = math_forms.function_rhs(raw), math_forms.function_rhs(gold_raw)
         if rhs[0] and rhs[1]:  # "f(x) = 2x+3" answers "y = 2x+3"
             same = symbolic_equal(rhs[1], rhs[0], timeout) or same
+    if same is False and _ROOT.search(gold_raw):  # "(\\frac{r_0}{r+r_0})^{0.5}": meant for positive values
+        same = symbolic_equal(gold_raw, raw, timeout, positive=True) or same
     if same:
         return CheckResult(True, raw, f"equivalent by math-verify ({how})")
     pred, gold = normalize_math_answer(raw), normalize_math_answer(gold_raw)

@@ -1,6 +1,7 @@
 """Answer forms that math-verify misreads: rewritten, compared or refused first (pure).
 
-- rewritten (`rewrite`): doubly escaped LaTeX (`\\\\frac` -> `\\frac`); Python's `2**(1/4)` and
+- rewritten (`rewrite`): doubly escaped LaTeX (`\\\\frac` -> `\\frac`, a matrix's row breaks too);
+  scientific notation as its decimal (`2.31 \\times 10^{-3}` -> `0.00231`); Python's `2**(1/4)` and
   `sqrt(3)`; `33.5 pct` / `percentage` as `33.5\\%`; `2 = x` as `x = 2`; mixed numbers
   (`4 4/9` -> `\\frac{40}{9}`, `4 4/9%` -> `\\frac{40}{900}`; only a proper fraction after a
   whole number on one line); a fraction with a percent sign; degrees inside a trigonometric
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from decimal import Decimal
 
 _COMMANDS = (
     "frac|dfrac|tfrac|sqrt|pi|cdot|times|left|right|text|mathrm|boxed|leq?|geq?|neq|infty|circ|"
@@ -41,6 +43,12 @@ _POWER = re.compile(r"(?<=[\w)}])[ \t]{0,2}\*\*[ \t]{0,2}(?=[\w({-])")  # Python
 _PLAIN_SQRT = re.compile(r"(?<![\\A-Za-z])sqrt[ \t]{0,2}\(([^()]{1,60})\)")  # sqrt(3)
 _PERCENT_WORD = re.compile(r"(?<=\d)[ \t]{0,2}(?:percentage|pct)(?![A-Za-z])")
 _VALUE_EQ_VAR = re.compile(r"([^=<>]{1,600}?)[ \t]{0,3}=[ \t]{0,3}([A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?)[ \t]{0,3}")
+# "2.31 \\times 10^{-3}": a number in scientific notation, read as the decimal it is (one value,
+# compared to math-verify's precision like any decimal); not after `^`, `_`, `/` or in a brace
+_TIMES_TEN = re.compile(
+    r"(?<![\w.}{^_/])(-?\d{1,20}(?:\.\d{1,20})?)[ \t]{0,2}(?:\\times|\\cdot|×)[ \t]{0,2}10[ \t]{0,2}\^[ \t]{0,2}"
+    r"(?:\{[ \t]{0,2}([-+]?\d{1,2})[ \t]{0,2}\}|([-+]?\d))(?![\w.^])"
+)
 _TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
 _DEGREES = re.compile(r"(\d{1,9}(?:\.\d{1,9})?)[ \t]{0,2}(?:\^[ \t]{0,2}\{?[ \t]{0,2}\\circ[ \t]{0,2}\}?|°)")
 
@@ -54,9 +62,16 @@ def _mixed(m: re.Match[str]) -> str:
     return f"{sign}\\frac{{{top}}}{{{den * 100 if m['pct'] else den}}}"
 
 
+def _times_ten(m: re.Match[str]) -> str:
+    return format(Decimal(m[1]).scaleb(int(m[2] or m[3])), "f")
+
+
 def rewrite(s: str) -> str:
     """The answer with the forms above rewritten into ones math-verify reads as meant."""
-    s = _DOUBLE_ESCAPED.sub(r"\\", s)
+    s, escaped = _DOUBLE_ESCAPED.subn(r"\\", s)
+    if escaped:  # a doubly escaped row break `\\\\` (in a matrix) is `\\`
+        s = s.replace("\\\\", "\\")
+    s = _TIMES_TEN.sub(_times_ten, s)
     s = _PLAIN_SQRT.sub(r"\\sqrt{\1}", _POWER.sub("^", s))
     s = _PERCENT_WORD.sub(r"\\%", s)
     flipped = _VALUE_EQ_VAR.fullmatch(s)

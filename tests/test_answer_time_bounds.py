@@ -77,6 +77,14 @@ ADVERSARIAL = {
     "bracket in the answer": _rep("x", suffix="ANSWER: [" + "1" * (MAX_ANSWER_CHARS - 2) + "]"),
     "computation in the answer": _rep("x", suffix="ANSWER: " + "1+" * 290 + "= 5"),
     "unequal computation in the answer": _rep("x", suffix="ANSWER: $" + "|" * (MAX_ANSWER_CHARS - 4) + "= 5"),
+    "scientific notation": _rep("1.5 \\times 10^{", "ANSWER: "),
+    "scientific notation in the answer": _rep("x", suffix="ANSWER: " + "1.5 \\times 10^{-3} " * 30),
+    "matrices in the answer": _rep("x", suffix="ANSWER: " + "\\begin{matrix} 1 \\\\ " * 30),
+    "a vector against a list": _rep("x", suffix="ANSWER: \\begin{pmatrix}" + " 1 \\\\" * 70 + " \\end{pmatrix}"),
+    "doubly escaped rows": _rep("x", suffix="ANSWER: \\\\begin{matrix}" + " 1 \\\\\\\\" * 60),
+    "revisions": _rep("no wait A, ", "ANSWER: "),
+    "revisions in the answer": _rep("x", suffix="ANSWER: " + "actually A, no wait B, " * 25),
+    "settled on": _rep("settled on ", "ANSWER: "),
 }
 
 
@@ -100,6 +108,15 @@ def test_extraction_helpers_are_fast(name):
     text = ADVERSARIAL[name]
     _, cpu = cpu_seconds(lambda: (last_answer_line(text), find_boxed(text)), repeat=2)
     assert cpu < LIMIT_CPU_S, f"took {cpu * 1000:.0f} ms of CPU on {name!r}"
+
+
+@pytest.mark.parametrize("name", ["a vector against a list", "matrices in the answer", "revisions in the answer"])
+def test_new_forms_are_fast_against_their_counterpart(name):
+    """The vector and revision rules run only against a list reference or a late letter: time those too."""
+    text = ADVERSARIAL[name]
+    for check, gold in ((check_math, "[1, 2]"), (check_math, "(1, 2)"), (check_choice, "J")):
+        _, cpu = cpu_seconds(lambda check=check, gold=gold: check(text, gold), repeat=2)
+        assert cpu < LIMIT_CPU_S, f"{check.__name__} took {cpu * 1000:.0f} ms of CPU on {name!r} vs {gold!r}"
 
 
 def test_the_answer_at_the_end_of_a_long_output_is_still_read():

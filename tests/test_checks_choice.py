@@ -86,7 +86,9 @@ def test_empty_output_reason():
 
 def test_more_letters_when_allowed():
     assert check_choice("ANSWER: E", "E", letters="ABCDE").correct
-    assert not check_choice("ANSWER: E", "E").correct
+    assert check_choice("ANSWER: E", "E").correct  # a gold E: the options run at least to E
+    assert not check_choice("ANSWER: F", "E").correct  # a letter past the gold is no option
+    assert not check_choice("ANSWER: E", "D").correct
 
 
 def test_target_whitespace_and_case():
