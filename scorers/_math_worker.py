@@ -1,7 +1,7 @@
 """Child process for math-verify off the main thread: JSON request/answer per line.
 
 Request: {"gold": str, "pred": str, "timeout": int, "positive": bool}; answer: {"equal": bool}.
-Runs in this process's main thread, so math-verify's SIGALRM timeout works.
+Runs in this process's main thread, so the CPU limit (SIGPROF) and math-verify's alarm work.
 """
 
 from __future__ import annotations

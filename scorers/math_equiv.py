@@ -23,9 +23,12 @@
    expression that may be negative to a non-integer power (real only where it is positive), a
    second comparison takes the variables positive (`(1+r/r_0)^{-3/2}` = `(r_0/(r+r_0))^{3/2}`).
 
-math-verify's time limit uses SIGALRM, which only works in the main thread (off it,
-math-verify raises ValueError). So: in the main thread we call it in-process with
-its own timeout; from any other thread (Inspect scorers via `asyncio.to_thread`,
+The time limit that decides is CPU time, not wall time: a comparison gets `timeout` seconds
+of this process's CPU (`_cpu_limit`, SIGPROF), so a busy machine delays a verdict but
+cannot change it. math-verify's own wall-clock alarm stays as a backstop at
+WALL_BACKSTOP times that. Both are signals, which only work in the main thread (off it,
+math-verify raises ValueError). So: in the main thread we call it in-process; from any
+other thread (Inspect scorers via `asyncio.to_thread`,
 TRL reward threads) the comparison runs in up to MAX_WORKERS persistent child
 processes (`python -m scorers._math_worker`, JSON lines over pipes; no
 multiprocessing, so no dependence on __main__), and a hung child is killed.
@@ -34,21 +37,25 @@ multiprocessing, so no dependence on __main__), and a hung child is killed.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
 import re
 import select
+import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
 from scorers import math_forms
 from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode
 
-DEFAULT_TIMEOUT = 5.0
+DEFAULT_TIMEOUT = 5.0  # CPU seconds per comparison
+WALL_BACKSTOP = 10  # math-verify's wall-clock alarm, and a worker's wait, as a multiple of the CPU limit
 # deeper bracket nesting is refused before math-verify, whose LaTeX parser takes seconds on it
 # (`{` 12 deep: 1.5 s, 15 deep: past its 5 s time-out); MATH answers nest at most 4 deep
 MAX_NESTING = 8
@@ -345,21 +352,44 @@ def _value_of(pred: str, gold: str) -> str:
 # ----------------------------------------------------------------- math-verify bridge
 
 
+@contextlib.contextmanager
+def _cpu_limit(secs: int | None) -> Iterator[None]:
+    """Raise math-verify's TimeoutException once this process has spent `secs` CPU seconds
+    (main thread only; None: no limit). math-verify turns it into "not equal" where it catches it."""
+    if not secs:
+        yield
+        return
+    from math_verify.errors import TimeoutException
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutException(f"math-verify: over {secs} s of CPU")
+
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, secs)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
 def _verify_in_process(gold: str, pred: str, timeout: int | None, positive: bool = False) -> bool:
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
     config = [LatexExtractionConfig(), ExprExtractionConfig()]
-    g = parse(f"${gold}$", extraction_config=config, parsing_timeout=timeout)
-    p = parse(f"${pred}$", extraction_config=config, parsing_timeout=timeout)
-    if not g or not p:
-        return False
-    g, p = _imaginary_unit(g, p)
-    if positive:
-        if not _real_only_for_positive(g[0]):
+    wall = timeout * WALL_BACKSTOP if timeout else timeout
+    with _cpu_limit(timeout):
+        g = parse(f"${gold}$", extraction_config=config, parsing_timeout=wall)
+        p = parse(f"${pred}$", extraction_config=config, parsing_timeout=wall)
+        if not g or not p:
             return False
-        g, p = _positive_symbols(g), _positive_symbols(p)
-    # set/relation comparison: "-2 < x < 2" answers the interval "(-2, 2)"
-    return bool(verify(g, p, timeout_seconds=timeout, allow_set_relation_comp=True))
+        g, p = _imaginary_unit(g, p)
+        if positive:
+            if not _real_only_for_positive(g[0]):
+                return False
+            g, p = _positive_symbols(g), _positive_symbols(p)
+        # set/relation comparison: "-2 < x < 2" answers the interval "(-2, 2)"
+        return bool(verify(g, p, timeout_seconds=wall, allow_set_relation_comp=True))
 
 
 def _imaginary_unit(g: list, p: list) -> tuple[list, list]:
@@ -455,9 +485,9 @@ _STARTUP_GRACE = 30.0
 def _verify_in_worker(gold: str, pred: str, secs: int, positive: bool = False) -> bool | None:
     with _slots:
         try:
-            worker, wait = _idle.get_nowait(), secs + 2.0
+            worker, wait = _idle.get_nowait(), secs * WALL_BACKSTOP + 2.0
         except queue.Empty:
-            worker, wait = _Worker(), secs + _STARTUP_GRACE
+            worker, wait = _Worker(), secs * WALL_BACKSTOP + _STARTUP_GRACE
         result = worker.ask(gold, pred, secs, wait, positive)
         if worker.alive():
             _idle.put(worker)
@@ -548,5 +578,5 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
     if pred and (pred == gold or pred.lower() == gold.lower()):
         return CheckResult(True, raw, f"equal after normalisation ({how})")
     if same is None:
-        return CheckResult(False, raw, f"math-verify timed out after {timeout:g}s ({how})")
+        return CheckResult(False, raw, f"math-verify timed out after {timeout:g} s of CPU ({how})")
     return CheckResult(False, raw, f"{pred!r} not equivalent to {gold!r} ({how})")

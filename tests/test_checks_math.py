@@ -181,3 +181,18 @@ def test_timeout_in_main_thread_is_reported(monkeypatch):
     monkeypatch.setattr(math_equiv, "_verify_in_process", slow)
     res = check_math("ANSWER: x^{x^{x}}", "y", timeout=1)
     assert not res.correct and "timed out" in res.reason
+
+
+def test_the_math_verify_limit_is_cpu_time_so_a_busy_machine_cannot_change_a_verdict():
+    """Waiting (what a loaded machine does to a call) does not spend the limit; computing does."""
+    import time
+
+    from math_verify.errors import TimeoutException
+
+    from scorers.math_equiv import _cpu_limit
+
+    with _cpu_limit(1):
+        time.sleep(1.5)  # wall time past the limit, no CPU: not a time-out
+    with pytest.raises(TimeoutException), _cpu_limit(1):
+        while True:
+            pass
