@@ -7,7 +7,7 @@ is made writable (`reports.safe_text`: a lone surrogate becomes its escape), so 
 folder can crash a table, CSV or plot written from it.
 
 The training plots (`reports.plots.read_run`), training/curves.py, training/gpu_check.py,
-training/run_memory.py and both sweeps under experiments/ read run folders through this module."""
+experiments/seeds/memory.py and both sweeps under experiments/ read run folders through this module."""
 
 from __future__ import annotations
 

@@ -144,7 +144,7 @@ def test_gpu_check_refuses_bad_run_files(gpu_check_after_training, tmp_path, inf
 
 
 def test_the_memory_check_refuses_a_bad_run_info(tmp_path):
-    from training.run_memory import per_run_peak
+    from experiments.seeds.memory import per_run_peak
 
     runs = [tmp_path / "seed-0", tmp_path / "seed-1"]
     for run, text in zip(runs, ('{"peak_rss_gib": 2.5}', '{"peak_rss_gib": "3 GiB"}'), strict=True):
