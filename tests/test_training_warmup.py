@@ -156,7 +156,7 @@ def test_train_top_layers_freezes_everything_below():
 
 def test_routing_curves_per_domain(tmp_path):
     """curves.py writes the per-domain worker shares of each step (CSV) and their plot."""
-    from training import curves
+    from experiments import curves
 
     rows = []
     for step in (1, 2):

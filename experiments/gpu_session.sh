@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One GPU session, side by side within one deadline: the sim-routing seed table (seeds 2000-2015, fixed
 # before any of them ran; each with its own format warm-up, evaluated on the held-out protocol), the GPU check
-# (training/gpu_check.py, its bf16 padding-fix run included) and the training bench's GPU column.
-#     OUT=<results folder> bash training/gpu_session.sh [deadline_s, default 560]
+# (experiments/gpu_check.py, its bf16 padding-fix run included) and the training bench's GPU column.
+#     OUT=<results folder> bash experiments/gpu_session.sh [deadline_s, default 560]
 # From the project root of a GPU machine (after shared/gpu's stage.sh and finish.sh: `. /tmp/gpu/env.sh`).
 # Each job runs under `timeout`; on exit, whatever happened, the small results (tables, logs' tails,
 # run_info.json, metrics.jsonl, eval logs; never a model or checkpoint) go to $OUT as at most four files:
@@ -62,7 +62,7 @@ if wants seeds; then
     pids[seeds]=$!
 fi
 if wants gpu_check; then
-    timeout -k 15 $((deadline - 20)) "$py" training/gpu_check.py --steps "${GPU_CHECK_STEPS:-4}" \
+    timeout -k 15 $((deadline - 20)) "$py" -m experiments.gpu_check --steps "${GPU_CHECK_STEPS:-4}" \
         --out "$runs/gpu-check" >"$runs/gpu_check.log" 2>&1 &
     pids[gpu_check]=$!
 fi
