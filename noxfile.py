@@ -187,7 +187,7 @@ def gpu_check(session: nox.Session) -> None:
     else:
         session.install(*TORCH_CPU)
         install(session, "[train]")
-    session.run("python", "training/gpu_check.py", *session.posargs)
+    session.run("python", "-m", "experiments.gpu_check", *session.posargs)
 
 
 @nox.session

@@ -140,7 +140,8 @@ def shape_args(recipe: str, steps: int, generations: int, out: Path, device: str
 
 
 def project_arm(argv: list[str], generations: int) -> None:
-    from training.train import main, parse
+    from training.options import parse
+    from training.train import main
 
     micro = parse(argv)[1].per_device_train_batch_size  # the recipe's micro-batch, over the same generation batch
     main([*argv, "--gradient_accumulation_steps", str(max(1, QUESTIONS * generations // micro))])
@@ -151,7 +152,11 @@ def bare_trl_arm(argv: list[str], generations: int, micro: bool = False) -> None
     reward; the loss in one pass of the whole batch, or (`micro`) in the recipe's micro-batches."""
     from trl import GRPOTrainer
 
-    from training.train import build_dataset, constant_reward, freeze_below, load_model, parse, settings_of
+    from training.data import build_dataset
+    from training.model_prep import freeze_below, load_model
+    from training.options import parse
+    from training.train import settings_of
+    from training.trainer import constant_reward
 
     batch = parse(argv)[1].per_device_train_batch_size if micro else QUESTIONS * generations
     shape = ["--per_device_train_batch_size", str(batch), "--gradient_accumulation_steps",

@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--log_dir", type=Path, required=True, help="where Inspect writes the logs")
     ap.add_argument("--rows", type=Path, required=True, help="the JSON file of the rows, one per sample")
     args, extra = ap.parse_known_args(argv)
-    from training.train import parse
+    from training.options import parse
 
     script, config, _ = parse([args.recipe, *extra])
     method = conductor_method(args.label, args.run, conductor_options(script, config, args.eval_temperature))

@@ -6,8 +6,8 @@ line) and the fix, never a traceback. Only the fields something reads are checke
 is made writable (`reports.safe_text`: a lone surrogate becomes its escape), so no text of a run
 folder can crash a table, CSV or plot written from it.
 
-The training plots (`reports.plots.read_run`), training/curves.py, training/gpu_check.py,
-training/run_memory.py and both sweeps under experiments/ read run folders through this module."""
+The training plots (`reports.plots.read_run`), experiments/curves.py, experiments/gpu_check.py,
+experiments/seeds/memory.py and both sweeps under experiments/ read run folders through this module."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from training import gpu_check
+from experiments import gpu_check
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,7 +76,7 @@ def test_without_a_gpu_it_says_so_and_exits_0(capsys, tmp_path):
 @pytest.mark.slow
 def test_dry_run_checks_the_recipe_on_any_machine(tmp_path):
     done = subprocess.run(
-        [sys.executable, "training/gpu_check.py", "--dry_run", "--out", str(tmp_path / "g")],
+        [sys.executable, "-m", "experiments.gpu_check", "--dry_run", "--out", str(tmp_path / "g")],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]

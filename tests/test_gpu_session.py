@@ -1,4 +1,4 @@
-"""training/gpu_session.sh's job list and its gpu_small job's dry run; training/learning_table.py on crafted metrics."""
+"""experiments/gpu_session.sh: its job list, its gpu_small job's dry run; experiments/learning_table.py on crafted metrics."""
 
 import json
 import os
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from training import learning_table
+from experiments import learning_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def session(tmp_path, **env) -> subprocess.CompletedProcess:
     environ = {**os.environ, "OUT": str(tmp_path / "out"), "RUNS": str(tmp_path / "runs"), "PY": sys.executable,
                "XDG_DATA_HOME": str(tmp_path / "xdg"), "INSPECT_LOG_DIR": str(tmp_path / "logs"), **env}  # fmt: skip
-    return subprocess.run(["bash", "training/gpu_session.sh"], cwd=ROOT, env=environ, capture_output=True,
+    return subprocess.run(["bash", "experiments/gpu_session.sh"], cwd=ROOT, env=environ, capture_output=True,
                           text=True, timeout=600)  # fmt: skip
 
 
@@ -33,7 +33,7 @@ def test_the_gpu_small_job_dry_run_parses_25_steps_of_the_recipe(tmp_path):
     [plan] = [line for line in done.stdout.splitlines() if line.startswith("gpu_small: ")]
     assert "training/recipes/gpu-small.yaml" in plan and "--max_steps 25 --pool sim" in plan
     assert plan.split("; then ")[0].endswith("--attn_implementation sdpa")
-    assert plan.endswith(f"training/learning_table.py {tmp_path / 'runs' / 'gpu-small'}")
+    assert plan.endswith(f"experiments/learning_table.py {tmp_path / 'runs' / 'gpu-small'}")
     start = done.stdout.index("\n{\n")  # train.py's dry-run JSON (stderr's log lines are in the output too)
     info = json.loads(done.stdout[start : done.stdout.index("\n}\n", start) + 2])
     assert info["dry_run"] and info["recipe"] == "gpu-small" and info["max_steps"] == 25

@@ -179,7 +179,7 @@ def test_csv_safe_keeps_numbers_numbers_and_quotes_formulas():
 
 
 def test_training_curve_csvs_are_spreadsheet_safe(tmp_path):
-    from training.curves import main as curves
+    from experiments.curves import main as curves
 
     names = ("=cmd|' /C calc'!A0", "+SUM(1)")
     run = write_run(tmp_path / "run", [rollout(s, names=names, domain="@evil") for s in range(3)])

@@ -1,4 +1,4 @@
-"""reports.plots: eval plots from a reports frame, training plots from run dirs, training/curves.py."""
+"""reports.plots: eval plots from a reports frame, training plots from run dirs, experiments/curves.py."""
 
 from __future__ import annotations
 
@@ -370,11 +370,11 @@ def test_read_run_keeps_only_the_plotted_fields(tmp_path):
 def test_curves_cli(tmp_path):
     run = write_run(tmp_path / "run", [rollout(s, reward=0.25 * s) for s in range(3)])
     done = subprocess.run(
-        [sys.executable, str(ROOT / "training/curves.py"), str(run), "--out", str(tmp_path / "c")],
+        [sys.executable, "-m", "experiments.curves", str(run), "--out", str(tmp_path / "c")],
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=tmp_path,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "c.png").is_file() and (tmp_path / "c.svg").is_file()

@@ -106,7 +106,8 @@ def test_recipe_options_reach_the_reward(tmp_path, monkeypatch):
     pytest.importorskip("trl")
     from training_fixtures import data_files
 
-    from training.train import main, parse
+    from training.options import parse
+    from training.train import main
 
     made = {}
 

@@ -83,7 +83,7 @@ HOSTILE = ["{not json", "[1]", '{"data": "sim"}', '{"data": {"pool_workers": 5}}
 
 @pytest.mark.parametrize("text", HOSTILE)
 def test_the_training_plots_and_curves_refuse_a_bad_run_info(text, tmp_path):
-    from training.curves import main as curves
+    from experiments.curves import main as curves
 
     run = write_run(tmp_path / "run", [rollout(0), rollout(1)])
     (run / "run_info.json").write_text(text)
@@ -98,8 +98,8 @@ def test_the_training_plots_and_curves_refuse_a_bad_run_info(text, tmp_path):
 def test_curves_cli_ends_with_one_line_and_a_non_zero_exit(tmp_path):
     run = write_run(tmp_path / "run", [rollout(0)])
     (run / "run_info.json").write_text('{"data": {"pool_workers": 5}}')
-    done = subprocess.run([sys.executable, str(ROOT / "training/curves.py"), str(run)], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "experiments.curves", str(run)], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)  # fmt: skip
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
         f"{run / 'run_info.json'}: field data.pool_workers is 5, not a list of text; fix it or move the run folder "
@@ -109,11 +109,11 @@ def test_curves_cli_ends_with_one_line_and_a_non_zero_exit(tmp_path):
 
 @pytest.fixture()
 def gpu_check_after_training(monkeypatch):
-    """training/gpu_check.py's main as on a GPU machine, the training stage a no-op (its files are the test's)
+    """experiments/gpu_check.py's main as on a GPU machine, the training stage a no-op (its files are the test's)
     and the eval stage failing (no accuracy)."""
     import torch
 
-    from training import gpu_check
+    from experiments import gpu_check
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda index: "a test GPU")
@@ -144,7 +144,7 @@ def test_gpu_check_refuses_bad_run_files(gpu_check_after_training, tmp_path, inf
 
 
 def test_the_memory_check_refuses_a_bad_run_info(tmp_path):
-    from training.run_memory import per_run_peak
+    from experiments.seeds.memory import per_run_peak
 
     runs = [tmp_path / "seed-0", tmp_path / "seed-1"]
     for run, text in zip(runs, ('{"peak_rss_gib": 2.5}', '{"peak_rss_gib": "3 GiB"}'), strict=True):
@@ -159,7 +159,7 @@ def test_the_memory_check_refuses_a_bad_run_info(tmp_path):
 def test_run_folder_text_utf8_cannot_hold_is_plotted_and_written_escaped(tmp_path):
     """Lone surrogates (JSON's `\\udc80`) in run_info.json and rollouts.jsonl: curves.py and the training
     plots write their PNG, SVG and CSV with each as its escape, not a crash in the font or the encoder."""
-    from training.curves import main as curves
+    from experiments.curves import main as curves
 
     run = write_run(tmp_path / "run", [rollout(0, names=("a\udc80", "b")), rollout(1, names=("b",))])
     info = {"recipe": "r\ud800", "model": "m\udfff", "data": {"pool": "p\udc80", "pool_workers": ["sim/x\udc80"]}}

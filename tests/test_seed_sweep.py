@@ -52,7 +52,7 @@ def test_dry_run_prints_one_command_per_seed_and_the_evals(tmp_path, capsys):
     math, mmlu = (shlex.split(part) for part in plan[0].removeprefix("seed 0: ").split(" && "))
     assert math[:3] == ["inspect", "eval", "tasks/math500.py"] and "-T" not in math
     assert mmlu[:5] == ["inspect", "eval", "tasks/mmlu.py", "-T", "split=test"]
-    from training.train import parse
+    from training.options import parse
 
     script, config, _ = parse([SMOKE])
     given = dict(math[i + 1].split("=", 1) for i, a in enumerate(math) if a == "-S")
@@ -269,7 +269,7 @@ def test_finished_seeds_are_skipped_and_a_failing_seed_does_not_stop_the_others(
 def test_train_records_its_device(monkeypatch):
     import torch
 
-    from training.train import device_name
+    from training.run_info import device_name
 
     assert device_name(torch.device("cpu")) == "cpu"
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: "NVIDIA H100 80GB HBM3")

@@ -4,7 +4,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from training.train import parse
+from training.options import parse
 
 SCRIPT = Path(__file__).resolve().parents[1] / "training" / "slurm" / "grpo.slurm"
 

@@ -10,7 +10,7 @@ from installed import Deferred, needs
 from test_training_train import RECIPES
 from training_fixtures import tiny_model
 
-from training.train import parse
+from training.options import parse
 
 pytestmark = needs("trl")
 torch = Deferred("torch")

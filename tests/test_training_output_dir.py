@@ -84,7 +84,7 @@ def test_a_resumed_run_may_use_its_own_output_dir(setup):
 
 
 def test_output_dir_conflicts_are_found_by_a_pure_function(tmp_path):
-    from training.train import old_run_paths
+    from training.output_dir import old_run_paths
 
     out = tmp_path / "out"
     assert old_run_paths(out, None) == []

@@ -140,7 +140,7 @@ def test_train_top_layers_freezes_everything_below():
     pytest.importorskip("trl")
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from training.train import freeze_below
+    from training.model_prep import freeze_below
 
     config = LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=3,
                          num_attention_heads=2, num_key_value_heads=2, tie_word_embeddings=True)  # fmt: skip
@@ -156,7 +156,7 @@ def test_train_top_layers_freezes_everything_below():
 
 def test_routing_curves_per_domain(tmp_path):
     """curves.py writes the per-domain worker shares of each step (CSV) and their plot."""
-    from training import curves
+    from experiments import curves
 
     rows = []
     for step in (1, 2):

@@ -52,8 +52,8 @@ def test_a_recipe_agrees_with_its_config(recipe, path):
 def test_a_deepspeed_launch_with_the_warm_up_is_refused_before_it_runs():
     """Accelerate makes one DeepSpeed Accelerator per process: measured with deepspeed 0.19.8 on CPU,
     GRPO's trainer failed after the warm-up had run. Now refused first, naming the two launches."""
+    from training.options import ScriptArguments
     from training.parallel import deepspeed_warmup_problem
-    from training.train import ScriptArguments
 
     warm = ScriptArguments(format_warmup_steps=5)
     assert "--warmup_only true" in deepspeed_warmup_problem(True, warm, None)

@@ -35,6 +35,7 @@ from tasks.catalog import DOMAINS, MATH500, MATH_TRAIN, MMLU, RLPR
 from tasks.common import samples_from_records
 from tasks.sources import LoadedRecords, SourceError, load_records
 from tasks.splits import hash_split
+from workers.pools import load_pool
 
 PAPER_MIXTURE = "math=240,mmlu=240,rlpr=240,lcb=240"  # 960; the paper does not give the shares
 LCB_TRAIN_RELEASE = "release_v1"
@@ -252,3 +253,24 @@ def build_rows(
             }
         )
     return rows
+
+
+def build_dataset(script: Any, settings: Settings) -> tuple[Any, dict]:
+    """The trainer's `datasets.Dataset` of a recipe (`training.options.ScriptArguments`) and the data
+    provenance (mixture, substitutions, order, pool) that run_info.json records."""
+    from datasets import Dataset
+
+    pool = load_pool(script.pool)
+    files = {"math": script.math_file, "mmlu": script.mmlu_file, "rlpr": script.rlpr_file, "lcb": script.lcb_file}
+    exclude = (lambda: load_records("math500", MATH500, data_file=script.math500_file)) if script.math500_file else None
+    items, provenance = build_items(
+        script.mixture, script.substitute, script.mixture_seed, default_loaders(files, script.allow_hub), exclude
+    )
+    if script.interleave_domains:
+        items = interleave_domains(items)
+        provenance["order"] = "domains interleaved, read in order (shuffle_dataset false)"
+    descriptions = [w.description for w in pool.workers]
+    rows = build_rows(items, descriptions, settings, script.pool_size, script.pool_seed)
+    provenance.update(pool=pool.name, pool_workers=[w.model for w in pool.workers], pool_size=script.pool_size)
+    provenance["simulated"] = pool.simulated
+    return Dataset.from_list(rows), provenance

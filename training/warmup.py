@@ -140,3 +140,14 @@ def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, co
         "wall_s": round(time.time() - started, 1),
         "checkpoint": out_dir,
     }
+
+
+def warm_up(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, config: Any, out_dir: str) -> dict:
+    """A GRPO run's format warm-up (`run_warmup`); on several processes, then checked that every replica
+    holds the same weights (training/parallel.py)."""
+    from training.parallel import same_weights
+
+    summary = run_warmup(model, tokenizer, rows, script, config, out_dir)
+    if digests := same_weights(model, config, "format warm-up"):
+        summary["weights_sha256"] = digests
+    return summary

@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> Any:
     ap.add_argument("--dry_run", action="store_true", help="print the commands and the eval plan, run nothing")
     args, extra = ap.parse_known_args(argv)
     weights = parse_weights(args.weights)
-    from training.train import parse
+    from training.options import parse
 
     script, config, _ = parse([args.recipe, *extra])  # the recipe and overrides, checked before anything runs
     warmup = args.warmup or args.out / "warmup-run" / "warmup"

@@ -176,20 +176,20 @@ def thread_env(parallel: int, cores: int | None = None) -> dict[str, str] | None
 
 def parallel_memory(args: argparse.Namespace, script: Any, config: Any, seeds: list[int]) -> str:
     """What `--parallel` runs side by side, or a SystemExit when they would not fit in memory
-    (training/run_memory.py: the runs' measured peak, else the recipe's, at the loss's micro-batch):
+    (experiments/seeds/memory.py: the runs' measured peak, else the recipe's, at the loss's micro-batch):
     the machine's memory for CPU runs, the GPU's free memory for GPU runs (`--use_cpu false`)."""
     import yaml
 
-    from training import run_memory
+    from experiments.seeds import memory
 
     micro = config.per_device_train_batch_size
     recipe_micro = yaml.safe_load(Path(args.recipe).read_text()).get("per_device_train_batch_size", micro)
     runs = [seed_dir(args.out, seed) for seed in seeds]
     gpu = not config.use_cpu
     field = "peak_gpu_gib" if gpu else "peak_rss_gib"  # the recipe's figure and the runs' records
-    peak = run_memory.per_run_peak(getattr(script, field), recipe_micro, micro, runs, field=field)
-    available = run_memory.available_gpu_gib() if gpu else run_memory.available_gib()
-    return run_memory.parallel_plan(args.parallel, seeds, peak, available, "free on the GPU" if gpu else "available")
+    peak = memory.per_run_peak(getattr(script, field), recipe_micro, micro, runs, field=field)
+    available = memory.available_gpu_gib() if gpu else memory.available_gib()
+    return memory.parallel_plan(args.parallel, seeds, peak, available, "free on the GPU" if gpu else "available")
 
 
 def train_log(out: Path, seed: int, running: bool) -> Path:
@@ -439,7 +439,7 @@ def main(argv: list[str] | None = None) -> Any:
     check_warmup(args.warmup)
     shared_run = [warmup_dir(args.out)] if args.shared_warmup else [args.warmup.parent] if args.warmup else []
     check_run_files([*(seed_dir(args.out, s) for s in seeds), *shared_run])  # others' run folders: checked first
-    from training.train import parse
+    from training.options import parse
 
     script, config, model_args = parse([args.recipe, *extra])  # the recipe and overrides, checked before anything runs
     if args.shared_warmup and script.format_warmup_steps < 1:

@@ -72,20 +72,23 @@ def coupling(grads: dict[str, list[Any]]) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
-    import training.train as train
+    from training.data import build_dataset
+    from training.model_prep import freeze_below, load_model
+    from training.options import parse
+    from training.train import settings_of
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layouts", default=",".join(LAYOUTS))
     parser.add_argument("--per_domain", type=int, default=6)
     own, rest = parser.parse_known_args(argv)
-    script, config, model_args = train.parse(rest)
-    rows = train.build_dataset(script, train.settings_of(script))[0].to_list()
+    script, config, model_args = parse(rest)
+    rows = build_dataset(script, settings_of(script))[0].to_list()
     domains = sorted({r["domain"] for r in rows})[:2]
     if len(domains) < 2 or own.per_domain < 2:
         raise SystemExit("coupling needs two domains in the mixture and --per_domain >= 2")
-    model, tokenizer = train.load_model(model_args, config)
+    model, tokenizer = load_model(model_args, config)
     if script.train_top_layers:
-        train.freeze_below(model, script.train_top_layers)
+        freeze_below(model, script.train_top_layers)
     out = {}
     for layout in own.layouts.split(","):
         grads = {}

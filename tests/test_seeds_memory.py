@@ -1,5 +1,6 @@
-"""`python -m experiments.seeds --parallel` checks that its runs fit in memory (training/run_memory.py): from the runs'
-measured peak, else the recipe's bench figure at the loss's micro-batch; it says what runs side by side."""
+"""`python -m experiments.seeds --parallel` checks that its runs fit in memory (experiments/seeds/memory.py):
+from the runs' measured peak, else the recipe's bench figure at the loss's micro-batch;
+it says what runs side by side."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import json
 import pytest
 from installed import needs
 
-import training.run_memory as run_memory
+import experiments.seeds.memory as memory
+from experiments.seeds.memory import available_gib, parallel_plan, per_run_peak
 from experiments.seeds.sweep import main
-from training.run_memory import available_gib, parallel_plan, peak_rss_gib, per_run_peak
+from training.run_info import peak_gpu_gib, peak_rss_gib
 
 pytestmark = needs("trl")
 
@@ -48,7 +50,7 @@ def test_memory_is_read_from_the_system(tmp_path):
 
 
 def test_the_sweep_checks_its_parallel_runs_before_training(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(run_memory, "available_gib", lambda: 4.0)
+    monkeypatch.setattr(memory, "available_gib", lambda: 4.0)
     out = str(tmp_path / "seeds")
     with pytest.raises(SystemExit, match="--parallel 3: 3 runs x .* do not fit in the 4.0 GiB"):
         main([SIM, "--seeds", "0-2", "--parallel", "3", "--out", out, "--dry_run", "--peak_rss_gib", "2.0"])
@@ -57,8 +59,8 @@ def test_the_sweep_checks_its_parallel_runs_before_training(tmp_path, monkeypatc
 
 
 def test_gpu_runs_are_checked_against_the_gpus_free_memory(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(run_memory, "available_gpu_gib", lambda: 20.0)
-    monkeypatch.setattr(run_memory, "available_gib", lambda: 1.0)  # the machine's memory is not what GPU runs fill
+    monkeypatch.setattr(memory, "available_gpu_gib", lambda: 20.0)
+    monkeypatch.setattr(memory, "available_gib", lambda: 1.0)  # the machine's memory is not what GPU runs fill
     out = str(tmp_path / "seeds")
     gpu = ["--use_cpu", "false", "--out", out, "--dry_run", "--peak_gpu_gib", "7.0"]
     with pytest.raises(SystemExit, match=r"--parallel 3: 3 runs x ~7.0 GiB \(the recipe's peak_gpu_gib .* do not fit"
@@ -76,4 +78,4 @@ def test_a_gpu_runs_measured_peak_is_its_own_field(tmp_path):
         6.5, "the largest peak_gpu_gib measured by this sweep's runs (run_info.json)")  # fmt: skip
     with pytest.raises(SystemExit, match="states no peak_gpu_gib"):
         per_run_peak(None, 2, 2, [tmp_path / "none"], field="peak_gpu_gib")
-    assert run_memory.peak_gpu_gib(__import__("torch").device("cpu")) is None
+    assert peak_gpu_gib(__import__("torch").device("cpu")) is None

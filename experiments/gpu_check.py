@@ -1,8 +1,8 @@
 """GPU check: a few GRPO steps of `gpu-small` on a CUDA GPU, the trained conductor evaluated on
 5 GSM8K questions, then the divergence guard's padding fix in bf16; one table (`nox -s gpu_check`).
 
-    python training/gpu_check.py [--steps 4] [--fix_steps 2] [--pool sim] [--out runs/gpu-check]
-    python training/gpu_check.py --dry_run      # plan + the recipe's dry run; any machine (CI)
+    python -m experiments.gpu_check [--steps 4] [--fix_steps 2] [--pool sim] [--out runs/gpu-check]
+    python -m experiments.gpu_check --dry_run      # plan + the recipe's dry run; any machine (CI)
 
 Generation is vLLM colocated with training when vLLM is installed, else transformers'. The eval
 runs through this interpreter (`python -m inspect_ai`: an image may have no `inspect` script).
@@ -29,10 +29,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from reports.run_files import read_metrics, read_run_info  # noqa: E402
-from reports.safe_text import write_text  # noqa: E402
+from reports.run_files import read_metrics, read_run_info
+from reports.safe_text import write_text
 
 RECIPE = "training/recipes/gpu-small.yaml"
 EVAL_TASK = "tasks/gsm8k.py"

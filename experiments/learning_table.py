@@ -4,9 +4,9 @@ questions were drawn), beside what tells a degrading run apart (token entropy, m
 the share cut at `max_completion_length`, the share of groups without reward spread, grad norm,
 learning rate), then the first and the last window's means.
 
-    python training/learning_table.py <run dir> [--window 5]
+    python experiments/learning_table.py <run dir> [--window 5]
 
-Prints the table and writes it to `<run dir>/learning.md` (`training/gpu_session.sh`'s `gpu_small` job).
+Prints the table and writes it to `<run dir>/learning.md` (`experiments/gpu_session.sh`'s `gpu_small` job).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from experiments.gpu_check import markdown_table  # noqa: E402
 from reports.run_files import read_metrics  # noqa: E402
 from reports.safe_text import write_text  # noqa: E402
-from training.gpu_check import markdown_table  # noqa: E402
 
 FIELDS = {  # column: the metrics.jsonl key (TRL's, and the conductor reward's parse rate)
     "reward": "reward",

@@ -1,8 +1,9 @@
 """How much memory a training run takes, and whether N of them fit side by side (`--parallel` of
 `python -m experiments.seeds`).
 
-A run's peak is measured: train.py records its process's peak RSS in run_info.json (`peak_rss_gib`),
-and a recipe states the figure benchmarks/bench_train.py measured at its shapes (`peak_rss_gib`). Most
+A run's peak is measured: train.py records its process's peak RSS in run_info.json (`peak_rss_gib`,
+training/run_info.py), and a recipe states the figure benchmarks/bench_train.py measured at its shapes
+(`peak_rss_gib`, an option training itself does not read). Most
 of a CPU step's peak is the saved activations of the loss's micro-batch, so a run whose micro-batch
 is larger than the recipe's is taken to grow in proportion (a smaller one keeps the recipe's figure).
 A GPU run (`--use_cpu false`) is checked the same way against the GPU's free memory, from the runs'
@@ -11,28 +12,12 @@ A GPU run (`--use_cpu false`) is checked the same way against the GPU's free mem
 
 from __future__ import annotations
 
-import resource
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from reports.run_files import read_run_info
 
 HEADROOM = 0.9  # of the available memory: the sweep's own process, the workers, the page cache
-
-
-def peak_rss_gib() -> float:
-    """This process's peak resident memory so far (GiB; Linux reports ru_maxrss in KiB)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
-
-
-def peak_gpu_gib(device: Any) -> float | None:
-    """The peak GPU memory torch reserved on `device` in this process (GiB); None off a CUDA device."""
-    import torch
-
-    if getattr(device, "type", None) != "cuda":
-        return None
-    return round(torch.cuda.max_memory_reserved(device) / 2**30, 2)
 
 
 def available_gpu_gib() -> float | None:

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One GPU session, side by side within one deadline: the sim-routing seed table (seeds 2000-2015, fixed
 # before any of them ran; each with its own format warm-up, evaluated on the held-out protocol), the GPU check
-# (training/gpu_check.py, its bf16 padding-fix run included), the training bench's GPU column and, when JOBS
+# (experiments/gpu_check.py, its bf16 padding-fix run included), the training bench's GPU column and, when JOBS
 # names it, gpu_small: the gpu-small recipe for GPU_SMALL_STEPS (25) GRPO steps (pool sim), then its reward and
-# parse rate per step (training/learning_table.py: with running means, entropy, completion length).
-#     OUT=<results folder> bash training/gpu_session.sh [deadline_s, default 560]
-#     DRY_RUN=1 OUT=<folder> JOBS=gpu_small bash training/gpu_session.sh   # any machine: the plan, and
+# parse rate per step (experiments/learning_table.py: with running means, entropy, completion length).
+#     OUT=<results folder> bash experiments/gpu_session.sh [deadline_s, default 560]
+#     DRY_RUN=1 OUT=<folder> JOBS=gpu_small bash experiments/gpu_session.sh   # any machine: the plan, and
 #         gpu_small's train.py dry run (its recipe and options parsed); nothing else runs, nothing is collected
 # From the project root of a GPU machine (after shared/gpu's stage.sh and finish.sh: `. /tmp/gpu/env.sh`).
 # Each job runs under `timeout`; on exit, whatever happened, the small results (tables, logs' tails,
@@ -65,7 +65,7 @@ small=("$py" training/train.py training/recipes/gpu-small.yaml --output_dir "$ru
 if [ -n "${DRY_RUN:-}" ]; then
     say "dry run of:${jobs% }"
     wants gpu_small || exit 0
-    echo "gpu_small: ${small[*]}; then $py training/learning_table.py $runs/gpu-small"
+    echo "gpu_small: ${small[*]}; then $py experiments/learning_table.py $runs/gpu-small"
     "${small[@]}" --dry_run true
     exit
 fi
@@ -83,7 +83,7 @@ if wants seeds; then
     pids[seeds]=$!
 fi
 if wants gpu_check; then
-    timeout -k 15 $((deadline - 20)) "$py" training/gpu_check.py --steps "${GPU_CHECK_STEPS:-4}" \
+    timeout -k 15 $((deadline - 20)) "$py" -m experiments.gpu_check --steps "${GPU_CHECK_STEPS:-4}" \
         --out "$runs/gpu-check" >"$runs/gpu_check.log" 2>&1 &
     pids[gpu_check]=$!
 fi
@@ -93,7 +93,7 @@ if wants bench; then
     pids[bench]=$!
 fi
 if wants gpu_small; then  # the table also after a cut run: the steps logged so far
-    (timeout -k 15 $((deadline - 20)) "${small[@]}"; code=$?; "$py" training/learning_table.py "$runs/gpu-small"
+    (timeout -k 15 $((deadline - 20)) "${small[@]}"; code=$?; "$py" experiments/learning_table.py "$runs/gpu-small"
         exit $code) >"$runs/gpu_small.log" 2>&1 &
     pids[gpu_small]=$!
 fi

@@ -1,6 +1,6 @@
 """Training curves of a run directory: reward, parse rate and accuracy per GRPO step (PNG, SVG, CSV).
 
-    python training/curves.py runs/cpu-smoke --out experiments/cpu_smoke/results/curves
+    python -m experiments.curves runs/cpu-smoke --out experiments/cpu_smoke/results/curves
 
 Reads the run's rollout log (`rollouts.jsonl`, one line per rollout, written by the reward)
 and `run_info.json`; a run on the simulated pool is titled SIMULATION, on the local pool local.
@@ -16,15 +16,12 @@ The computation and drawing are `reports.plots` (`per_step`, `curves_figure`,
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from reports.csv_safe import write_csv  # noqa: E402
-from reports.plots import (  # noqa: E402
+from reports.csv_safe import write_csv
+from reports.plots import (
     PLOT_FIELDS,
     curves_figure,
     domain_worker_shares,
@@ -34,7 +31,7 @@ from reports.plots import (  # noqa: E402
     run_title,
     save_figure,
 )
-from training.rollouts import credit_by_domain  # noqa: E402
+from training.rollouts import credit_by_domain
 
 
 def main(argv: list[str] | None = None) -> None:
