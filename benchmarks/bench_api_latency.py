@@ -40,28 +40,45 @@ CHAIN = (
 )
 PAPER_CONCURRENCY = yaml.safe_load((ROOT / "training/recipes/paper.yaml").read_text())["max_concurrency"]
 ROLLOUTS = 256  # the paper recipe's generations per optimizer step
+WARM_UP = 4  # samples of an uncounted first eval
+EVAL_ARMS = [  # (row name, eval() options)
+    ("eval, Inspect's defaults", {}),
+    ("eval, `log_realtime=False` (the project's runners: `solvers.batch_eval`)", {"log_realtime": False}),
+]
 
 
 class Waits:
     """The simulated workers' intended waits, summed per item (a sample or a rollout): the
-    latency draw of workers/sim_provider.py, recorded as it is made."""
+    latency draw of workers/sim_provider.py, recorded as it is made; and the CPU the stand-in
+    spends making its answers (`simulate`: a remote API spends it on its own machines, so it is
+    taken off the harness's CPU)."""
 
     def __init__(self) -> None:
         from workers import sim_provider
 
         self.per_item: dict[str, float] = defaultdict(float)
-        draw = sim_provider.latency
+        self.standin_cpu = 0.0
+        draw, simulate = sim_provider.latency, sim_provider.simulate
 
         def recorded(median: float, sigma: float, seed: int, profile: str, item: str, *parts: object) -> float:
             wait = draw(median, sigma, seed, profile, item, *parts)
             self.per_item[item] += wait
             return wait
 
-        sim_provider.latency = recorded
+        def timed(*args: object) -> object:
+            started = time.thread_time()
+            try:
+                return simulate(*args)
+            finally:
+                self.standin_cpu += time.thread_time() - started
 
-    def take(self) -> list[float]:
-        chains, self.per_item = list(self.per_item.values()), defaultdict(float)
-        return chains
+        sim_provider.latency, sim_provider.simulate = recorded, timed
+
+    def take(self) -> tuple[list[float], float]:
+        """The chains recorded since the last take, and the stand-in's CPU seconds."""
+        chains, standin = list(self.per_item.values()), self.standin_cpu
+        self.per_item, self.standin_cpu = defaultdict(float), 0.0
+        return chains, standin
 
 
 def latency_pool(median: float, sigma: float) -> str:
@@ -89,15 +106,23 @@ def fifo(chains: list[float], connections: int) -> float:
     return max(slots)
 
 
-def row(name: str, chains: list[float], connections: int, wall: float, cpu: float) -> str:
+HEADER = (
+    "| phase | chains | concurrency | summed latency s | bound s | ideal FIFO s | wall s | wall / bound | "
+    "wall / ideal FIFO | process CPU s | stand-in CPU s | harness CPU ms per chain |\n"
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+)
+
+
+def row(name: str, chains: list[float], standin: float, connections: int, wall: float, cpu: float) -> str:
+    """One table row; harness CPU = the process's CPU less the stand-in's, per chain."""
     least, ideal = bound(chains, connections), fifo(chains, connections)
-    return (f"| {name} | {len(chains)} | {connections} | {sum(chains):.1f} | {max(chains):.2f} | {least:.2f} | "
-            f"{ideal:.2f} | {wall:.2f} | {cpu:.2f} | {sum(chains) / wall:.1f} | {wall / least:.2f}x | "
-            f"{wall / ideal:.2f}x |")  # fmt: skip
+    return (f"| {name} | {len(chains)} | {connections} | {sum(chains):.1f} | {least:.2f} | {ideal:.2f} | "
+            f"{wall:.2f} | {wall / least:.2f}x | {wall / ideal:.2f}x | {cpu:.2f} | {standin:.2f} | "
+            f"{1000 * (cpu - standin) / len(chains):.1f} |")  # fmt: skip
 
 
 def eval_run(pool: str, waits: Waits, questions: int, connections: int, **options: object) -> tuple:
-    """(per-sample chain of call latencies, wall seconds, CPU seconds) of one eval."""
+    """(per-sample chain of call latencies, stand-in CPU seconds, wall seconds, CPU seconds) of one eval."""
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
     from inspect_ai.scorer import includes
@@ -118,11 +143,11 @@ def eval_run(pool: str, waits: Waits, questions: int, connections: int, **option
         steps = sample.metadata["conductor"]["round"]["steps"]
         if len(steps) != 3 or any(s["error"] for s in steps):
             raise SystemExit(f"sample {sample.id} did not run its 3 steps: {sample.metadata['conductor']['round']}")
-    return waits.take(), wall, cpu
+    return *waits.take(), wall, cpu
 
 
 def reward_run(pool: str, waits: Waits, rollouts: int, concurrency: int) -> tuple:
-    """(per-rollout chain of call latencies, wall seconds, CPU seconds) of one reward batch."""
+    """(per-rollout chain of call latencies, stand-in CPU seconds, wall seconds, CPU seconds) of one reward batch."""
     from training.rewards import ConductorReward
 
     reward = ConductorReward(pool, max_concurrency=concurrency)
@@ -133,7 +158,7 @@ def reward_run(pool: str, waits: Waits, rollouts: int, concurrency: int) -> tupl
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     if any(r.record is None or any(s.error for s in r.record.steps) for r in scored):
         raise SystemExit("a rollout failed: " + str(next(r.error for r in scored if r.error)))
-    return waits.take(), wall, cpu
+    return *waits.take(), wall, cpu
 
 
 def main() -> None:
@@ -145,15 +170,14 @@ def main() -> None:
     args = parser.parse_args()
     pool = latency_pool(args.median, args.sigma)
     print(f"3-step chains on simulated workers, lognormal latency (median {args.median} s, sigma {args.sigma})\n")
-    print("| phase | chains | concurrency | summed latency s | longest chain s | bound s | ideal FIFO s | wall s |"
-          " harness CPU s | achieved concurrency | wall / bound | wall / ideal FIFO |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(HEADER)
     n, c, waits = args.questions, args.connections, Waits()
-    for name, options in [("eval", {}), ("eval, `log_realtime=False`", {"log_realtime": False})]:
-        chains, wall, cpu = eval_run(pool, waits, n, c, **options)
-        print(row(name, chains, c, wall, cpu), flush=True)
-    chains, wall, cpu = reward_run(pool, waits, ROLLOUTS, PAPER_CONCURRENCY)
-    print(row("training reward", chains, PAPER_CONCURRENCY, wall, cpu))
+    eval_run(pool, waits, WARM_UP, c)  # imports and first-call set-up, counted in no arm
+    for name, options in EVAL_ARMS:
+        chains, standin, wall, cpu = eval_run(pool, waits, n, c, **options)
+        print(row(name, chains, standin, c, wall, cpu), flush=True)
+    chains, standin, wall, cpu = reward_run(pool, waits, ROLLOUTS, PAPER_CONCURRENCY)
+    print(row("training reward", chains, standin, PAPER_CONCURRENCY, wall, cpu))
 
 
 if __name__ == "__main__":

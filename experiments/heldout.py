@@ -87,10 +87,11 @@ def evaluate(method: dict, tasks: list, log_dir: Path, limit: int, seed: int) ->
     """One method on the held-out tasks (fresh ones: `eval_tasks`), logs in `log_dir`: `sample_rows`."""
     from inspect_ai import eval as inspect_eval
 
+    from solvers.batch_eval import UNWATCHED
     from solvers.eval_status import eval_problems
 
     logs = inspect_eval(tasks, solver=method["solver"], model_roles=method["roles"] or None, limit=limit,
-                        seed=seed, display="none", log_dir=str(log_dir))  # fmt: skip
+                        seed=seed, log_dir=str(log_dir), **UNWATCHED)  # fmt: skip
     problems = eval_problems(logs)
     if problems:
         raise SystemExit("\n".join(f"error: {method['label']} on {line}" for line in problems))

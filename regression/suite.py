@@ -24,6 +24,7 @@ from inspect_ai.scorer import value_to_float
 from inspect_ai.solver import SolverSpec
 
 from regression.compare import SampleRecord, aggregate, entry_key
+from solvers.batch_eval import UNWATCHED
 from tasks.catalog import benchmark
 
 HERE = Path(__file__).parent
@@ -121,10 +122,10 @@ def run_group(group: Group, log_dir: str, progress: Callable[[str], None] = prin
             model_roles=roles,
             limit=group.limit,
             log_dir=log_dir,
-            display="none",
             fail_on_error=False,
             max_samples=group.max_samples,
             max_tasks=1 if group.max_samples == 1 else None,
+            **UNWATCHED,
         )
         for log in logs:
             task = log.eval.task.rsplit("/", 1)[-1]
