@@ -46,7 +46,7 @@ def ensure_bubblewrap(session: nox.Session) -> None:
         session.error("the code sandbox needs bubblewrap: run `sudo apt-get install -y bubblewrap`")
 
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")  # what tests/test_reports_html.py accepts
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")  # what tests/reports/test_reports_html.py accepts
 
 
 def ensure_chromium(session: nox.Session) -> None:

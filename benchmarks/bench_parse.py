@@ -6,7 +6,7 @@ Rows: BigCodeBench `extract_code` (the official sanitize's span search, bounded)
 unparsable answers, the workflow parser and the math check on deeply nested answers. Prints the
 median and the worst of N runs in ms; the goal for a BigCodeBench answer is < 100 ms (it runs
 off the event loop in the scorer either way). Unit tests check the work is bounded
-(tests/test_parse_bombs.py); this measures its speed on this machine.
+(tests/scorers/test_parse_bombs.py); this measures its speed on this machine.
 """
 
 from __future__ import annotations

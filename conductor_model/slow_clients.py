@@ -15,7 +15,7 @@ nobody else gets an answer. `guarded_protocol` is uvicorn's own h11 protocol wit
 
 It relies on uvicorn's `H11Protocol` hooks (`connection_made`, `data_received`,
 `on_response_complete`) and attributes (`conn`, `connections`, `transport`, `loop`):
-tests/test_serve_slow_clients.py fails loudly if upstream changes them.
+tests/conductor_model/test_serve_slow_clients.py fails loudly if upstream changes them.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ Mirrors bigcodebench 0.2.5 `bigcodebench/sanitize.py` (tree-sitter there):
   failure, not a RecursionError). The search stops after `MAX_PARSES` parses or
   `MAX_PARSED_CHARS` parsed characters (~0.1 s; `bounded=False`, and `sanitize` returns
   the code as given: the caller falls back). Agreement with the package's own
-  `code_extract`/`sanitize` is tested on fixtures (tests/test_bcb_official_parity.py)
-  and with the cubic scan itself on generated answers (tests/test_parse_bombs.py).
+  `code_extract`/`sanitize` is tested on fixtures (tests/scorers/test_bcb_official_parity.py)
+  and with the cubic scan itself on generated answers (tests/scorers/test_parse_bombs.py).
 * `sanitize(code, entry_point)`: on the extracted span keep, in order, every
   top-level import (not `from __future__`), then the top-level undecorated
   functions, classes and assignments (`x = ...`, `x: T = ...`; first definition of a

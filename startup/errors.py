@@ -6,7 +6,8 @@ none` silences (the command exits 1 with no word); it exits 1 and prints nothing
 `SilentException`. So `refuse` prints the message itself and raises a `SilentException`, as
 Inspect does for `--json`. `SilentException` is private to Inspect: this module is the one
 place that names it (and `PrerequisiteError`, which Inspect prints cleanly itself);
-tests/test_start_checks.py and tests/test_conductor_provider_start.py fail if Inspect changes them.
+tests/startup/test_start_checks.py and tests/conductor_model/test_conductor_provider_start.py
+fail if Inspect changes them.
 """
 
 from __future__ import annotations

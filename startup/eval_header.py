@@ -21,7 +21,7 @@ then announces it on stdout in every process that makes a model (tools, servers,
 The header itself is drawn before any hook or solver code runs, from the task's model; no
 public Inspect API changes it. The metadata is written by adding it to `TaskStart.spec`, the
 live spec Inspect writes the log from when the task ends (Inspect documents no copy there);
-tests/test_eval_header.py fails if the log stops showing it. `inspect eval` exits 0 whatever
+tests/startup/test_eval_header.py fails if the log stops showing it. `inspect eval` exits 0 whatever
 its tasks did, and a hook cannot change that (Inspect catches hook exceptions), so an empty
 task gets a warning only; `python -m solvers.eval_status` exits non-zero on its log.
 """

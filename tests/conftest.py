@@ -38,7 +38,7 @@ def declare(monkeypatch):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """The docs steps the tests did not run (tests/test_docs_tutorial.py), counted, with each page's reason."""
+    """The docs steps the tests did not run (tests/docs/test_docs_tutorial.py), counted, with each page's reason."""
     notes = dict.fromkeys(
         value
         for reports in terminalreporter.stats.values()

@@ -1,4 +1,4 @@
-"""torchrun entry point of tests/test_training_multiprocess.py: training/train.py's `main` with the
+"""torchrun entry point of tests/training/test_training_multiprocess.py: training/train.py's `main` with the
 paper reward replaced by 0, 1, 0, 1, ... in scoring order, so that the tiny model's GRPO groups
 have reward variance and its steps a non-zero gradient (its completions never parse: reward 0)."""
 

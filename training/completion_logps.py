@@ -14,7 +14,7 @@ forward. `score_completions_only()` rebinds that name (there only: TRL's kernels
 `_use_triton`, which picks Triton or torch tiles) to "compact on every device". The labelled
 positions' log-probs and entropies are bit-identical, and so is every gradient that flows through
 the hidden states; the LM head weight's own gradient sums over fewer (all-zero) rows, so it agrees
-to fp32 rounding (the recipes freeze the head: `train_top_layers`). tests/test_training_logps.py
+to fp32 rounding (the recipes freeze the head: `train_top_layers`). tests/training/test_training_logps.py
 checks both and fails when TRL renames the name or stops reading it.
 
 Proposed upstream fix (docs/training.md): let `add_fused_lm_head` take `compact: bool | None`

@@ -9,7 +9,7 @@ lean_generation.py), their KV cache is copied to every row that repeats them (`C
 `generate` continues from it with the batch as given. The sampled tokens
 draw from the same generator in the same order; the cache holds the same keys and values, computed in a
 smaller batch, so a completion differs only where fp32 rounding moves a sampled token across a boundary
-(tests/test_training_shared_prompts.py checks seeded completions are identical to plain `generate`).
+(tests/training/test_training_shared_prompts.py checks seeded completions are identical to plain `generate`).
 """
 
 from __future__ import annotations

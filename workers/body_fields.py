@@ -4,7 +4,7 @@ A pool's `extra_body` fields that hold a string travel here instead of in Inspec
 GenerateConfig, which the log records whole (workers/client_secrets.py). The client is Inspect's
 own HTTP client for its providers (Inspect's timeouts, connection limits, proxies and event-loop
 scoping, from `inspect_ai._util.http_defaults_httpx2.default_client_kwargs`: a private name, the
-only one here; tests/test_client_secrets.py fails if it moves), with its transports wrapped.
+only one here; tests/workers/test_client_secrets.py fails if it moves), with its transports wrapped.
 A field the request already has keeps the request's value, as `extra_body` merges in the SDK.
 """
 

@@ -145,7 +145,7 @@ def _read_pool(path: Path, name: str) -> PoolSpec:
 
 
 def _read_yaml(path: Path) -> Any:
-    """The YAML data of a pool file (the one read of it: tests/test_pool_loads.py counts them)."""
+    """The YAML data of a pool file (the one read of it: tests/workers/test_pool_loads.py counts them)."""
     return yaml.safe_load(path.read_text())
 
 

@@ -6,12 +6,12 @@ asking for the paper's temperature 0.2 on Claude gets the API default, with one 
 `top_k`, workers/providers.py, plus GPT-5's); `provider_changes` says what
 happens to one worker's config and `effective_config` is the config that reaches the API.
 The table is checked against the requests Inspect sends through the providers' real SDKs
-(tests/test_api_settings.py, loopback stand-ins), so it cannot drift from Inspect's behaviour.
+(tests/workers/test_api_settings.py, loopback stand-ins), so it cannot drift from Inspect's behaviour.
 
 A provider's `sdk` entry (workers/providers.py) says how its SDK client is built: its HTTP read
 timeout and its own retries, both under Inspect's call budget. `sdk_model_args` gives a pool worker the model args
 that make the SDK agree with that budget; `sdk_settings` records what the SDK then enforces
-(tests/test_sdk_timeouts.py checks both on the clients and requests of the real SDKs).
+(tests/workers/test_sdk_timeouts.py checks both on the clients and requests of the real SDKs).
 """
 
 from __future__ import annotations

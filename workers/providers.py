@@ -4,7 +4,7 @@ An Inspect model name is `<provider>/<model>`; `capabilities(name)` is its provi
 the one place a model name's provider is read: pools, prices, the client settings and the reports
 ask it, never the name's prefix. A provider missing from `PROVIDERS` sends requests and has none
 of the optional capabilities. The entries describe Inspect 0.3.285's providers (checked against
-their real SDKs by tests/test_api_settings.py, test_sdk_timeouts.py and test_client_secrets.py).
+their real SDKs by tests/workers/test_api_settings.py, test_sdk_timeouts.py and test_client_secrets.py).
 To add a provider, add its entry here.
 """
 
