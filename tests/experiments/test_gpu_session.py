@@ -10,7 +10,7 @@ import pytest
 
 from experiments import learning_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def session(tmp_path, **env) -> subprocess.CompletedProcess:
