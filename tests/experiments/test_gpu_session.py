@@ -1,4 +1,4 @@
-"""experiments/gpu_session.sh: its job list, its gpu_small job's dry run; experiments/learning_table.py on crafted metrics."""
+"""experiments/gpu_session.sh (job list, gpu_small dry run); experiments/learning_table.py on crafted metrics."""
 
 import json
 import os
