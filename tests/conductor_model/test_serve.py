@@ -58,8 +58,13 @@ def serving(limits: Limits = Limits(), delay: float = 0.0, pool: str = "sim", **
         yield url, lead
 
 
+# how long a test's client waits for the server: a net against a hung server, not a bound any test asserts
+# (on a loaded machine a round can take long; the server's own deadlines are tested with their own clocks)
+PATIENCE = 300
+
+
 def client(base_url: str, key: str = "none") -> openai.OpenAI:
-    return openai.OpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=30)
+    return openai.OpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=PATIENCE)
 
 
 def test_openai_client_gets_the_answer_usage_and_trace():
@@ -115,7 +120,7 @@ def test_oversized_busy_and_bad_requests_get_named_errors():
             api.chat.completions.create(model="gpt-5", messages=[{"role": "user", "content": "q"}])
 
         async def two_at_once():
-            aio = openai.AsyncOpenAI(base_url=url, api_key="none", max_retries=0, timeout=30)
+            aio = openai.AsyncOpenAI(base_url=url, api_key="none", max_retries=0, timeout=PATIENCE)
             message = [{"role": "user", "content": QUESTION}]
             calls = [aio.chat.completions.create(model="conductor/sim", messages=message,
                                                  extra_body={"simulation": SIMULATION}) for _ in range(2)]  # fmt: skip
@@ -190,7 +195,9 @@ def test_a_pool_file_is_served_by_its_name_never_its_path(tmp_path):
 
 
 def _post(url: str, body: bytes) -> httpx.Response:
-    return httpx.post(f"{url}/chat/completions", content=body, headers={"Content-Type": "application/json"}, timeout=30)
+    return httpx.post(
+        f"{url}/chat/completions", content=body, headers={"Content-Type": "application/json"}, timeout=PATIENCE
+    )
 
 
 MESSAGE = [{"role": "user", "content": QUESTION}]
@@ -251,7 +258,7 @@ def test_an_unexpected_error_is_one_openai_shaped_500_not_retried():
 
     model.generate = broken
     with running(model) as (url, _):
-        api = openai.OpenAI(base_url=url, api_key="none", timeout=30)  # the client's own retries left on
+        api = openai.OpenAI(base_url=url, api_key="none", timeout=PATIENCE)  # the client's own retries left on
         with pytest.raises(openai.InternalServerError, match="internal error of the conductor endpoint") as failed:
             api.chat.completions.create(model="conductor/sim", messages=MESSAGE, extra_body={"simulation": SIMULATION})
     assert failed.value.status_code == 500 and "server log only" not in str(failed.value)
@@ -271,7 +278,7 @@ def test_a_round_without_an_answer_is_a_502_naming_what_failed(failing, fragment
     workers = [scripted("ANSWER: C") for _ in range(3)] + [scripted("", fail=RuntimeError("worker down"))]
     model = get_model("conductor/sim", conductor=lead, workers=workers, few_shot="none", memoize=False)
     with running(model) as (url, _):
-        api = openai.OpenAI(base_url=url, api_key="none", timeout=30)
+        api = openai.OpenAI(base_url=url, api_key="none", timeout=PATIENCE)
         with pytest.raises(openai.InternalServerError, match=re.escape(fragment)) as failed:
             api.chat.completions.create(model="conductor/sim", messages=MESSAGE, extra_body={"trace": True})
     assert failed.value.status_code == 502 and failed.value.code == code
