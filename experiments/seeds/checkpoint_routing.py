@@ -80,7 +80,7 @@ def first_worker_shares(model_dir: Path, rows: list[dict], names: list[str]) -> 
 
 def routing_table(run: Path, questions: int) -> pd.DataFrame:
     info = json.loads((run / "run_info.json").read_text())
-    names = [n.removeprefix("sim/") for n in info["data"]["pool_workers"]]
+    names = list(info["data"]["pool_workers"])
     rows = prompts(run, questions)
     parts = []
     for label, folder in saved_models(run):
