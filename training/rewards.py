@@ -213,7 +213,7 @@ class ConductorReward:
         forced: what it would have chosen."""
         if policy is None:
             return None
-        names = [self.pool_names[i] if i < len(self.pool_names) else f"pool_{i}" for i in record["pool_indices"]]
+        names = worker_names(self.pool_names, record["pool_indices"])
         return {name: round(p, 4) for name, p in zip(names, policy, strict=False)}
 
     async def score(self, completions: Sequence[str], rows: Sequence[dict]) -> list[Rollout]:
@@ -419,6 +419,11 @@ def dataset_rows(n: int, columns: Mapping[str, Any]) -> list[dict]:
     return rows
 
 
+def worker_names(pool_names: Sequence[str], indices: Sequence[int]) -> list[str]:
+    """The pool names of worker indices (an index past the pool: `pool_<i>`)."""
+    return [pool_names[i] if i < len(pool_names) else f"pool_{i}" for i in indices]
+
+
 def rollout_row(
     rollout: Rollout,
     row: Mapping[str, Any],
@@ -444,7 +449,7 @@ def rollout_row(
         "workflow": record.workflow if record is not None else None,
         "steps": len(steps),
         "workers": used,
-        "worker_names": [pool_names[i] if i < len(pool_names) else f"pool_{i}" for i in used],
+        "worker_names": worker_names(pool_names, used),
         "refines": workflow_refines(record.workflow if record is not None else None),
         "step_records": [
             {"worker": s.worker, "visible": s.visible, "error": s.error, "output": clip(s.output, 1000)} for s in steps
