@@ -75,6 +75,13 @@ class ScriptArguments:
         },
     )
     format_warmup_lr: float = field(default=5.0e-5, metadata={"help": "learning rate of the format warm-up"})
+    format_warmup_batch: int | None = field(
+        default=None,
+        metadata={
+            "help": "examples per warm-up step, all processes together, in gradient-accumulated micro-batches of"
+            " per_device_train_batch_size (default: a GRPO step's, per_device x gradient_accumulation x processes)"
+        },
+    )
     format_warmup_max_steps: int | None = field(
         default=None, metadata={"help": "most steps of a warm-up workflow (default: workflow_max_steps)"}
     )
@@ -164,6 +171,8 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
         script.cpu_stand_ins = f"{' '.join(CPU_STAND_INS)} ({error})"
     check(script)
     check_exploration(script, config)
+    if script.format_warmup_steps:
+        warmup_accumulation(script, config)  # refuses a batch the micro-batches cannot make
     if script.interleave_domains:
         config.shuffle_dataset = False  # the sampler must keep the turns, or the balance is lost
     return script, config, model
@@ -226,6 +235,19 @@ def check_exploration(script: ScriptArguments, config: Any) -> None:
                       script.max_depth)  # fmt: skip
     except ValueError as error:
         raise SystemExit(f"error: {error}") from None
+
+
+def warmup_accumulation(script: ScriptArguments, config: Any) -> int:
+    """Micro-batches per warm-up step: `format_warmup_batch` examples (default: a GRPO step's) in
+    micro-batches of per_device_train_batch_size on every process."""
+    micro = config.per_device_train_batch_size * config.world_size
+    batch = script.format_warmup_batch or micro * config.gradient_accumulation_steps
+    if batch < 1 or batch % micro:
+        raise SystemExit(
+            f"format_warmup_batch must be a positive multiple of per_device_train_batch_size x processes ({micro}),"
+            f" got {batch}"
+        )
+    return batch // micro
 
 
 def pool_listing_size(script: ScriptArguments) -> int:

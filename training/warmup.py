@@ -10,6 +10,13 @@ generic subtasks. The workers never depend on the question, its domain or the wo
 descriptions, so it teaches the format and no routing preference: which worker to pick is
 left to GRPO. Trained with TRL's `SFTTrainer` (loss on the completion only).
 
+No preference in fact, not only in expectation: the first workers are dealt per answer check
+(every n rows of a form name each of the n workers once, `FirstWorkers`), the trainer reads the
+rows in that order, and a step is `format_warmup_batch` rows (default: a GRPO step's), so every
+step shows each form with every first worker equally often. Drawn independently and read in
+micro-batches of 2 at a high constant rate, the last few rows decided the model's starting
+preference (0.5-0.7 on one worker after the warm-up; docs/training.md, "Routing on every seed").
+
 With `format_warmup_form: true` each completion starts with one line of reasoning that names
 the question's form as its answer check sees it (`FORMS`: multiple choice, a value, a
 program), the kind of free reasoning the conductor prompt invites before the lists. The
@@ -52,6 +59,21 @@ def random_models(n_workers: int, max_steps: int, rng: random.Random) -> list[in
     return [rng.randrange(n_workers) for _ in range(rng.randint(1, max_steps))]
 
 
+class FirstWorkers:
+    """First workers dealt per form: each form's rows take a fresh seeded permutation of the workers in
+    turn, so any n consecutive rows of a form (n workers) name each worker once."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.decks: dict[tuple, list[int]] = {}
+
+    def deal(self, form: str | None, n_workers: int) -> int:
+        deck = self.decks.setdefault((form, n_workers), [])
+        if not deck:
+            deck.extend(self.rng.sample(range(n_workers), n_workers))
+        return deck.pop()
+
+
 def workflow_text(models: Sequence[int]) -> str:
     """The three lists of a valid workflow over `models` (step 0 reads nothing, later steps all)."""
     steps = len(models)
@@ -70,11 +92,13 @@ def warmup_rows(
 ) -> list[dict]:
     """`count` prompt/completion rows: the training rows' prompts in a seeded order (cycled),
     each with a random workflow over the workers its prompt lists (`pool_indices`; the
-    conductor itself, offered when recursion is on, is never drawn), after the row's
-    `form_line` when `form` is set (its `worker_line` when `worker` is set too)."""
+    conductor itself, offered when recursion is on, is never drawn; the first worker dealt per
+    answer check by `FirstWorkers`), after the row's `form_line` when `form` is set (its
+    `worker_line` when `worker` is set too)."""
     if not rows:
         raise ValueError("warm-up: no training rows")
     rng = random.Random(f"warmup/{seed}")
+    firsts = FirstWorkers(rng)
     order = list(range(len(rows)))
     out = []
     while len(out) < count:
@@ -82,6 +106,7 @@ def warmup_rows(
         for i in order[: count - len(out)]:
             row = rows[i]
             models = random_models(len(row["pool_indices"]), max_steps, rng)
+            models[0] = firsts.deal(row.get("check"), len(row["pool_indices"]))
             text = workflow_text(models)
             if form:
                 line = worker_line(row["check"], models[0]) if worker else form_line(row["check"])
@@ -98,17 +123,21 @@ def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, co
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    batch = config.per_device_train_batch_size
+    from training.options import warmup_accumulation
+
+    accumulation = warmup_accumulation(script, config)
+    batch = config.per_device_train_batch_size * accumulation * config.world_size  # rows per step
     max_steps = script.format_warmup_max_steps or script.workflow_max_steps
-    data = warmup_rows(  # several processes: a data-parallel SFT, each step one batch per process
-        rows, script.format_warmup_steps * batch * config.world_size, max_steps, config.seed,
+    data = warmup_rows(  # read in order: each step takes the next `batch` rows over all processes
+        rows, script.format_warmup_steps * batch, max_steps, config.seed,
         script.format_warmup_form, script.format_warmup_form_worker,
     )  # fmt: skip
     args = SFTConfig(
         output_dir=out_dir,
         max_steps=script.format_warmup_steps,
-        per_device_train_batch_size=batch,
-        gradient_accumulation_steps=1,
+        per_device_train_batch_size=config.per_device_train_batch_size,
+        gradient_accumulation_steps=accumulation,
+        train_sampling_strategy="sequential",  # the dealt rows in order: every step stays balanced
         learning_rate=script.format_warmup_lr,
         lr_scheduler_type="constant",
         logging_steps=max(1, script.format_warmup_steps // 10),
@@ -130,6 +159,7 @@ def run_warmup(model: Any, tokenizer: Any, rows: Sequence[dict], script: Any, co
     return {
         "steps": script.format_warmup_steps,
         "examples": len(data),
+        "batch": batch,
         "learning_rate": script.format_warmup_lr,
         "form_line": script.format_warmup_form,
         "form_worker": script.format_warmup_form_worker,

@@ -11,7 +11,16 @@ import pytest
 from training_fixtures import data_files, tiny_model
 
 from solvers.workflow import parse_workflow
-from training.warmup import FORMS, PROGRAM, form_line, random_models, warmup_rows, worker_line, workflow_text
+from training.warmup import (
+    FORMS,
+    PROGRAM,
+    FirstWorkers,
+    form_line,
+    random_models,
+    warmup_rows,
+    worker_line,
+    workflow_text,
+)
 
 
 @pytest.mark.parametrize("n_workers,max_steps", [(1, 1), (4, 5), (3, 2)])
@@ -89,6 +98,41 @@ def test_worker_line_names_the_first_worker_right_after_the_form():
         assert all(abs(counts[w] / total - 0.25) < 0.06 for w in range(4)), counts
 
 
+def test_first_workers_are_dealt_evenly_in_every_form():
+    """Any 4 consecutive rows of one form name each of 4 workers once, so every warm-up step (the next
+    `batch` rows, read in order) is balanced up to one part-dealt deck per form."""
+    checks = ["choice", "math", "math", "choice", "numeric", "choice"]
+    rows = [{"prompt": [{"role": "user", "content": f"q{i}"}], "pool_indices": [0, 1, 2, 3], "check": c}
+            for i, c in enumerate(checks)]  # fmt: skip
+    data = warmup_rows(rows, 400, 3, seed=5, form=True, worker=True)
+    by_prompt = {r["prompt"][0]["content"]: r["check"] for r in rows}
+    per_form: dict[str, list[int]] = {}
+    for d in data:
+        first = parse_workflow(d["completion"][0]["content"], range(4), 3).workflow.model_ids[0]
+        per_form.setdefault(by_prompt[d["prompt"][0]["content"]], []).append(first)
+    for firsts in per_form.values():
+        for start in range(0, len(firsts) - 3, 4):
+            assert sorted(firsts[start : start + 4]) == [0, 1, 2, 3], firsts[start : start + 4]
+    assert per_form["choice"][:8] != per_form["math"][:8]  # each form its own seeded deck order
+    deck = FirstWorkers(random.Random(0))
+    assert sorted(deck.deal("x", 3) for _ in range(3)) == [0, 1, 2]
+
+
+def test_warmup_step_is_a_grpo_step_unless_set():
+    from types import SimpleNamespace
+
+    from training.options import warmup_accumulation
+
+    config = SimpleNamespace(per_device_train_batch_size=2, gradient_accumulation_steps=8, world_size=1)
+    assert warmup_accumulation(SimpleNamespace(format_warmup_batch=None), config) == 8  # 16 rows a step
+    assert warmup_accumulation(SimpleNamespace(format_warmup_batch=4), config) == 2
+    two = SimpleNamespace(per_device_train_batch_size=8, gradient_accumulation_steps=16, world_size=2)
+    assert warmup_accumulation(SimpleNamespace(format_warmup_batch=16), two) == 1  # paper.yaml: 8 per device
+    for bad in (3, -2):
+        with pytest.raises(SystemExit, match="multiple of per_device_train_batch_size x processes \\(2\\)"):
+            warmup_accumulation(SimpleNamespace(format_warmup_batch=bad), config)
+
+
 def test_warmup_refuses_empty_input():
     with pytest.raises(ValueError, match="no training rows"):
         warmup_rows([], 4, 3)
@@ -115,7 +159,7 @@ def test_warmup_then_grpo_on_a_tiny_model(tmp_path):
     argv = [str(recipe), "--model_name_or_path", tiny_model(tmp_path / "model"), "--output_dir", str(out)]
     info = main([*argv, *[a for k, v in files.items() for a in (f"--{k}", v)]])
     warm = info["warmup"]
-    assert warm["steps"] == 6 and warm["examples"] == 24 and warm["max_steps"] == 1
+    assert warm["steps"] == 6 and warm["examples"] == 24 and warm["batch"] == 4 and warm["max_steps"] == 1
     assert warm["form_line"] and warm["form_worker"]
     assert warm["loss_last"] < warm["loss_first"]  # the fixed format is being learned
     assert (out / "warmup" / "model.safetensors").is_file() and info["global_step"] == 1
@@ -134,6 +178,9 @@ def test_negative_warmup_steps_are_refused(tmp_path):
               "--output_dir", str(tmp_path)])  # fmt: skip
     with pytest.raises(SystemExit, match="set format_warmup_form true too"):
         main(["--dry_run", "true", "--format_warmup_form_worker", "true", "--output_dir", str(tmp_path)])
+    with pytest.raises(SystemExit, match="format_warmup_batch must be a positive multiple"):
+        main(["--dry_run", "true", "--format_warmup_steps", "2", "--format_warmup_batch", "12",
+              "--per_device_train_batch_size", "8", "--output_dir", str(tmp_path)])  # fmt: skip
 
 
 def test_train_top_layers_freezes_everything_below():
