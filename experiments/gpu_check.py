@@ -6,14 +6,12 @@
 
 Generation is vLLM colocated with training when vLLM is installed, else transformers'. The eval
 runs through this interpreter (`python -m inspect_ai`: an image may have no `inspect` script).
-The fix's run (`<out>/bf16-sdpa`, `FIX_ARGS`) is `gpu-small` in bf16 with SDPA attention, no
-warm-up and 128-token completions: the configuration that gave `grad_norm: nan` at step 1 on an
-H100 before `training/guard.py` zeroed the attention output at padded positions; it passes when
-every step's grad norm is finite (a skipped update counts as a failure). Re-measured on an H100 on 2026-11-27,
-it still failed: step 1's grad norm NaN with the hook in place (docs/training.md, Divergence guard); train.py
-has since made SDPA `sdpa_padsafe` (no fully masked row, no cuDNN kernel), which this run now measures.
-Without a CUDA GPU (and
-without `--dry_run`) it says so and exits 0. The table (per step: wall time, generated tokens/s,
+The fix's run (`<out>/bf16-sdpa`, `FIX_ARGS`) is `gpu-small` in bf16 with SDPA attention, which
+train.py makes `sdpa_padsafe` (no fully masked row, no cuDNN kernel: training/guard.py), no warm-up
+and 128-token completions: the configuration whose step 1 gave `grad_norm: nan` on an H100 with plain
+SDPA, with and without the padding hook (experiments/results-2026-11-27.md); it passes when every
+step's grad norm is finite (a skipped update counts as a failure). Without a CUDA GPU (and without
+`--dry_run`) it says so and exits 0. The table (per step: wall time, generated tokens/s,
 reward, parse rate, grad norm; then the GSM8K accuracy; then the fix's steps) is printed and
 written to `<out>/gpu_check.md`; the exit code is 1 when a step's loss or grad norm was not finite
 or a stage failed.
