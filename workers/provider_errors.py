@@ -9,6 +9,8 @@ reads the SDKs' public error attributes (duck-typed, no SDK import): openai's an
 
 from __future__ import annotations
 
+from workers.providers import provider_name
+
 MAX_CHARS = 500  # of the provider's message kept in a record
 MAX_UNWRAP = 8  # nested RetryErrors followed at most
 
@@ -18,7 +20,7 @@ def describe_error(error: BaseException, model: str | None = None) -> str:
     <message>` for one without a status (timeout, connection). `model` is the Inspect model
     name (`vllm/Qwen/...`); without it the provider is the SDK the exception comes from."""
     error = unwrap(error)
-    provider = model.split("/", 1)[0] if model else type(error).__module__.split(".", 1)[0]
+    provider = provider_name(model) if model else type(error).__module__.split(".", 1)[0]
     status = _status(error)
     where = f"{provider} HTTP {status}" if status is not None else provider
     return f"{where} ({type(error).__name__}): {_one_line(provider_message(error))}"
@@ -27,7 +29,7 @@ def describe_error(error: BaseException, model: str | None = None) -> str:
 def describe_length_refusal(model: str, text: str) -> str:
     """A request the API refused as longer than the model's context. Inspect returns it as an
     answer whose text is the API's error (stop reason `model_length`, no usage)."""
-    return f"{model.split('/', 1)[0]}: the request is too long for the model ({_one_line(text)})"
+    return f"{provider_name(model)}: the request is too long for the model ({_one_line(text)})"
 
 
 def unwrap(error: BaseException) -> BaseException:
