@@ -2,6 +2,7 @@
 model gives each pool worker as its first worker, on the run's training prompts.
 
     python -m experiments.seeds.checkpoint_routing runs/seeds-cpu-all-assigned/seed-3000 [--questions 16]
+    python -m experiments.seeds.checkpoint_routing runs/seeds-cpu-all-assigned/seed-300{0,1,2} --only warm-up
 
 Reads the run's recipe options from `run_info.json`, builds its first training prompts per domain
 (`training.data.build_dataset`), and for the warm-up model, each `checkpoint-N` and the final model
@@ -78,23 +79,29 @@ def first_worker_shares(model_dir: Path, rows: list[dict], names: list[str]) -> 
     return pd.DataFrame(out)
 
 
-def routing_table(run: Path, questions: int) -> pd.DataFrame:
+def routing_table(run: Path, questions: int, only: str | None = None) -> pd.DataFrame:
+    """Per saved model of `run` (only the one labelled `only`, if given) and domain: the mean first-worker
+    probabilities."""
+    models = [(label, folder) for label, folder in saved_models(run) if only in (None, label)]
+    if not models:
+        raise SystemExit(f"{run}: no saved model labelled {only!r} (labels: warm-up, step N, final)")
     info = json.loads((run / "run_info.json").read_text())
     names = list(info["data"]["pool_workers"])
     rows = prompts(run, questions)
     parts = []
-    for label, folder in saved_models(run):
+    for label, folder in models:
         shares = first_worker_shares(folder, rows, names)
-        parts.append(shares.groupby("domain").mean().round(3).assign(model=label).reset_index())
-    return pd.concat(parts, ignore_index=True)[["model", "domain", *names]]
+        parts.append(shares.groupby("domain").mean().round(3).assign(run=run.name, model=label).reset_index())
+    return pd.concat(parts, ignore_index=True)[["run", "model", "domain", *names]]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path, help="a training run's output_dir")
+    parser.add_argument("runs", type=Path, nargs="+", help="training runs' output_dirs")
     parser.add_argument("--questions", type=int, default=16, help="training prompts per domain")
+    parser.add_argument("--only", help="one saved model of each run: warm-up, 'step N' or final")
     args = parser.parse_args(argv)
-    print(markdown(routing_table(args.run, args.questions)))
+    print(markdown(pd.concat([routing_table(run, args.questions, args.only) for run in args.runs], ignore_index=True)))
 
 
 if __name__ == "__main__":

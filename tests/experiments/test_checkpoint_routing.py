@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("pandas")
 
-from experiments.seeds.checkpoint_routing import saved_models  # noqa: E402
+from experiments.seeds.checkpoint_routing import routing_table, saved_models  # noqa: E402
 
 
 def test_saved_models_are_the_warmup_then_checkpoints_by_step_then_the_final_model(tmp_path):
@@ -20,3 +20,10 @@ def test_saved_models_are_the_warmup_then_checkpoints_by_step_then_the_final_mod
 def test_a_run_without_a_final_model_or_warmup_lists_its_checkpoints_only(tmp_path):
     (tmp_path / "checkpoint-10").mkdir()
     assert [label for label, _ in saved_models(tmp_path)] == ["step 10"]
+
+
+def test_only_a_label_the_run_lacks_is_refused_by_name(tmp_path):
+    (tmp_path / "checkpoint-10").mkdir()
+    (tmp_path / "checkpoint-10" / "config.json").write_text("{}")
+    with pytest.raises(SystemExit, match="no saved model labelled 'warm-up'"):
+        routing_table(tmp_path, 4, only="warm-up")
