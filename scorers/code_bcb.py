@@ -368,14 +368,31 @@ def _shared_by_libraries(imported: set[str], test: str, reference: str, entry_po
     crossing = tools and library_objects_crossing(test, reference, entry_point, tools)
     if crossing:
         return f"{crossing} ({', '.join(sorted(tools))})"
+    tests = ast.parse(test)
+    used = {  # classes the tests check an object against (`assertIsInstance(model, LinearRegression)`)
+        name.id
+        for node in ast.walk(tests)
+        if isinstance(node, ast.Call) and _chain_end(node.func) in CLASS_CHECKS
+        for argument in node.args[1:2]
+        for name in ast.walk(argument)
+        if isinstance(name, ast.Name)
+    }
     classes = sorted(
         f"{node.module}.{alias.name}"
-        for node in ast.walk(ast.parse(test))
+        for tree, own in ((tests, True), (ast.parse(reference), False))  # the program's imports reach the tests
+        for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and _top_module(node.module or "") in CLASS_LIBRARIES
         for alias in node.names
-        if alias.name[:1].isupper()
+        if alias.name[:1].isupper() and (own or (alias.asname or alias.name) in used)
     )
-    return f"the tests import library classes ({', '.join(classes)})" if classes else None
+    return f"the tests use library classes ({', '.join(classes)})" if classes else None
+
+
+CLASS_CHECKS = ("isinstance", "issubclass", "assertIsInstance", "assertNotIsInstance")
+
+
+def _chain_end(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)
