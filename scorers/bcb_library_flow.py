@@ -19,7 +19,7 @@ import ast
 DATA_CONSTRUCTORS = ("StringIO", "BytesIO")  # library objects that cross as data
 
 
-def _chain(node: ast.AST) -> list[str]:
+def name_chain(node: ast.AST) -> list[str]:
     """The names along an expression's attribute/call/subscript chain, from its base (`self.x` counts as `x`)."""
     parts: list[str] = []
     while True:
@@ -72,7 +72,7 @@ class _Flow:
         if isinstance(node, ast.IfExp | ast.BoolOp | ast.NamedExpr):
             values = [node.body, node.orelse] if isinstance(node, ast.IfExp) else getattr(node, "values", [node.value])
             return any(self.carries(v) for v in values)
-        chain = _chain(node)
+        chain = name_chain(node)
         if not chain:
             return False
         constructed = len(chain) > 1 and chain[1] in DATA_CONSTRUCTORS
@@ -96,7 +96,7 @@ class _Flow:
             if isinstance(target, ast.Tuple | ast.List):
                 self._names(list(target.elts))
             elif isinstance(target, ast.Name | ast.Attribute | ast.Starred):
-                chain = _chain(target)
+                chain = name_chain(target)
                 self.bound.update(chain[-1:])
 
 
@@ -107,7 +107,7 @@ def library_objects_crossing(test: str, reference: str, entry_point: str, librar
     imported = _aliases(program, libraries)  # the official module runs the tests after the program
     flow = _Flow(tests, imported | _aliases(tests, libraries))
     for node in ast.walk(tests):
-        if isinstance(node, ast.Call) and _chain(node.func)[-1:] == [entry_point]:
+        if isinstance(node, ast.Call) and name_chain(node.func)[-1:] == [entry_point]:
             if any(flow.carries(a) for a in [*node.args, *(k.value for k in node.keywords)]):
                 return "the tests pass the library's objects"
     flow = _Flow(program, imported)

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from sandboxes.runner import CodeRunner, ExecResult
-from scorers.bcb_library_flow import library_objects_crossing
+from scorers.bcb_library_flow import library_objects_crossing, name_chain
 from scorers.bcb_sanitize import sanitize
 from scorers.bcb_split import top_imports
 from scorers.code_extract import CodeCheckResult, code_blocks, tagged_line
@@ -271,8 +271,10 @@ TOOL_LIBRARIES = ("sqlite3", "io", "zipfile", "tarfile", "urllib", "xml", "socke
 # Not listed, as their results are data once they cross (arrays, frames, numbers, scipy's named-tuple results,
 # rows of text; measured over the official tasks' references, docs/security.md): csv, and scipy and scikit-learn
 # unless the tests import one of their classes, as they do to inspect an object of it (`assertIsInstance(model,
-# LinearRegression)`, a `Voronoi`: it would arrive as an opaque stand-in).
+# LinearRegression)`, a `Voronoi`: it would arrive as an opaque stand-in), or check an object against one the
+# program imports (`CLASS_CHECKS`).
 CLASS_LIBRARIES = ("sklearn", "scipy")
+CLASS_CHECKS = ("isinstance", "issubclass", "assertIsInstance", "assertNotIsInstance")
 
 
 def shared_reason(problem: BCBProblem) -> str | None:
@@ -372,7 +374,7 @@ def _shared_by_libraries(imported: set[str], test: str, reference: str, entry_po
     used = {  # classes the tests check an object against (`assertIsInstance(model, LinearRegression)`)
         name.id
         for node in ast.walk(tests)
-        if isinstance(node, ast.Call) and _chain_end(node.func) in CLASS_CHECKS
+        if isinstance(node, ast.Call) and (name_chain(node.func) or [""])[-1] in CLASS_CHECKS
         for argument in node.args[1:2]
         for name in ast.walk(argument)
         if isinstance(name, ast.Name)
@@ -386,13 +388,6 @@ def _shared_by_libraries(imported: set[str], test: str, reference: str, entry_po
         if alias.name[:1].isupper() and (own or (alias.asname or alias.name) in used)
     )
     return f"the tests use library classes ({', '.join(classes)})" if classes else None
-
-
-CLASS_CHECKS = ("isinstance", "issubclass", "assertIsInstance", "assertNotIsInstance")
-
-
-def _chain_end(node: ast.AST) -> str:
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)
