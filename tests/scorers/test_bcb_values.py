@@ -205,6 +205,18 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ("g = task_func(1)\n", "def task_func(x):\n    return sns.jointplot(x)\n", ("seaborn",), "seaborn grids"),
         ("x = 1\n", "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n", ("sklearn",), None),
         ("from sklearn.linear_model import LinearRegression\n", "def task_func(x):\n", ("sklearn",), "classes"),
+        (
+            "m = task_func(1)\nLinearRegression().fit([[1]], [1])\nself.assertIsInstance(m, LinearRegression)\n",
+            "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n",
+            ("sklearn",),
+            "classes",
+        ),
+        (
+            "m = task_func(1)\nLinearRegression().fit([[1]], [1])\n",
+            "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n",
+            ("sklearn",),
+            None,
+        ),
         ("from sklearn.metrics import mean_squared_error\n", "def task_func(x):\n", ("sklearn",), None),
         ("from scipy.spatial import Voronoi\n", "def task_func(x):\n", ("scipy",), "classes"),
         ("from scipy import stats\n", "from scipy.stats import zscore\ndef task_func(x):\n", ("scipy",), None),
