@@ -104,15 +104,15 @@ def library_objects_crossing(test: str, reference: str, entry_point: str, librar
     """Why a library object of `libraries` crosses the entry point's call (None: none does, as far as
     the task's sources show); both sources parse."""
     tests, program = ast.parse(test), ast.parse(reference)
-    imported = _aliases(program, libraries)  # the official module runs the tests after the program
-    flow = _Flow(tests, imported | _aliases(tests, libraries))
+    imported = _aliases(program, libraries)
+    answer = _Flow(program, imported)  # the official module runs the tests after the program: its names reach them
+    flow = _Flow(tests, imported | answer.bound | _aliases(tests, libraries))
     for node in ast.walk(tests):
         if isinstance(node, ast.Call) and name_chain(node.func)[-1:] == [entry_point]:
             if any(flow.carries(a) for a in [*node.args, *(k.value for k in node.keywords)]):
                 return "the tests pass the library's objects"
-    flow = _Flow(program, imported)
     for node in ast.walk(program):
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
-            if any(isinstance(n, ast.Return) and flow.carries(n.value) for n in ast.walk(node)):
+            if any(isinstance(n, ast.Return) and answer.carries(n.value) for n in ast.walk(node)):
                 return "the reference returns the library's objects"
     return None

@@ -247,6 +247,12 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ),
         ("from io import BytesIO\nf = BytesIO(b'{}')\ntask_func(f)\n", "import io\ndef task_func(f):\n", ("io",), None),
         ("task_func(io.StringIO('a'))\n", "import io\ndef task_func(f):\n", ("io",), None),
+        (
+            "task_func(DB)\n",
+            "import sqlite3\nDB = sqlite3.connect(':memory:')\ndef task_func(c):\n",
+            ("sqlite3",),
+            "tests pass",
+        ),
         ("task_func(io.TextIOWrapper(f))\n", "import io\ndef task_func(f):\n", ("io",), "tests pass"),
         (
             "x = 1\n",
