@@ -14,7 +14,7 @@ or of bigcode-project/bigcodebench-annotation; not shipped here):
    a venv whose `.pth` adds them).
 
     python benchmarks/bench_bcb_split.py BigCodeBench.jsonl [--list] [--run] [--limit N] [--ids 1,2] [--timeout 60]
-        [--shared-if-failed] [--mount DIR]
+        [--shared-if-failed] [--mount DIR] [--force-split]
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ def main() -> None:
     parser.add_argument("--list", action="store_true", help="print the task ids of each mode")
     parser.add_argument("--shared-if-failed", action="store_true", help="the shared mode only where split fails")
     parser.add_argument("--mount", action="append", default=[], help="a directory to mount read-only")
+    parser.add_argument("--force-split", action="store_true", help="--ids may name shared tasks (run split)")
     args = parser.parse_args()
     problems = [BCBProblem.from_record(json.loads(line)) for line in args.dataset.read_text().splitlines() if line]
     reasons: dict[str, list[str]] = collections.defaultdict(list)
@@ -87,7 +88,8 @@ def main() -> None:
         print(f"  {len(ids):5d}  {why}" + (f": {' '.join(ids)}" if args.list else ""))
     if args.run:
         wanted = {f"BigCodeBench/{n.strip()}" for n in args.ids.split(",") if n.strip()}
-        chosen = [p for p in split if p.task_id in wanted] if wanted else split
+        pool = problems if args.force_split and wanted else split
+        chosen = [p for p in pool if p.task_id in wanted] if wanted else split
         asyncio.run(_compare(chosen[: args.limit or None], args.timeout, args.shared_if_failed, args.mount))
 
 

@@ -12,7 +12,8 @@ a stub, reports "loaded", waits for the answer's load and runs the tests.
 A call crosses as plain data (scorers/bcb_values.py): the stub sends the arguments, the
 working directory, the environment and the `random`/`numpy.random` states; the answer
 process runs the function and sends back its value or exception, what it printed and
-warned, the random states and the new contents of list/dict/set/array arguments. The test
+warned, the random states and the new contents of list/dict/set/array arguments (and of
+in-memory `io` buffers, with their position). The test
 process builds every value it gets with its own code, so a value's methods, dispatch hooks
 and wildcards are the libraries' own; an object that is not data arrives as an opaque
 stand-in equal only to itself. Matplotlib's figures, axes and artists in a value, and
@@ -129,7 +130,7 @@ def _environment(cwd, env):
         os.environ.update(env)
 
 
-WRITABLE = (list, dict, set, bytearray)
+WRITABLE = (list, dict, set, bytearray, io.BytesIO, io.StringIO)
 
 
 def _write_back(target, value):
@@ -138,6 +139,14 @@ def _write_back(target, value):
         return
     if isinstance(target, list | bytearray):
         target[:] = value
+    elif isinstance(target, io.BytesIO | io.StringIO):  # contents and position, as the answer left them
+        if value.closed:
+            target.close()
+        else:
+            target.seek(0)
+            target.truncate()
+            target.write(value.getvalue())
+            target.seek(value.tell())
     elif isinstance(target, dict | set):
         target.clear()
         target.update(value)

@@ -2,7 +2,8 @@
 
 `encode(value)` turns a value into JSON-able tagged data; `decode(data)` builds it again
 from that data alone, with the receiving process's own classes and constructors (built-in
-types, `collections`, `datetime`, `decimal`, `fractions`, `uuid`, `pathlib`, numpy arrays,
+types, `collections`, `datetime`, `decimal`, `fractions`, `uuid`, `pathlib`, `io`'s in-memory
+buffers (contents, position, closed), numpy arrays,
 scalars and dtypes, pandas frames, series, indexes and scalars, exceptions and classes of
 modules the receiver has loaded). Nothing of the sender's code survives the trip: a subclass
 arrives as its base type, an object whose type is not listed arrives as `Opaque` (equal only
@@ -22,6 +23,7 @@ import datetime
 import decimal
 import enum
 import fractions
+import io
 import ipaddress
 import pathlib
 import sys
@@ -187,6 +189,15 @@ def _stdlib(enc: Encoder, v, d):
     return None
 
 
+def _buffer(enc: Encoder, v, d):
+    """An in-memory `io.BytesIO` or `io.StringIO` (a subclass as its base): contents, position, closed."""
+    kind = io.BytesIO if isinstance(v, io.BytesIO) else io.StringIO
+    closed = kind.closed.__get__(v)
+    content = kind().getvalue() if closed else kind.getvalue(v)
+    position = 0 if closed else kind.tell(v)
+    return {"bio": [content.hex(), position, closed]} if kind is io.BytesIO else {"sio": [content, position, closed]}
+
+
 def _numbers(enc: Encoder, v, d):
     if isinstance(v, decimal.Decimal):
         return {"dec": str(decimal.Decimal.__str__(v))}
@@ -308,6 +319,7 @@ _RULES = (  # figures first (a BarContainer is a tuple), then numpy: its float64
      _scalar_or_container),
     ((datetime.date, datetime.time, datetime.timedelta), _datetime),
     ((decimal.Decimal, fractions.Fraction, uuid.UUID, pathlib.PurePath), _numbers),
+    ((io.BytesIO, io.StringIO), _buffer),
     (object, _pandas),
 )  # fmt: skip
 
@@ -369,6 +381,17 @@ def _loaded(module: str, qualname: str):
             return None
         found = getattr(found, part, None)
     return found if isinstance(found, type) else None
+
+
+def _make_buffer(dec: Decoder, payload, depth, data):
+    content, position, closed = payload
+    if type(content) is not str or type(position) is not int or position < 0 or type(closed) is not bool:
+        raise ValueError("malformed buffer")
+    buffer = io.BytesIO(bytes.fromhex(content)) if "bio" in data else io.StringIO(content)
+    buffer.seek(position)
+    if closed:
+        buffer.close()
+    return buffer
 
 
 def _make_exception(dec: Decoder, payload, depth, _):
@@ -608,6 +631,8 @@ _DECODERS = {
     "uuid": lambda dec, p, depth, _: uuid.UUID(str(p)),
     "path": lambda dec, p, depth, _: PATHS[p[0]](str(p[1])),
     "arr": lambda dec, p, depth, _: array.array(_typecode(p[0]), p[1]),
+    "bio": _make_buffer,
+    "sio": _make_buffer,
     "ip": lambda dec, p, depth, _: {c.__name__: c for c in IP_TYPES}[p[0]](str(p[1])),
     "st": lambda dec, p, depth, _: time.struct_time(p[0], {"tm_zone": p[1], "tm_gmtoff": p[2]}),
     "sns": lambda dec, p, depth, _: types.SimpleNamespace(**{str(k): dec.decode(v, depth) for k, v in p}),

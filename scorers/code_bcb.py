@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from sandboxes.runner import CodeRunner, ExecResult
+from scorers.bcb_library_flow import library_objects_crossing, name_chain
 from scorers.bcb_sanitize import sanitize
 from scorers.bcb_split import top_imports
 from scorers.code_extract import CodeCheckResult, code_blocks, tagged_line
@@ -258,16 +259,22 @@ FIGURE_PARAMETERS = ("ax", "axes", "fig", "figure")  # an entry point that draws
 OBJECT_LIBRARIES = (
     "tensorflow", "keras", "torch", "PIL", "cv2", "skimage", "networkx", "statsmodels", "bs4", "lxml",
     "gensim", "wordcloud", "folium", "geopy", "shapely", "docx", "openpyxl", "xlwt", "flask", "flask_mail",
-    "flask_restful", "flask_login", "flask_wtf", "wtforms", "django", "socket", "ssl", "smtplib", "sqlite3",
+    "flask_restful", "flask_login", "flask_wtf", "wtforms", "django", "ssl", "smtplib",
     "mechanize", "pyquery", "textblob", "nltk", "librosa", "soundfile", "Crypto", "rsa", "cryptography",
-    "threading", "multiprocessing", "asyncio", "queue", "http", "email", "zipfile", "tarfile", "io", "inspect",
-    "types", "ctypes", "psutil", "wave", "sqlalchemy", "sympy", "requests", "urllib", "xml",
+    "asyncio", "http", "email", "inspect", "types", "ctypes", "wave", "sqlalchemy", "sympy", "requests",
 )  # fmt: skip
+# Tools a task's function uses inside itself, whose results are data (rows, paths, text, numbers, named
+# tuples; `io`'s in-memory buffers cross as data): shared only where the task's sources show one of their
+# objects crossing the call (scorers/bcb_library_flow.py; measured over the official tasks, docs/security.md).
+TOOL_LIBRARIES = ("sqlite3", "io", "zipfile", "tarfile", "urllib", "xml", "socket", "threading", "multiprocessing",
+                  "queue", "psutil")  # fmt: skip
 # Not listed, as their results are data once they cross (arrays, frames, numbers, scipy's named-tuple results,
 # rows of text; measured over the official tasks' references, docs/security.md): csv, and scipy and scikit-learn
 # unless the tests import one of their classes, as they do to inspect an object of it (`assertIsInstance(model,
-# LinearRegression)`, a `Voronoi`: it would arrive as an opaque stand-in).
+# LinearRegression)`, a `Voronoi`: it would arrive as an opaque stand-in), or check an object against one the
+# program imports (`CLASS_CHECKS`).
 CLASS_LIBRARIES = ("sklearn", "scipy")
+CLASS_CHECKS = ("isinstance", "issubclass", "assertIsInstance", "assertNotIsInstance")
 
 
 def shared_reason(problem: BCBProblem) -> str | None:
@@ -291,7 +298,7 @@ def shared_reason(problem: BCBProblem) -> str | None:
         if names.intersection(markers):
             return why
     return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(
-        imported, problem.test
+        imported, problem.test, reference, problem.entry_point
     )
 
 
@@ -355,18 +362,32 @@ def _returns_generator(nodes: list[ast.AST]) -> bool:
     return False
 
 
-def _shared_by_libraries(imported: set[str], test: str) -> str | None:
+def _shared_by_libraries(imported: set[str], test: str, reference: str, entry_point: str) -> str | None:
     libraries = sorted(imported.intersection(OBJECT_LIBRARIES))
     if libraries:
         return f"uses libraries whose values are objects ({', '.join(libraries)})"
+    tools = imported.intersection(TOOL_LIBRARIES)
+    crossing = tools and library_objects_crossing(test, reference, entry_point, tools)
+    if crossing:
+        return f"{crossing} ({', '.join(sorted(tools))})"
+    tests = ast.parse(test)
+    used = {  # classes the tests check an object against (`assertIsInstance(model, LinearRegression)`)
+        name.id
+        for node in ast.walk(tests)
+        if isinstance(node, ast.Call) and (name_chain(node.func) or [""])[-1] in CLASS_CHECKS
+        for argument in node.args[1:2]
+        for name in ast.walk(argument)
+        if isinstance(name, ast.Name)
+    }
     classes = sorted(
         f"{node.module}.{alias.name}"
-        for node in ast.walk(ast.parse(test))
+        for tree, own in ((tests, True), (ast.parse(reference), False))  # the program's imports reach the tests
+        for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom) and _top_module(node.module or "") in CLASS_LIBRARIES
         for alias in node.names
-        if alias.name[:1].isupper()
+        if alias.name[:1].isupper() and (own or (alias.asname or alias.name) in used)
     )
-    return f"the tests import library classes ({', '.join(classes)})" if classes else None
+    return f"the tests use library classes ({', '.join(classes)})" if classes else None
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)

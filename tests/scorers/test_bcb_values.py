@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import datetime
 import decimal
+import io
 import json
 import pathlib
 import zoneinfo
@@ -149,6 +150,32 @@ def test_malformed_data_is_refused(data):
         decode(data)
 
 
+@pytest.mark.parametrize("kind", [io.BytesIO, io.StringIO])
+def test_in_memory_buffers_cross_with_their_contents_position_and_state(kind):
+    data = b"ab\r\ncd" if kind is io.BytesIO else "ab\r\ncd"
+    buffer = kind(data)
+    buffer.read(3)
+    back = trip(buffer)
+    assert type(back) is kind and back.getvalue() == data and back.tell() == 3 and back.read() == data[3:]
+    buffer.close()
+    assert trip(buffer).closed
+
+
+def test_a_buffer_subclass_crosses_as_its_base_with_its_real_contents():
+    class Lying(io.BytesIO):
+        def getvalue(self):
+            return b"expected"
+
+    back = trip(Lying(b"real"))
+    assert type(back) is io.BytesIO and back.getvalue() == b"real"
+
+
+@pytest.mark.parametrize("payload", [["zz", 0, False], ["", -1, False], ["", 0, 1], [1, 0, False]])
+def test_malformed_buffers_are_refused(payload):
+    with pytest.raises(ValueError):
+        decode({"bio": payload})
+
+
 def test_data_nested_past_the_limit_is_refused():
     nested: list = []
     for _ in range(300):
@@ -178,6 +205,18 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ("g = task_func(1)\n", "def task_func(x):\n    return sns.jointplot(x)\n", ("seaborn",), "seaborn grids"),
         ("x = 1\n", "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n", ("sklearn",), None),
         ("from sklearn.linear_model import LinearRegression\n", "def task_func(x):\n", ("sklearn",), "classes"),
+        (
+            "m = task_func(1)\nLinearRegression().fit([[1]], [1])\nself.assertIsInstance(m, LinearRegression)\n",
+            "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n",
+            ("sklearn",),
+            "classes",
+        ),
+        (
+            "m = task_func(1)\nLinearRegression().fit([[1]], [1])\n",
+            "from sklearn.linear_model import LinearRegression\ndef task_func(x):\n",
+            ("sklearn",),
+            None,
+        ),
         ("from sklearn.metrics import mean_squared_error\n", "def task_func(x):\n", ("sklearn",), None),
         ("from scipy.spatial import Voronoi\n", "def task_func(x):\n", ("scipy",), "classes"),
         ("from scipy import stats\n", "from scipy.stats import zscore\ndef task_func(x):\n", ("scipy",), None),
@@ -187,6 +226,47 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ("task_func([Item(1)])\n", "class Item:\n    pass\ndef task_func(x):\n", (), "task's own classes"),
         ("task_func(Color.RED)\n", "class Color(Enum):\n    RED = 1\ndef task_func(x):\n", (), None),
         ("import sys\nassert '/x' in sys.path\n", "def task_func(x):\n", (), "interpreter"),
+        (
+            "import sqlite3\nsqlite3.connect(p).close()\ntask_func(p)\n",
+            "import sqlite3\ndef task_func(p):\n",
+            ("sqlite3",),
+            None,
+        ),
+        (
+            "import sqlite3\ndef db():\n    return sqlite3.connect(':memory:')\nc = db()\nself.cur = c.cursor()\n"
+            "task_func(1, self.cur)\n",
+            "import sqlite3\ndef task_func(x, cur):\n",
+            ("sqlite3",),
+            "tests pass",
+        ),
+        (
+            "with socket.socket() as s:\n    task_func(client=s)\n",
+            "import socket\ndef task_func(client):\n",
+            ("socket",),
+            "tests pass",
+        ),
+        ("from io import BytesIO\nf = BytesIO(b'{}')\ntask_func(f)\n", "import io\ndef task_func(f):\n", ("io",), None),
+        ("task_func(io.StringIO('a'))\n", "import io\ndef task_func(f):\n", ("io",), None),
+        (
+            "task_func(DB)\n",
+            "import sqlite3\nDB = sqlite3.connect(':memory:')\ndef task_func(c):\n",
+            ("sqlite3",),
+            "tests pass",
+        ),
+        ("task_func(io.TextIOWrapper(f))\n", "import io\ndef task_func(f):\n", ("io",), "tests pass"),
+        (
+            "x = 1\n",
+            "import zipfile\ndef task_func(p):\n    z = zipfile.ZipFile(p)\n    return z\n",
+            ("zipfile",),
+            "reference returns",
+        ),
+        (
+            "x = 1\n",
+            "import zipfile\ndef task_func(p):\n    z = zipfile.ZipFile(p)\n    return p\n",
+            ("zipfile",),
+            None,
+        ),
+        ("x = 1\n", "import nltk\ndef task_func(p):\n", ("nltk",), "objects"),
     ],
 )
 def test_the_mode_is_read_from_the_task(test, prompt, libs, why):
