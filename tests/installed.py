@@ -1,6 +1,7 @@
-"""Optional libraries in tests, not imported while the suite is collected: torch,
-transformers and TRL take seconds to import (anthropic and google-genai over one), which a
-module-level `pytest.importorskip` or `import torch` spends even when no test of the module runs."""
+"""Optional libraries in tests, not imported while the suite is collected: torch, transformers
+and TRL take seconds to import, the API SDKs (openai, anthropic, google-genai) 0.4-1.2 s each,
+which a module-level `pytest.importorskip` or `import torch` spends even when no test of the
+module runs (tests/project/test_collection.py checks)."""
 
 from __future__ import annotations
 
