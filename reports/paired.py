@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from reports.tables import dedupe
 
@@ -61,6 +60,8 @@ def mean_difference_ci(
     """Percentile bootstrap interval of mean(a - b) over paired samples; NaN with fewer than 2 pairs."""
     if len(a) < 2:
         return math.nan, math.nan
+    from scipy import stats  # here, not at the top: scipy.stats takes about 0.6 s to import
+
     result = stats.bootstrap(
         (a, b),
         lambda x, y, axis: np.mean(x - y, axis=axis),
@@ -76,6 +77,8 @@ def mean_difference_ci(
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Exact McNemar p-value (two-sided) from the discordant counts; 1.0 when there are none."""
+    from scipy import stats
+
     n = a_only + b_only
     return float(stats.binomtest(a_only, n, 0.5).pvalue) if n else 1.0
 

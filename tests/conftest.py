@@ -1,11 +1,14 @@
 """Test isolation: Inspect writes traces and logs under temp dirs, never the user's home."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
 
 _tmp = tempfile.mkdtemp(prefix="conductor-bench-tests-")
+atexit.register(shutil.rmtree, _tmp, ignore_errors=True)  # this process's own dir; a nested pytest makes its own
 os.environ.setdefault("XDG_DATA_HOME", os.path.join(_tmp, "xdg"))
 os.environ.setdefault("INSPECT_LOG_DIR", os.path.join(_tmp, "logs"))
 os.environ.setdefault("CONDUCTOR_BENCH_CACHE", os.path.join(_tmp, "cache"))

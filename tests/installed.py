@@ -1,6 +1,7 @@
-"""Optional libraries in tests, not imported while the suite is collected: torch,
-transformers and TRL take seconds to import, which a module-level `pytest.importorskip` or
-`import torch` spends even when no test of the module runs."""
+"""Optional libraries in tests, not imported while the suite is collected: torch, transformers
+and TRL take seconds to import, the API SDKs (openai, anthropic, google-genai) 0.4-1.2 s each,
+which a module-level `pytest.importorskip` or `import torch` spends even when no test of the
+module runs (tests/project/test_collection.py checks)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,18 @@ from typing import Any
 import pytest
 
 
-def needs(*modules: str) -> pytest.MarkDecorator:
-    """A skip mark (`pytestmark = needs("trl")`) unless every top-level module is installed
-    (the train extra holds all those the tests defer)."""
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
-    return pytest.mark.skipif(bool(missing), reason=f'{", ".join(missing)} missing: pip install -e ".[train]"')
+def needs(*modules: str, extra: str = "train") -> pytest.MarkDecorator:
+    """A skip mark (`pytestmark = needs("trl")`) unless every module is installed, found without
+    importing it (a dotted name imports only its parents); `extra` is the one that installs them."""
+    missing = [m for m in modules if not _found(m)]
+    return pytest.mark.skipif(bool(missing), reason=f'{", ".join(missing)} missing: pip install -e ".[{extra}]"')
+
+
+def _found(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a missing parent package
+        return False
 
 
 class Deferred:

@@ -4,6 +4,8 @@ failed round and an internal error give OpenAI-style errors; no route names a po
 the command's help, ready line and the docs' client example. Slow clients:
 test_serve_slow_clients.py; redaction: test_serve_redact.py."""
 
+from __future__ import annotations
+
 import asyncio
 import json
 import os
@@ -18,12 +20,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
-import openai
 import pytest
 from inspect_ai.model import get_model
+from installed import Deferred
 from scripted import scripted
 
 from conductor_model.serve import Limits, RequestError, is_loopback, make_server, parse_request
+
+openai = Deferred("openai")
 
 WORKFLOW = (
     'model_id = [1, 3]\nsubtasks = ["Answer it.", "Check and give the final letter."]\naccess_list = [[], ["all"]]'

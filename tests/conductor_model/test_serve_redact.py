@@ -6,18 +6,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import openai
 import pytest
 import yaml
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import get_model
 from inspect_ai.scorer import includes
+from installed import Deferred
 from scripted import scripted
 from test_serve import MESSAGE, QUESTION, SIMULATION, WORKFLOW, client, running, serving
 
 from solvers.conductor import conductor
 from workers.redact import REDACTED, pool_label, redact_config, redact_round, redact_text
+
+openai = Deferred("openai")
 
 HEADER_SECRET, BODY_SECRET = "gw-header-value", "body-string-value"  # no credential shape: found by where they are
 TOKEN = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
+from functools import partial
+
 import httpx
-import openai
 import pytest
 import tenacity
 from inspect_ai.model._model import AttemptTimeoutError, ModelGenerateError  # Inspect's types; no public names
+from installed import needs
 
 from workers.provider_errors import MAX_CHARS, describe_error
 
-anthropic = pytest.importorskip("anthropic")
-genai_errors = pytest.importorskip("google.genai.errors")
+pytestmark = needs("anthropic", "google.genai", extra="api")
 
 URL = "http://127.0.0.1:1/v1/x"
 
@@ -27,19 +29,41 @@ def retry_error(error: BaseException) -> tenacity.RetryError:
     return tenacity.RetryError(attempt)
 
 
-OPENAI_500 = openai.InternalServerError(
+def sdk_error(sdk: str, name: str, *args, **kwargs) -> Exception:
+    """An SDK's exception, the SDK imported when a test builds it: the SDKs take seconds to import
+    while the suite is collected, so the errors below are builders (`partial`), not errors."""
+    return getattr(importlib.import_module(sdk), name)(*args, **kwargs)
+
+
+OPENAI_500 = partial(
+    sdk_error,
+    "openai",
+    "InternalServerError",
     "Error code: 500 - stand-in",
     response=response(500),
     body={"message": "The server had an error", "type": "server_error"},
 )
-ANTHROPIC_400 = anthropic.BadRequestError(
+ANTHROPIC_400 = partial(
+    sdk_error,
+    "anthropic",
+    "BadRequestError",
     "Error code: 400 - {...}",
     response=response(400),
     body={"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: 70000 > 64000"}},
 )
-GOOGLE_400 = genai_errors.ClientError(
-    400, {"error": {"code": 400, "message": "The thinking budget 0 is invalid.", "status": "INVALID_ARGUMENT"}}
+GOOGLE_400 = partial(
+    sdk_error,
+    "google.genai.errors",
+    "ClientError",
+    400,
+    {"error": {"code": 400, "message": "The thinking budget 0 is invalid.", "status": "INVALID_ARGUMENT"}},
 )
+
+
+@pytest.fixture
+def error(request) -> BaseException:
+    """The parameter's error, built (`request.param` is its builder)."""
+    return request.param()
 
 
 @pytest.mark.parametrize(
@@ -50,11 +74,12 @@ GOOGLE_400 = genai_errors.ClientError(
         (ANTHROPIC_400, "anthropic/claude-sonnet-4-20250514",
          "anthropic HTTP 400 (BadRequestError): max_tokens: 70000 > 64000"),
         (GOOGLE_400, "google/gemini-2.5-pro", "google HTTP 400 (ClientError): The thinking budget 0 is invalid."),
-        (openai.APITimeoutError(request=httpx.Request("POST", URL)), "openai/gpt-5",
+        (partial(sdk_error, "openai", "APITimeoutError", request=httpx.Request("POST", URL)), "openai/gpt-5",
          "openai (APITimeoutError): Request timed out."),
-        (AttemptTimeoutError(2), "google/gemini-2.5-pro",
+        (partial(AttemptTimeoutError, 2), "google/gemini-2.5-pro",
          "google (AttemptTimeoutError): attempt_timeout '2' exceeded."),
     ],
+    indirect=["error"],
 )  # fmt: skip
 def test_describe_error_names_provider_status_and_message(error, model, expected):
     assert describe_error(error, model) == expected
@@ -65,10 +90,7 @@ def test_inspect_generate_error_is_described_by_the_sdk_error_it_was_raised_from
     """A 400 is not retried: Inspect raises ModelGenerateError (with the whole request in its
     text) from the SDK's error."""
     try:
-        try:
-            raise ANTHROPIC_400
-        except anthropic.BadRequestError as sdk_error:
-            raise ModelGenerateError('Request: {"messages": ...}', status_code=400) from sdk_error
+        raise ModelGenerateError('Request: {"messages": ...}', status_code=400) from ANTHROPIC_400()
     except ModelGenerateError as error:
         described = describe_error(error, "anthropic/claude-sonnet-4-20250514")
     assert described == "anthropic HTTP 400 (BadRequestError): max_tokens: 70000 > 64000"
@@ -77,12 +99,13 @@ def test_inspect_generate_error_is_described_by_the_sdk_error_it_was_raised_from
 
 
 def test_describe_error_without_model_names_the_sdk():
-    assert describe_error(retry_error(ANTHROPIC_400)).startswith("anthropic HTTP 400 ")
-    assert describe_error(GOOGLE_400).startswith("google HTTP 400 ")
+    assert describe_error(retry_error(ANTHROPIC_400())).startswith("anthropic HTTP 400 ")
+    assert describe_error(GOOGLE_400()).startswith("google HTTP 400 ")
 
 
 def test_provider_message_is_one_bounded_line():
     body = {"error": {"message": "line one\n\nline two " + "x" * 5000}}
-    text = describe_error(openai.BadRequestError("Error code: 400", response=response(400), body=body), "openai/m")
+    error = sdk_error("openai", "BadRequestError", "Error code: 400", response=response(400), body=body)
+    text = describe_error(error, "openai/m")
     assert "\n" not in text and "line one line two" in text
     assert len(text) < MAX_CHARS + 60 and text.endswith("...")

@@ -15,14 +15,14 @@ import yaml
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import includes
+from installed import needs
 from scripted import scripted
 from standins import Fault, standins  # noqa: F401 (fixture)
 from test_api_pools import every_worker
 
 from solvers.conductor import conductor
 
-pytest.importorskip("anthropic", reason='the API pools need `pip install -e ".[api]"`')
-pytest.importorskip("google.genai", reason='the API pools need `pip install -e ".[api]"`')
+pytestmark = needs("anthropic", "google.genai", extra="api")  # the API pools' SDKs
 
 MODELS = {
     "google": ("google/gemini-2.5-pro", {"temperature": 0.2, "reasoning_tokens": 128}),

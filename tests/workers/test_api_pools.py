@@ -15,6 +15,7 @@ import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import includes
+from installed import needs
 from scripted import scripted
 from standins import standins  # noqa: F401 (fixture)
 
@@ -23,8 +24,7 @@ from solvers.conductor import conductor
 from workers.pools import bundled_pools, load_pool
 from workers.provider_settings import CLIENT_FIELDS, effective_config
 
-pytest.importorskip("anthropic", reason='the API pools need `pip install -e ".[api]"`')
-pytest.importorskip("google.genai", reason='the API pools need `pip install -e ".[api]"`')
+pytestmark = needs("anthropic", "google.genai", extra="api")  # the API pools' SDKs
 
 GEMINI, CLAUDE, GPT5 = "google/gemini-2.5-pro", "anthropic/claude-sonnet-4-20250514", "openai/gpt-5"
 R1, GEMMA, QWEN = "vllm/deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "vllm/google/gemma-3-27b-it", "vllm/Qwen/Qwen3-32B"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
+from installed import needs
 from standins import standins  # noqa: F401 (fixture)
 from test_api_pools import wire
 
@@ -17,8 +18,7 @@ from workers.pools import bundled_pools, load_pool
 from workers.provider_errors import describe_error
 from workers.provider_settings import DROPS, effective_config, provider_changes
 
-pytest.importorskip("anthropic", reason='the API pools need `pip install -e ".[api]"`')
-pytest.importorskip("google.genai", reason='the API pools need `pip install -e ".[api]"`')
+pytestmark = needs("anthropic", "google.genai", extra="api")  # the API pools' SDKs
 
 SAMPLING = {"temperature": 0.5, "top_p": 0.9, "presence_penalty": 0.5, "frequency_penalty": 0.25, "seed": 7}
 EVERYTHING = {**SAMPLING, "max_tokens": 1000, "top_k": 5, "stop_seqs": ["STOP"]}

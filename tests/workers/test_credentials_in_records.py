@@ -17,13 +17,13 @@ import zipfile
 from pathlib import Path
 
 import httpx
-import openai
 import pytest
 import yaml
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import includes
+from installed import Deferred, needs
 from scripted import scripted
 from standins import Fault, standins  # noqa: F401 (fixture)
 from test_api_pools import every_worker
@@ -33,8 +33,9 @@ from solvers.conductor import conductor
 from workers.clean_errors import guard_errors
 from workers.provider_errors import describe_error
 
-pytest.importorskip("anthropic", reason='the API pools need `pip install -e ".[api]"`')
-pytest.importorskip("google.genai", reason='the API pools need `pip install -e ".[api]"`')
+openai = Deferred("openai")
+
+pytestmark = needs("anthropic", "google.genai", extra="api")  # the API pools' SDKs
 
 CONDUCTOR_KEY = "conductor-secret-key"
 HEADER = "gateway-header-secret"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 from httpx2 import Timeout
+from installed import needs
 from standins import standins  # noqa: F401 (fixture)
 from test_api_pools import run_pool
 
@@ -19,8 +20,7 @@ from solvers.team import pool_workers
 from workers.pools import parse_pool
 from workers.provider_settings import SdkTimeoutError, sdk_model_args, sdk_settings
 
-pytest.importorskip("anthropic", reason='the API pools need `pip install -e ".[api]"`')
-pytest.importorskip("google.genai", reason='the API pools need `pip install -e ".[api]"`')
+pytestmark = needs("anthropic", "google.genai", extra="api")  # the API pools' SDKs
 
 GPT5, CLAUDE, GEMINI = "openai/gpt-5", "anthropic/claude-sonnet-4-20250514", "google/gemini-2.5-pro"
 LONG = {"max_tokens": 128000, "attempt_timeout": 4380, "timeout": 8760, "max_retries": 2}  # paper-frontier GPT-5
