@@ -3,11 +3,13 @@
 The answer (see scorers.extract.final_answer) must name exactly one option letter, at its
 start or, failing that, as the only upper-case option letter in it (`I'd go with C`):
 `B`, `(B)`, `[B]`, `B.`, `B) because ...`, `**B**`, `$C$`, `$\\mathrm{C}$`, `\\text{(B)}`,
-`option D`, full-width `Ｂ`, `$\\mathcal{D}$`; lower case only alone (`b`, `(b)`). An answer
-naming a second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`, `A but maybe B`) is a hedge
-and scores 0; a letter it rules out in its own clause does not count (`It is D, it can't be A
-or B`, `A is wrong, it is B`, `C (not A)`, `B seems unlikely`), and ruling out every letter names
-none. A later explicit selection in the answer is read from there on (`Vitamin C helps. Answer: D`,
+`option D`, full-width `Ｂ`, `$\\mathcal{D}$`, `B/B`; lower case only alone (`b`, `(b)`). An answer
+naming a second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`, `A but maybe B`; `B/I` even
+past the known options) or saying it is unsure (`B, but I'm not sure`) is a hedge and scores 0;
+"A" before a word that is no verb or link is the article (`A polygenic risk score` names no
+option); a letter it rules out in its own clause does not count (`It is D, it can't be A or B`,
+`A is wrong, it is B`, `C (not A)`, `B seems unlikely`), and ruling out every letter names none.
+A later explicit selection in the answer is read from there on (`Vitamin C helps. Answer: D`,
 `could be (A) or (B), but I choose (C)`, `ruled out A, then B, settled on C`), as is a revision
 (`C, but actually A was right, no wait B`, `C, on second thought D`) unless it rules its letter out
 (`B. Actually A is wrong`), adds a candidate (`A. Actually, B is also plausible`: a hedge) or names
@@ -16,7 +18,8 @@ letter past the allowed ones extends them to it (gold `E`: the options run at le
 Without any marker, the last "the answer is (X)" / "the answer: X" / "correct option is X"
 phrase counts, its letter on the same line or the next ("the best answer is:", then "(B) ...";
 also "... is:" with a lettered option below), else a letter alone on the last line (not the last
-of a column of letters). Text before the last `</think>` is reasoning and is not read.
+of a column of letters), else one alone on the first line with no other option letter below.
+Text before the last `</think>` is reasoning and is not read.
 """
 
 from __future__ import annotations
@@ -55,7 +58,21 @@ def _clean(content: str) -> str:
         s = _WRAPPERS.sub(r"\1", s)
     s = _MATH_DELIMS.sub("", s)
     s = strip_markdown(s.strip())
-    return _PREFIX.sub("", s).strip()
+    return _ARTICLE.sub("a", _PREFIX.sub("", s).strip())
+
+
+# the article "A" before a word that is no verb or link ("A polygenic risk score ..." is option
+# text, not option A; "A is correct", "A fits", "A because ..." name A)
+_ARTICLE = re.compile(
+    r"(?<![A-Za-z0-9'’(\[{])A(?=[ \t]{1,3}(?!(?:is|was|seems|appears|looks|would|will|should|must|can|could|might"
+    r"|may|does|did|has|had|being|because|since|as|but|and|or|nor|then|it|also|only|too|here|there|for|in|with|if"
+    r"|so|vs|versus|now|again|remains|best)\b)[a-z]{2,30}[a-rt-z](?![A-Za-z]))"
+)
+# an answer that says it is unsure ("B but I'm not sure", "A? just a guess") commits to nothing
+_UNSURE = re.compile(
+    r"(?i:\b(?:not|n['’]t)[ \t]{1,3}(?:sure|certain)\b|\b(?:unsure|uncertain)\b"
+    r"|\bno[ \t]idea\b|\bjust[ \t]a[ \t]guess\b)"
+)
 
 
 def _letter_in_prose(s: str, letters: str) -> tuple[str | None, str]:
@@ -97,6 +114,8 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
             if letter and letter in _ruled_out(s[: chosen.start()]):  # "Not C, wait, C"
                 return None, f"answer rules out {letter} and then names it (contradicts itself): {s[:60]!r}"
             return letter, why
+    if _UNSURE.search(s[:MAX_ANSWER_CHARS]):  # after a selection, only what follows it is read
+        return None, f"answer says it is unsure (a hedge scores 0): {s[:60]!r}"
     m = _LEAD.match(s)
     if not m or m.group(2).upper() not in letters:
         return _letter_in_prose(s, letters)
@@ -112,8 +131,12 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
     if (
         second
         and second.group(1).upper() in letters
+        and second.group(1).upper() != letter.upper()  # "B/B" names B once more
         and (second.group(1).isupper() or second.group(0).rstrip().endswith((")", "]")))
     ):
+        return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
+    paired = _PAIRED.match(rest)  # "B/I", "D or H": a second letter past the options known from the gold
+    if paired and paired.group(1) != letter.upper():
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     other = next((m for m in _STANDALONE.finditer(rest[:MAX_ANSWER_CHARS]) if m.group(0) in letters), None)
     if other is not None and other.group(0) != letter.upper():
@@ -126,6 +149,8 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
     return letter.upper(), ""
 
 
+# a second capital letter joined to the first by "/" or "or" (a letter past the known options too)
+_PAIRED = re.compile(r"[ \t]{0,2}(?:/|or[ \t])[ \t]{0,2}[(\[]?([A-J])[)\]]?(?![A-Za-z0-9'’])")
 _STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’+#])")  # not "C++", "C#"
 # "Answer: D", "I choose (C)", "the answer is actually C": an explicit selection, its letter next
 # ("option D is wrong" names D, it does not select it: choice/option/selection need "is" or ":")
@@ -190,6 +215,10 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
         lone = [_LONE_LETTER.fullmatch(line) for line in lines]
         if lone and lone[-1] and lone[-1].group(1) in letters and not (len(lone) == 2 and lone[0]):
             return lone[-1].group(1), "no answer marker; the letter alone on the last line"
+        first, _, after = text.lstrip().partition("\n")
+        lead = _LONE_LETTER.fullmatch(first)
+        if lead and lead.group(1) in letters and not any(t in letters for t in _STANDALONE.findall(after)):
+            return lead.group(1), "no answer marker; the letter alone on the first line, no other letter below"
         return None, "no answer marker and no 'the answer is X' phrase"
     line_end = text.find("\n", last.end(), last.end() + 200)
     phrase = text[last.end() : line_end if line_end >= 0 else last.end() + 200]

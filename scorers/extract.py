@@ -1,7 +1,8 @@
 """Answer extraction shared by the checks (pure: no Inspect import).
 
 The final answer is the content of the LAST explicit marker in the output:
-- an `ANSWER:` line (upper case anywhere; `Answer:` / `Final answer:` at a line start;
+- an `ANSWER:` line (upper case anywhere; `Final answer:` / `Final choice:` / `Final option:`
+  anywhere; `Answer:` at a line start;
   `ANSWER: \\[` or `$$` alone on the line: the display math below, up to its closer),
 - `<answer>...</answer>` tags (an unclosed tag runs to the end of the text),
 - "the final answer is X" (Minerva style: `$X$`, or the text up to ". " / end of line),
@@ -66,7 +67,7 @@ def response_part(text: str) -> str:
 # so prose such as "check our answer: ..." is not a tag
 _ANSWER_TAG = re.compile(
     r"(?<![A-Za-z])ANSWER[ \t*_]{0,8}:"
-    r"|(?<![A-Za-z])(?i:final[ \t]{1,3}answer)[ \t*_]{0,8}:"
+    r"|(?<![A-Za-z])(?i:final[ \t]{1,3}(?:answer|choice|option))[ \t*_]{0,8}:"
     r"|^[ \t*_#>]{0,8}(?i:answer)[ \t*_]{0,8}:",
     re.MULTILINE,
 )

@@ -19,9 +19,11 @@
    "x = 2 or x = 3" as the list "2, 3", and a one-row/column matrix against a bracketed list
    as two tuples (`\\begin{matrix} \\frac12 \\\\ 1 \\end{matrix}` = `[0.5, 1]`); then fall back to
    comparing normalised strings (`normalize_math_answer`: spacing, `\\left`/`\\right`,
-   `\\dfrac`, `$`, degrees, thousands commas; words are kept). Where the reference raises an
-   expression that may be negative to a non-integer power (real only where it is positive), a
-   second comparison takes the variables positive (`(1+r/r_0)^{-3/2}` = `(r_0/(r+r_0))^{3/2}`).
+   `\\dfrac`, `$`, degrees, thousands commas; words are kept). Where the reference or the answer
+   raises an expression that may be negative to a non-integer power (real only where it is
+   positive), a second comparison takes the variables positive (`(1+r/r_0)^{-3/2}` =
+   `(r_0/(r+r_0))^{3/2}`; `\\sin^2 e^{\\sqrt{2x}} + \\cos^2 (e^{\\sqrt{x}})^{\\sqrt2}` = 1; not
+   `\\sqrt{x^2}` = `x`, real for every x).
 
 The time limit that decides is CPU time, not wall time: a comparison gets `timeout` seconds
 of this process's CPU (`_cpu_limit`, SIGPROF), so a busy machine delays a verdict but
@@ -385,7 +387,7 @@ def _verify_in_process(gold: str, pred: str, timeout: int | None, positive: bool
             return False
         g, p = _imaginary_unit(g, p)
         if positive:
-            if not _real_only_for_positive(g[0]):
+            if not (_real_only_for_positive(g[0]) or _real_only_for_positive(p[0])):
                 return False
             g, p = _positive_symbols(g), _positive_symbols(p)
         # set/relation comparison: "-2 < x < 2" answers the interval "(-2, 2)"
@@ -412,8 +414,8 @@ def _imaginary_unit(g: list, p: list) -> tuple[list, list]:
 
 
 def _real_only_for_positive(x: object) -> bool:
-    """The reference raises an expression in its variables that may be negative to a non-integer
-    power (`(\\frac{r_0}{r+r_0})^{0.5}`): it is meant where that base is positive."""
+    """x raises an expression in its variables that may be negative to a non-integer power
+    (`(\\frac{r_0}{r+r_0})^{0.5}`, `e^{\\sqrt{x}}`): it is meant (real) where that base is positive."""
     import sympy
 
     if not isinstance(x, sympy.Basic):
@@ -570,7 +572,7 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
         rhs = math_forms.function_rhs(raw), math_forms.function_rhs(gold_raw)
         if rhs[0] and rhs[1]:  # "f(x) = 2x+3" answers "y = 2x+3"
             same = symbolic_equal(rhs[1], rhs[0], timeout) or same
-    if same is False and _ROOT.search(gold_raw):  # "(\\frac{r_0}{r+r_0})^{0.5}": meant for positive values
+    if same is False and (_ROOT.search(gold_raw) or _ROOT.search(raw)):  # "(\\frac{r_0}{r+r_0})^{0.5}": positive values
         same = symbolic_equal(gold_raw, raw, timeout, positive=True) or same
     if same:
         return CheckResult(True, raw, f"equivalent by math-verify ({how})")

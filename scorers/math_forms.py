@@ -1,11 +1,13 @@
 """Answer forms that math-verify misreads: rewritten, compared or refused first (pure).
 
 - rewritten (`rewrite`): doubly escaped LaTeX (`\\\\frac` -> `\\frac`, a matrix's row breaks too);
-  scientific notation as its decimal (`2.31 \\times 10^{-3}` -> `0.00231`); Python's `2**(1/4)` and
-  `sqrt(3)`; `33.5 pct` / `percentage` as `33.5\\%`; `2 = x` as `x = 2`; mixed numbers
-  (`4 4/9` -> `\\frac{40}{9}`, `4 4/9%` -> `\\frac{40}{900}`; only a proper fraction after a
-  whole number on one line); a fraction with a percent sign; degrees inside a trigonometric
-  function (`\\sin 30^\\circ` -> `\\sin\\frac{30\\pi}{180}`, never read as radians);
+  scientific notation as its decimal (`2.31 \\times 10^{-3}` -> `0.00231`); Python's `2**(1/4)`,
+  `x**(2)`, `==`, `sqrt(3)`, `cos(x)` / `ArcSin(x)` / `ln(6)`, `log(x, 10)` (base 10: Python's
+  and SymPy's order), `factorial(n)`, `v_zmf` (one subscript); `33.5 pct` / `percentage` as
+  `33.5\\%`; `2 = x` as `x = 2`; mixed numbers (`4 4/9` -> `\\frac{40}{9}`, `4 4/9%` ->
+  `\\frac{40}{900}`; only a proper fraction after a whole number on one line); a fraction with a
+  percent sign; degrees inside a trigonometric function (`\\sin 30^\\circ` ->
+  `\\sin\\frac{30\\pi}{180}`, never read as radians);
 - compared here: clock times (`10:30 PM` = `22:30` = `22:30:00`; `10:30 AM` != `22:30`);
   a choice letter with or without its value (`C. x = 42` = `C`, `\\mathcal{B}` = `B`); the same
   function under another name (`f(x) = 2x+3` = `y = 2x+3`);
@@ -41,6 +43,17 @@ _FRAC_PERCENT = re.compile(
 _GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\\!\d{2}){0,6}(?:,\\!\d{3}){1,6}(?![\d,])")
 _POWER = re.compile(r"(?<=[\w)}])[ \t]{0,2}\*\*[ \t]{0,2}(?=[\w({-])")  # Python's 2**(1/4)
 _PLAIN_SQRT = re.compile(r"(?<![\\A-Za-z])sqrt[ \t]{0,2}\(([^()]{1,60})\)")  # sqrt(3)
+# plain-text functions (`cos(x)`, `ArcSin(x)`, `ln(6)`): LaTeX commands, or math-verify reads c*o*s
+_PLAIN_FUNC = re.compile(
+    r"(?<![\\A-Za-z])((?i:arc(?:sin|cos|tan)|(?:sin|cos|tan)h?|cot|sec|csc|exp|ln|log))(?=[ \t]{0,2}\()"
+)
+_LOG_BASE = re.compile(r"(?<![\\A-Za-z])log[ \t]{0,2}\(([^(),]{1,60}),([^(),]{1,60})\)")  # Python's log(x, base)
+_FACTORIAL = re.compile(r"(?<![\\A-Za-z])factorial[ \t]{0,2}\(([^()]{1,60})\)")
+_PAREN_POWER = re.compile(r"\^[ \t]{0,2}\(")  # `x^(2)` (from Python's `x**(2)`): the whole group is the exponent
+# `v_zmf`, `R_12`: one subscript (LaTeX would read v_z*m*f)
+_LONG_SUBSCRIPT = re.compile(r"(?<=[A-Za-z])_([A-Za-z]{2,10}|\d{2,10})(?![A-Za-z0-9])")
+_ROOT_POWER = re.compile(r"\^[ \t]{0,2}(\\sqrt\{[^{}]{1,60}\})")  # `x^\sqrt{2}` (from `x**sqrt(2)`): braced
+_DOUBLE_EQ = re.compile(r"(?<![=<>!])==(?!=)")  # Python's `==` is `=`
 _PERCENT_WORD = re.compile(r"(?<=\d)[ \t]{0,2}(?:percentage|pct)(?![A-Za-z])")
 _VALUE_EQ_VAR = re.compile(r"([^=<>]{1,600}?)[ \t]{0,3}=[ \t]{0,3}([A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?)[ \t]{0,3}")
 # "2.31 \\times 10^{-3}": a number in scientific notation, read as the decimal it is (one value,
@@ -62,6 +75,33 @@ def _mixed(m: re.Match[str]) -> str:
     return f"{sign}\\frac{{{top}}}{{{den * 100 if m['pct'] else den}}}"
 
 
+def _paren_powers(s: str) -> str:
+    """`x^(a+b)` -> `x^{(a+b)}`: LaTeX takes one token after `^` (at most 200 characters each, linear)."""
+    out, i = [], 0
+    for m in _PAREN_POWER.finditer(s):
+        if m.start() < i:
+            continue
+        depth, j = 0, m.end() - 1
+        while j < min(len(s), m.end() + 200):
+            depth += {"(": 1, ")": -1}.get(s[j], 0)
+            if depth == 0:
+                out.append(s[i : m.start()] + "^{" + s[m.end() - 1 : j + 1] + "}")
+                i = j + 1
+                break
+            j += 1
+    return "".join(out) + s[i:]
+
+
+def _plain_text(s: str) -> str:
+    """Plain-text math (Python/SymPy style) as LaTeX: functions, `log(x, base)`, `factorial(n)`,
+    `x^(2)`, `==`, a subscript of several letters or digits (`v_zmf` is v_{zmf}, not v_z*m*f)."""
+    s = _LOG_BASE.sub(lambda m: f"\\log_{{{m[2].strip()}}}({m[1].strip()})", s)
+    s = _FACTORIAL.sub(r"(\1)!", s)
+    s = _PLAIN_FUNC.sub(lambda m: "\\" + m[1].lower(), s)
+    s = _ROOT_POWER.sub(r"^{\1}", _LONG_SUBSCRIPT.sub(r"_{\1}", s))
+    return _DOUBLE_EQ.sub("=", _paren_powers(s))
+
+
 def _times_ten(m: re.Match[str]) -> str:
     return format(Decimal(m[1]).scaleb(int(m[2] or m[3])), "f")
 
@@ -72,7 +112,7 @@ def rewrite(s: str) -> str:
     if escaped:  # a doubly escaped row break `\\\\` (in a matrix) is `\\`
         s = s.replace("\\\\", "\\")
     s = _TIMES_TEN.sub(_times_ten, s)
-    s = _PLAIN_SQRT.sub(r"\\sqrt{\1}", _POWER.sub("^", s))
+    s = _plain_text(_PLAIN_SQRT.sub(r"\\sqrt{\1}", _POWER.sub("^", s)))
     s = _PERCENT_WORD.sub(r"\\%", s)
     flipped = _VALUE_EQ_VAR.fullmatch(s)
     if flipped and not re.fullmatch(r"[ \t]{0,3}[A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?[ \t]{0,3}", flipped[1]):

@@ -1,7 +1,7 @@
 """Numeric answer check for GSM8K / AIME (pure: no Inspect import).
 
-The answer (scorers.extract.final_answer; a GSM8K `#### X` line when there is no
-marker) must state one number, compared exactly as a fraction:
+The answer (scorers.extract.final_answer; without a marker, a GSM8K `#### X` line, else the
+last "the answer is X" on its line) must state one number, compared exactly as a fraction:
 - read: `1,000`, `1 000`, `5cm`, `2nd` (a number glued to other letters, `42abc`, is none),
   `$18.00`, `45%` (= 45), `070`, `-7`/`−7`, `3/4`, `\\frac{3}{4}`,
   `1 1/2` (= 3/2), `1½`, `1.2345e3`, `3.0e-2`, `1.5 \\times 10^{3}`, full-width digits;
@@ -9,7 +9,8 @@ marker) must state one number, compared exactly as a fraction:
 - `x = 26` and `2025 - 1999 = 26` read the part after the last `=`;
 - several different numbers count only when the last follows a conclusion word
   (`5 apples and 3 pears, so 8`); otherwise (`1, 2, 3`, `5 - 3`, `5-10`) it is no answer;
-- hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `±`, conditions (`if`, `otherwise`).
+- hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `±`, conditions (`if`, `otherwise`),
+  a box followed by another value (`\\boxed{33} and 34`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, last_match, normalize_unicode, response_part
+from scorers.extract import (
+    MAX_ANSWER_CHARS,
+    CheckResult,
+    final_answer,
+    last_marker,
+    last_match,
+    normalize_unicode,
+    response_part,
+)
 from scorers.math_forms import UNIT_WORDS
 
 # ordinal and unit suffixes a number may be glued to ("2nd", "5usd")
@@ -46,6 +55,12 @@ _CONCLUDE = re.compile(
     r"(?i:\b(?:so|thus|therefore|hence|total|totals|is|are|was|equals?|gives|makes|get|gets)\b)|=|⇒|\\Rightarrow"
 )
 _GSM8K = re.compile(r"####[ \t]{0,8}([^\n]{0,200})")
+# without a marker: "The answer is: **25**" (the rest of its line, up to ". ")
+_ANSWER_IS = re.compile(
+    r"(?i:\banswer[ \t]{1,3}(?:is|would[ \t]be|=)(?![ \t:]{0,4}(?:not|n['’]t)\b)[ \t:]{0,4})([^\n]{1,200})"
+)
+# a box followed by another value on its line: "\boxed{33} and 34" answers two values
+_AFTER_BOX = re.compile(r"[ \t]{0,3}(?:,|;|&|(?i:and|or)\b)[ \t]{0,3}\$?[ \t]{0,2}[-+]?\.?\d")
 
 
 def _clean(text: str) -> str:
@@ -121,10 +136,18 @@ def _format(value: Fraction) -> str:
 def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None, str]:
     """Return (answer text, value, how found / why not)."""
     answer, how = final_answer(completion)
+    if answer is not None and how == "last \\boxed{}":
+        box = last_marker(response_part(completion or ""))
+        tail = response_part(completion or "")[box.cend + 1 : box.cend + 40] if box else ""
+        if _AFTER_BOX.match(tail):
+            return answer, None, f"{how}: another value follows the box: {tail.strip()[:30]!r}"
     if answer is None and not how.startswith("empty output") and completion:
-        last = last_match(_GSM8K, response_part(completion))
+        text = response_part(completion)
+        last = last_match(_GSM8K, text)
         if last is not None:
             answer, how = last.group(1).strip(), "no marker; last '####' line"
+        elif (phrase := last_match(_ANSWER_IS, text)) is not None:
+            answer, how = phrase.group(1).split(". ")[0].strip(), "no marker; last 'the answer is X' phrase"
     if answer is None:
         return None, None, how
     if not answer.strip():

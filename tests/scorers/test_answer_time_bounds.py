@@ -85,6 +85,19 @@ ADVERSARIAL = {
     "revisions": _rep("no wait A, ", "ANSWER: "),
     "revisions in the answer": _rep("x", suffix="ANSWER: " + "actually A, no wait B, " * 25),
     "settled on": _rep("settled on ", "ANSWER: "),
+    "articles": _rep("A polygenic ", "ANSWER: "),
+    "articles in the answer": _rep("x", suffix="ANSWER: E: " + "A risk " * 80),
+    "letter pairs": _rep("B/I or ", "ANSWER: "),
+    "doubts": _rep("not sure ", "ANSWER: "),
+    "final choice lines": _rep("Final choice: c\n"),
+    "first-line letter then letters": _rep(" x A", "B\n"),
+    "answer-is phrases without a marker": _rep("The answer is: 2", suffix=" and"),
+    "a box then values": _rep(" and 34", "\\boxed{33}"),
+    "plain-text functions in the answer": _rep("x", suffix="ANSWER: " + "cos(" * 140),
+    "open parenthesised powers in the answer": _rep("x", suffix="ANSWER: " + "x**(" * 140),
+    "two-argument logs in the answer": _rep("x", suffix="ANSWER: " + "log(x, 10)*" * 50),
+    "long subscripts in the answer": _rep("x", suffix="ANSWER: " + "v_zmf*" * 95),
+    "roots as powers in the answer": _rep("x", suffix="ANSWER: " + "x**sqrt(2)*" * 50),
 }
 
 
