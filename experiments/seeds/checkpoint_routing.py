@@ -15,12 +15,12 @@ log), this shows how it moved.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
 import pandas as pd
 
+from reports.run_files import read_run_info
 from reports.tables import markdown
 
 
@@ -38,8 +38,11 @@ def prompts(run: Path, questions: int) -> list[dict]:
     from training.options import parse
     from training.train import settings_of
 
-    info = json.loads((run / "run_info.json").read_text())
-    recipe = Path(__file__).resolve().parents[2] / "training" / "recipes" / f"{info['recipe']}.yaml"
+    recipes = Path(__file__).resolve().parents[2] / "training" / "recipes"
+    name = read_run_info(run, required=["recipe"])["recipe"]
+    recipe = recipes / f"{name}.yaml"
+    if recipe not in recipes.glob("*.yaml"):  # a run folder may be anyone's: only a bundled recipe is read
+        raise SystemExit(f"{run}: recipe {name!r} is not one of training/recipes/*.yaml")
     script, _, _ = parse([str(recipe), "--output_dir", str(run / "probe")])
     rows, seen = [], {}
     for row in build_dataset(script, settings_of(script))[0]:
@@ -85,8 +88,7 @@ def routing_table(run: Path, questions: int, only: str | None = None) -> pd.Data
     models = [(label, folder) for label, folder in saved_models(run) if only in (None, label)]
     if not models:
         raise SystemExit(f"{run}: no saved model labelled {only!r} (labels: warm-up, step N, final)")
-    info = json.loads((run / "run_info.json").read_text())
-    names = list(info["data"]["pool_workers"])
+    names = list(read_run_info(run, required=["data"])["data"]["pool_workers"])
     rows = prompts(run, questions)
     parts = []
     for label, folder in models:

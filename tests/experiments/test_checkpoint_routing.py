@@ -27,3 +27,11 @@ def test_only_a_label_the_run_lacks_is_refused_by_name(tmp_path):
     (tmp_path / "checkpoint-10" / "config.json").write_text("{}")
     with pytest.raises(SystemExit, match="no saved model labelled 'warm-up'"):
         routing_table(tmp_path, 4, only="warm-up")
+
+
+def test_a_run_naming_a_recipe_outside_the_bundled_ones_is_refused(tmp_path):
+    from experiments.seeds.checkpoint_routing import prompts
+
+    (tmp_path / "run_info.json").write_text('{"recipe": "../../etc/passwd"}')
+    with pytest.raises(SystemExit, match="not one of training/recipes"):
+        prompts(tmp_path, 1)
