@@ -18,6 +18,13 @@ token is part of the completion, so GRPO's loss weighs its log-probability by th
 advantage like any sampled token. Rows of one group are recognised as equal prompt rows. Where it
 forces a row, it also keeps the policy's own probabilities over the worker ids at that position (the
 choice the row would have sampled): the routing curves show those for assigned rows.
+
+With `explore_prefix: greedy` the assigned rows also write everything before their worker id
+greedily, so the rows of a group share that text (the warm-up's form line, "The question asks for
+a value:"). GRPO's advantages sum to zero in a group, so text every row shares gets no net push and
+cannot drift; sampled (the default), the line varies by chance within a group, is pushed with
+whichever worker did well, and drifted to one value in both domains on the CPU seeds
+(docs/training.md, "What decided a seed's fate").
 """
 
 from __future__ import annotations
@@ -56,12 +63,17 @@ class Assignment(NamedTuple):
     policy: tuple[float, ...] | None
 
 
+PREFIXES = ("sampled", "greedy")  # how an assigned row writes the text before its worker id
+
+
 class FirstWorker(LogitsProcessor):
     """Forces each assigned row's first digit token (its first worker id) to the assigned worker, and
-    keeps the policy's probabilities over the worker ids at that position (`policy`, per row)."""
+    keeps the policy's probabilities over the worker ids at that position (`policy`, per row). With
+    `greedy_prefix`, an assigned row takes the model's likeliest token at each position before it."""
 
-    def __init__(self, assigned: list[int | None], digit_ids: list[int]):
+    def __init__(self, assigned: list[int | None], digit_ids: list[int], greedy_prefix: bool = False):
         self.assigned = assigned
+        self.greedy_prefix = greedy_prefix
         self.digit_ids = torch.tensor(digit_ids)
         self.open = torch.tensor([worker is not None for worker in assigned])  # assigned, no digit written yet
         self.seen: int | None = None  # tokens already looked at: the prompt, then each step's new one
@@ -83,6 +95,11 @@ class FirstWorker(LogitsProcessor):
             self.policy[row] = tuple((digit_probs[row] / digit_mass[row]).tolist())
             scores[row] = float("-inf")
             scores[row, digits[self.assigned[row]]] = 0.0
+        if self.greedy_prefix:
+            for row in (self.open & (digit_mass <= 0.5)).nonzero().flatten().tolist():
+                likeliest = scores[row].argmax()
+                scores[row] = float("-inf")
+                scores[row, likeliest] = 0.0
         return scores
 
 
@@ -97,11 +114,16 @@ def digit_token_ids(tokenizer: Any, n_workers: int) -> list[int]:
     return ids
 
 
-def check_explore(explore: int, num_generations: int, n_workers: int, use_vllm: bool, max_depth: int) -> None:
+def check_explore(explore: int, num_generations: int, n_workers: int, use_vllm: bool, max_depth: int,
+                  prefix: str = "sampled") -> None:  # fmt: skip
     """Refuse settings under which exploring groups cannot work, naming the fix."""
     if explore < 0 or explore > num_generations:
         raise ValueError(f"explore_workers must be in 0..num_generations ({num_generations}), got {explore}")
+    if prefix not in PREFIXES:
+        raise ValueError(f"explore_prefix must be one of {', '.join(PREFIXES)}, got {prefix!r}")
     if not explore:
+        if prefix != "sampled":
+            raise ValueError("explore_prefix acts on the rows explore_workers assigns: set explore_workers > 0")
         return
     if n_workers > MAX_WORKERS:
         raise ValueError(f"explore_workers assigns one-digit worker ids: the pool has {n_workers} workers (at most 10)")
@@ -112,11 +134,12 @@ def check_explore(explore: int, num_generations: int, n_workers: int, use_vllm: 
 
 
 def assign_first_workers(
-    model: Any, tokenizer: Any, explore: int, n_workers: int, seed: int
+    model: Any, tokenizer: Any, explore: int, n_workers: int, seed: int, prefix: str = "sampled"
 ) -> Callable[[], list[Assignment | None]]:
     """Wrap `model.generate` so that each group's first `explore` rows get assigned first workers
-    (training only: call it on the GRPO model after the format warm-up). Returns a function giving
-    the last generation batch's assignments (an `Assignment` or None per row), for the rollout log."""
+    (training only: call it on the GRPO model after the format warm-up), writing the text before the
+    worker id as `prefix` says. Returns a function giving the last generation batch's assignments
+    (an `Assignment` or None per row), for the rollout log."""
     generate = model.generate
     digit_ids = digit_token_ids(tokenizer, n_workers)
     generator = torch.Generator().manual_seed(seed)
@@ -128,7 +151,7 @@ def assign_first_workers(
             return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=logits_processor,
                             **kwargs)  # fmt: skip
         assigned = group_assignments(prompt_rows(input_ids, attention_mask).cpu(), explore, n_workers, generator)
-        last[0] = FirstWorker(assigned, digit_ids)
+        last[0] = FirstWorker(assigned, digit_ids, greedy_prefix=prefix == "greedy")
         processors = LogitsProcessorList([*(logits_processor or []), last[0]])
         return generate(input_ids=input_ids, attention_mask=attention_mask, logits_processor=processors, **kwargs)
 

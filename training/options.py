@@ -111,6 +111,13 @@ class ScriptArguments:
             " (training/explore.py)"
         },
     )
+    explore_prefix: str = field(
+        default="sampled",
+        metadata={
+            "help": "sampled | greedy: how assigned rows write the text before their worker id; greedy, the rows"
+            " of a group share it, so GRPO gives it no net push and it cannot drift (training/explore.py)"
+        },
+    )
     reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
     cost_weight: float = field(
         default=0.0,
@@ -228,11 +235,12 @@ def check(script: ScriptArguments) -> None:
 def check_exploration(script: ScriptArguments, config: Any) -> None:
     from training.explore import check_explore
 
-    if not script.explore_workers:  # off: nothing to check, no pool to read
+    if not script.explore_workers and script.explore_prefix == "sampled":  # off: nothing to check, no pool to read
         return
     try:
-        check_explore(script.explore_workers, config.num_generations, pool_listing_size(script), config.use_vllm,
-                      script.max_depth)  # fmt: skip
+        n_workers = pool_listing_size(script) if script.explore_workers else 0
+        check_explore(script.explore_workers, config.num_generations, n_workers, config.use_vllm, script.max_depth,
+                      script.explore_prefix)  # fmt: skip
     except ValueError as error:
         raise SystemExit(f"error: {error}") from None
 

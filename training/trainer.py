@@ -108,7 +108,7 @@ def grpo_trainer(script: Any, config: Any, model_args: Any, policy: tuple[Any, A
         from training.explore import assign_first_workers
 
         reward.assigned = assign_first_workers(
-            model, tokenizer, script.explore_workers, pool_listing_size(script), config.seed
+            model, tokenizer, script.explore_workers, pool_listing_size(script), config.seed, script.explore_prefix
         )
     rollout_func = None
     if script.recursion_share:

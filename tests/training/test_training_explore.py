@@ -66,6 +66,26 @@ def test_a_row_that_wrote_its_first_worker_is_not_forced_again():
     assert torch.isfinite(later).all()  # "model_id = [3" after the line is the model's own copy
 
 
+def test_a_greedy_prefix_takes_the_likeliest_token_before_the_worker_id_on_assigned_rows_only():
+    forcing = explore.FirstWorker([2, None], DIGITS, greedy_prefix=True)
+    scores = scores_with_digit_mass(2, -5.0)
+    scores[:, 7] = 3.0  # the likeliest word
+    scores[:, 8] = 2.9
+    words = forcing(torch.ones(2, 4, dtype=torch.long), scores.clone())
+    assert words[0].argmax() == 7 and torch.isinf(words[0]).sum() == 19
+    assert torch.isfinite(words[1]).all()  # a free row samples as it would
+    decided = forcing(torch.tensor([[1, 1, 1, 1, 7], [1, 1, 1, 1, 8]]), scores_with_digit_mass(2, 5.0))
+    assert decided[0].argmax() == DIGITS[2] and torch.isinf(decided[0]).sum() == 19  # then its worker
+    after = forcing(torch.tensor([[1, 1, 1, 1, 7, DIGITS[2]]] * 2), scores.clone())
+    assert torch.isfinite(after).all()  # past its worker id a row samples freely again
+
+
+def test_a_sampled_prefix_is_left_to_the_sampler():
+    forcing = explore.FirstWorker([2], DIGITS)
+    scores = scores_with_digit_mass(1, -5.0)
+    assert torch.isfinite(forcing(torch.ones(1, 4, dtype=torch.long), scores)).all()
+
+
 class DigitTokenizer:
     def __call__(self, text: str, add_special_tokens: bool = False):
         return type("Encoded", (), {"input_ids": [DIGITS[int(text)]]})()
@@ -117,9 +137,43 @@ def test_generate_gives_assigned_rows_their_worker_and_reports_the_assignment():
         assert {third[r] for r in range(16)[group] if assigned[r] is not None} == set(DIGITS)
 
 
+class WordsThenDigits(DigitsAtThirdToken):
+    """As DigitsAtThirdToken, with near-even odds over the words before the digit (token 7 a little
+    likelier), so sampled rows differ there."""
+
+    def __call__(self, input_ids, scores):
+        if input_ids.size(1) - self.prompt_len < 2:
+            scores[:] = 0.0
+            scores[:, 7] = 0.5
+        return super().__call__(input_ids, scores)
+
+
+def test_with_a_greedy_prefix_every_row_of_a_group_writes_the_same_text_before_its_worker():
+    from transformers import GenerationConfig, LogitsProcessorList
+
+    model = tiny_llama()
+    explore.assign_first_workers(model, DigitTokenizer(), explore=8, n_workers=4, seed=0, prefix="greedy")
+    ids = grouped_rows(2, 8)
+    config = GenerationConfig(max_new_tokens=4, do_sample=True, temperature=1.0, top_k=0, pad_token_id=0,
+                              eos_token_id=1)  # fmt: skip
+    torch.manual_seed(7)
+    out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config,
+                         logits_processor=LogitsProcessorList([WordsThenDigits(ids.size(1))]))  # fmt: skip
+    before_worker = out[:, ids.size(1) : ids.size(1) + 2]
+    assert (before_worker == 7).all()  # the likeliest word, on every row of both groups
+    model = tiny_llama()  # the control: sampled, the same seed gives rows that differ before the worker
+    explore.assign_first_workers(model, DigitTokenizer(), explore=8, n_workers=4, seed=0)
+    torch.manual_seed(7)
+    sampled = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config,
+                             logits_processor=LogitsProcessorList([WordsThenDigits(ids.size(1))]))  # fmt: skip
+    assert not (sampled[:8, ids.size(1) : ids.size(1) + 2] == sampled[0, ids.size(1) : ids.size(1) + 2]).all()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "words"),
     [
+        ({"prefix": "shared"}, "sampled, greedy"),
+        ({"explore": 0, "prefix": "greedy"}, "set explore_workers > 0"),
         ({"explore": 9}, "0..num_generations"),
         ({"explore": -1}, "0..num_generations"),
         ({"n_workers": 11}, "one-digit"),
