@@ -3,7 +3,11 @@
 The answer (see scorers.extract.final_answer) must name exactly one option letter, at its
 start or, failing that, as the only upper-case option letter in it (`I'd go with C`):
 `B`, `(B)`, `[B]`, `B.`, `B) because ...`, `**B**`, `$C$`, `$\\mathrm{C}$`, `\\text{(B)}`,
-`option D`, full-width `Ｂ`, `$\\mathcal{D}$`, `B/B`; lower case only alone (`b`, `(b)`). An answer
+`option D`, full-width `Ｂ`, `$\\mathcal{D}$`, `B/B`; lower case alone or as a label (`b`, `(b) the
+nucleus`, `b.`), asserted (`b is correct`, `a because`), or after a selection (`the answer is b
+because`; not the article: `the answer is a cat`). A letter in a name or address (`field_B`, `B2`,
+`éB`, `https://example.org/B`) or named by the word before it (`the value of C`, `Vitamin B`,
+`plan B`) is not chosen; "I" before a word that is no link is the pronoun. An answer
 naming a second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`, `A but maybe B`; `B/I` even
 past the known options) or saying it is unsure (`B, but I'm not sure`) is a hedge and scores 0;
 "A" before a word that is no verb or link is the article (`A polygenic risk score` names no
@@ -12,9 +16,10 @@ option); a letter it rules out in its own clause does not count (`It is D, it ca
 A later explicit selection in the answer is read from there on (`Vitamin C helps. Answer: D`,
 `could be (A) or (B), but I choose (C)`, `ruled out A, then B, settled on C`), as is a revision
 (`C, but actually A was right, no wait B`, `C, on second thought D`) unless it rules its letter out
-(`B. Actually A is wrong`), adds a candidate (`A. Actually, B is also plausible`: a hedge) or names
+(`B. Actually A is wrong`; also after the answer line: `Answer: C` then `Actually, the answer is j`;
+"Option B is correct" selects B), adds a candidate (`A. Actually, B is also plausible`: a hedge) or names
 a letter ruled out before it (`Not C, wait, C`); `C++` and `C#` are names, not options. A gold
-letter past the allowed ones extends them to it (gold `E`: the options run at least to E).
+letter past the allowed ones extends them to it (gold `E` or `N`: the options run at least to it).
 Without any marker, the last "the answer is (X)" / "the answer: X" / "correct option is X"
 phrase counts, its letter on the same line or the next ("the best answer is:", then "(B) ...";
 also "... is:" with a lettered option below), else a letter alone on the last line (not the last
@@ -30,6 +35,7 @@ from scorers.extract import (
     MAX_ANSWER_CHARS,
     CheckResult,
     final_answer,
+    last_marker,
     last_match,
     normalize_unicode,
     response_part,
@@ -41,10 +47,16 @@ _WRAPPERS = re.compile(
     r"|textsf|texttt|boldsymbol|bm)[ \t]{0,3}\{([^{}]{0,80})\}"
 )
 _MATH_DELIMS = re.compile(r"\\[()\[\]]|\$")
+# characters that make a letter part of a word or name: "field_B", "B2", "éB", "αBβ" (not CJK: "答案是C")
+_WORDISH = "A-Za-z0-9_\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
+# markup names no option ("<answer>B</wrong>": the tag is no negation)
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9_-]{0,20}>")
+# a URL or e-mail address names no option ("https://example.org/(B)", "b@example.org")
+_ADDRESS = re.compile(r"(?i:\bhttps?://[^\s<>\"]{1,300}|[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8})")
 _PREFIX = re.compile(
     r"^(?i:(?:the[ \t]{1,3})?(?:correct[ \t]{1,3})?(?:option|choice|answer)[ \t]{0,3}(?:is[ \t]{1,3})?:?[ \t]{0,3})"
 )
-_LEAD = re.compile(r"([(\[{]?)[ \t]{0,3}([A-Za-z])[ \t]{0,3}([)\]}]?)(?![A-Za-z0-9+#])")
+_LEAD = re.compile(rf"([(\[{{]?)[ \t]{{0,3}}([A-Za-z])[ \t]{{0,3}}([)\]}}]?)(?![{_WORDISH}+#])")
 # a second option right after the first: "or B", ", B", " B", "/B", "& (B)", "and C"
 _SECOND = re.compile(
     r"^[\s,/&;|+.:-]{0,10}(?:(?i:and/or|or|and|vs\.?|then|maybe|perhaps|possibly|also)[\s,]{1,5}){0,3}"
@@ -56,9 +68,9 @@ def _clean(content: str) -> str:
     s = normalize_unicode(content)
     for _ in range(3):  # \boxed{\text{B}}
         s = _WRAPPERS.sub(r"\1", s)
-    s = _MATH_DELIMS.sub("", s)
+    s = _MATH_DELIMS.sub("", _TAG.sub(" ", _ADDRESS.sub(" ", s)))
     s = strip_markdown(s.strip())
-    return _ARTICLE.sub("a", _PREFIX.sub("", s).strip())
+    return _PRONOUN.sub("i", _ARTICLE.sub("a", _PREFIX.sub("", s).strip()))
 
 
 # the article "A" before a word that is no verb or link ("A polygenic risk score ..." is option
@@ -66,7 +78,23 @@ def _clean(content: str) -> str:
 _ARTICLE = re.compile(
     r"(?<![A-Za-z0-9'’(\[{])A(?=[ \t]{1,3}(?!(?:is|was|seems|appears|looks|would|will|should|must|can|could|might"
     r"|may|does|did|has|had|being|because|since|as|but|and|or|nor|then|it|also|only|too|here|there|for|in|with|if"
-    r"|so|vs|versus|now|again|remains|best)\b)[a-z]{2,30}[a-rt-z](?![A-Za-z]))"
+    r"|so|vs|versus|now|again|remains|best)\b)(?:[a-z]{2,30}[a-rt-z](?![A-Za-z])"
+    r"|[a-z]{2,30}s(?=[ \t]{1,3}(?:is|are|was|were|has|have|had)\b)))"
+)
+# the pronoun "I" before a word that is no link ("I think ...", "I choose C"; not "I is correct")
+_PRONOUN = re.compile(
+    r"(?<![A-Za-z0-9'’(\[{])I(?=[ \t]{1,3}(?!(?:is|was|seems|appears|looks|because|since|as|and|or|fits|matches"
+    r"|remains|best|also|only|too)\b)[a-z]{2,30}(?![A-Za-z]))"
+)
+# a lower-case letter is a choice alone, as a label ("b.", "(b) the nucleus"), or with an assertion
+# ("b is correct", "a because ..."); right after a selection ("the answer is b", "I pick b and stop")
+# also before a link word, but never the article ("the answer is a cat")
+_LOWER_ASSERTED = re.compile(
+    r"[ \t]{1,3}(?i:because|since|is[ \t]{1,3}(?:correct|right|the[ \t]{1,3}(?:correct|right|best)[ \t]{1,3}"
+    r"(?:answer|option|choice)))\b"
+)
+_LOWER_SELECTED = re.compile(
+    r"[ \t]{1,3}(?i:as|and|but|so|therefore|thus|given|which|here|now|is|seems|fits|matches|was)\b"
 )
 # an answer that says it is unsure ("B but I'm not sure", "A? just a guess") commits to nothing
 _UNSURE = re.compile(
@@ -75,25 +103,60 @@ _UNSURE = re.compile(
 )
 
 
+# a word right before a letter that makes it a name, not a selection ("the value of C", "Vitamin B",
+# "plan B", "labels B"); a link or selection word does not ("it is D", "I'd go with C", "it's C")
+_WORD_BEFORE = re.compile(r"([A-Za-z'’]{1,30})[ \t*_\"'“]{1,4}$")  # not "(C)": a bracketed letter is a label
+_SELECTING_WORDS = frozenset(
+    """is was be are it's that's so thus hence then therefore with for choose chose pick picked select selected
+    answer option choice letter am go say final definitely clearly probably likely surely certainly actually
+    indeed obviously only just not sure must should would could will becomes equals gives get gets got remains
+    leaves yields""".split()
+)
+
+
+def _mentioned(clause: str, start: int) -> bool:
+    """Does an ordinary word right before the letter at start make it a name ("Vitamin B")?"""
+    word = _WORD_BEFORE.search(clause[max(0, start - 40) : start])
+    return word is not None and word.group(1).lower().replace("’", "'") not in _SELECTING_WORDS
+
+
 def _letter_in_prose(s: str, letters: str) -> tuple[str | None, str]:
     """ "I'd go with C", "it is D, it can't be A or B": the one upper-case option letter the
-    answer names in a clause that does not negate it (letters it rules out do not count)."""
+    answer names in a clause that does not negate it (letters it rules out do not count); a
+    letter named by the word before it ("the value of C") is mentioned, not chosen."""
     named: set[str] = set()
+    mentioned: set[str] = set()
     ruled_out: set[str] = set()
     for clause in _CLAUSE.split(s[:MAX_ANSWER_CHARS]):
-        found = {t for t in _STANDALONE.findall(clause) if t in letters}
-        (ruled_out if _NEGATION.search(clause) else named).update(found)
+        found = [t for t in _STANDALONE.finditer(clause) if t.group(0) in letters]
+        if _NEGATION.search(clause):
+            ruled_out.update(t.group(0) for t in found)
+            continue
+        for t in found:
+            (mentioned if _mentioned(clause, t.start()) else named).add(t.group(0))
     named -= ruled_out
-    if len(named) == 1:
+    mentioned -= ruled_out | named
+    if len(named) == 1 and not mentioned:
         return named.pop(), ""
-    if named:
+    if len(mentioned) == 1 and not named:
+        return None, f"answer mentions a letter as a name, not a choice: {s[:60]!r}"
+    if named or mentioned:
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     if ruled_out:
         return None, f"answer negates or rules out an option, naming none: {s[:60]!r}"
     return None, f"answer names no choice letter {'/'.join(letters)}: {s[:60]!r}"
 
 
-def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tuple[str | None, str]:
+def _lower_is_choice(letter: str, closer: str, rest: str, marked: bool) -> bool:
+    """Is a lower-case letter at the start of an answer a choice (see _LOWER_ASSERTED)?"""
+    if not rest.strip() or closer or re.match(r"[ \t]{0,3}[.):\]*,;!?]", rest) or _LOWER_ASSERTED.match(rest):
+        return True
+    return marked and (letter != "a" or not re.match(r"[ \t]{1,3}[a-z]", rest) or bool(_LOWER_SELECTED.match(rest)))
+
+
+def letter_of(
+    content: str, letters: str = "ABCD", selection: bool = True, marked: bool = False
+) -> tuple[str | None, str]:
     """The one option letter an answer names, or (None, why not). A later explicit selection
     ("Vitamin C helps. Answer: D", "could be (A) or (B), but I choose (C)") is read from there on."""
     s = _clean(content)
@@ -108,9 +171,9 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
         if chosen.group("rev") and (_HEDGE_WORD.search(clause) or _ALSO.search(clause)):
             return None, f"answer revises to a second candidate (a hedge scores 0): {s[:60]!r}"
         if not chosen.group("rev"):
-            return letter_of(rest, letters, selection=False)
+            return letter_of(rest, letters, selection=False, marked=True)
         if not _NEGATION.search(clause):
-            letter, why = letter_of(rest, letters, selection=False)
+            letter, why = letter_of(rest, letters, selection=False, marked=True)
             if letter and letter in _ruled_out(s[: chosen.start()]):  # "Not C, wait, C"
                 return None, f"answer rules out {letter} and then names it (contradicts itself): {s[:60]!r}"
             return letter, why
@@ -123,8 +186,8 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
     bare = not m.group(3) and not re.match(r"[ \t]{0,3}[.:]", rest)  # "D) None of the above" is an option
     if bare and _NEGATION.search(_CLAUSE.split(s[:MAX_ANSWER_CHARS], maxsplit=1)[0]):  # "C seems unlikely"
         return _letter_in_prose(s, letters)
-    if letter.islower() and rest.strip() and not re.match(r"^[ \t]{0,3}[.):\]*]", rest):
-        return None, f"lower-case {letter!r} starts a sentence, not a choice: {s[:60]!r}"
+    if letter.islower() and not _lower_is_choice(letter, m.group(3), rest, marked):
+        return _letter_in_prose(s, letters)  # "i think it's C": the upper-case letters decide
     if letter.isupper() and not m.group(1) and not m.group(3) and rest.startswith("'"):
         return None, f"not a choice letter: {s[:60]!r}"  # "A's ..."
     second = _SECOND.match(rest)
@@ -132,7 +195,7 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
         second
         and second.group(1).upper() in letters
         and second.group(1).upper() != letter.upper()  # "B/B" names B once more
-        and (second.group(1).isupper() or second.group(0).rstrip().endswith((")", "]")))
+        and (second.group(1).isupper() or letter.islower() or second.group(0).rstrip().endswith((")", "]")))
     ):
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     paired = _PAIRED.match(rest)  # "B/I", "D or H": a second letter past the options known from the gold
@@ -151,7 +214,7 @@ def letter_of(content: str, letters: str = "ABCD", selection: bool = True) -> tu
 
 # a second capital letter joined to the first by "/" or "or" (a letter past the known options too)
 _PAIRED = re.compile(r"[ \t]{0,2}(?:/|or[ \t])[ \t]{0,2}[(\[]?([A-J])[)\]]?(?![A-Za-z0-9'’])")
-_STANDALONE = re.compile(r"(?<![A-Za-z0-9'’])[A-Z](?![A-Za-z0-9'’+#])")  # not "C++", "C#"
+_STANDALONE = re.compile(rf"(?<![{_WORDISH}'’])[A-Z](?![{_WORDISH}'’+#])")  # not "C++", "C#", "ID_B"
 # "Answer: D", "I choose (C)", "the answer is actually C": an explicit selection, its letter next
 # ("option D is wrong" names D, it does not select it: choice/option/selection need "is" or ":")
 _SELECTION = re.compile(
@@ -159,8 +222,10 @@ _SELECTION = re.compile(
     r"|\b(?:choice|option|selection)(?:[ \t]{1,3}is[ \t]{1,3}|[ \t]{0,3}:[ \t]{0,3})"
     r"|\b(?:choose|chose|pick|select|go[ \t]with|opt[ \t]for|settled?[ \t]on)[ \t]{1,3}"
     r"|(?P<rev>\b(?:actually|no[ \t,]{1,3}wait|wait[ \t]{0,2}[,:]|on[ \t]second[ \t]thought"
-    r"|correction[ \t]{0,2}:)[ \t,]{0,3}))"
-    r"(?i:(?:actually|definitely|clearly)[ \t]{1,3})?(?=[(\[]?[A-Z][)\]]?(?![A-Za-z0-9'’+#]))"
+    r"|correction[ \t]{0,2}:)[ \t,]{0,3})"
+    r"|\b(?:option|choice)[ \t]{1,3}"  # "Option B is correct" selects B ("option D is wrong" does not)
+    r"(?=[(\[]?[A-Za-z][)\]]?[ \t]{1,3}is[ \t]{1,3}(?:the[ \t]{1,3})?(?:correct|right)\b))"
+    rf"(?i:(?:actually|definitely|clearly)[ \t]{{1,3}})?(?=[(\[]?[A-Za-z][)\]]?(?![{_WORDISH}'’+#]))"
 )
 
 
@@ -194,6 +259,14 @@ _PHRASE = re.compile(
     r"(?i:answer|option|choice)(?:[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}|[ \t]{0,2}:[ \t]{0,4})"
     r"(?:\n[ \t]{0,4}){0,2}(?=[*_(\[$\\A-Za-z])"
     r"|(?i:\bis)[ \t]{0,3}:[ \t]{0,4}(?:\n[ \t]{0,4}){1,2}(?=[*_]{0,2}[(\[][A-Z][)\]])"  # "... step is:" then "(B) ..."
+    r"|(?i:\b(?:option|choice))[ \t]{1,3}"  # "Option B is correct."
+    r"(?=[(\[]?[A-Za-z][)\]]?[ \t]{1,3}(?i:is[ \t]{1,3}(?:the[ \t]{1,3})?(?:correct|right))\b)"
+)
+# a revision after the answer line: "Answer: C" then "Actually, the answer is j." (read from there on)
+_LATE_REVISION = re.compile(
+    r"(?i:\b(?:actually|no[ \t,]{1,3}wait|on[ \t]second[ \t]thought|correction[ \t]{0,2}:?)[ \t,]{0,3}"
+    r"(?:I[ \t]{1,3}(?:choose|pick|select)[ \t]{1,3}|(?:the[ \t]{1,3})?(?:correct[ \t]{1,3}|final[ \t]{1,3})?"
+    r"answer[ \t]{1,3}is[ \t:]{1,3}))"
 )
 _LONE_LETTER = re.compile(r"[ \t*_(\[]{0,6}([A-Z])[ \t*_)\].]{0,6}")  # "C" alone on the last line
 
@@ -202,13 +275,21 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
     """Return (letter or None, how it was found / why not)."""
     answer, how = final_answer(completion)
     if answer is not None:
+        text = response_part(completion or "")
+        mk = last_marker(text)
+        late = last_match(_LATE_REVISION, text[mk.cend :]) if mk else None
+        if late is not None and mk is not None:
+            start = mk.cend + late.end()
+            letter, _ = letter_of(text[start : start + 200].split("\n")[0], _RUN, marked=True)
+            if letter:  # one that names no letter ("actually, the answer is not B") leaves the answer
+                return (letter, "a revision after the answer") if letter in letters else (None, "revised to no option")
         if not answer:
             return None, f"{how}: answer is empty"
         letter, why = letter_of(answer, letters)
         return (letter, f"from {how}") if letter else (None, f"{how}: {why}")
     if completion is None or how.startswith("empty output"):
         return None, how
-    text = response_part(completion)
+    text = response_part(completion).replace("\u00a0", " ")
     last = last_match(_PHRASE, text)
     if last is None:
         lines = [line for line in text.rstrip().rsplit("\n", 8)[-8:] if line.strip()][-2:]
@@ -223,13 +304,13 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
     line_end = text.find("\n", last.end(), last.end() + 200)
     phrase = text[last.end() : line_end if line_end >= 0 else last.end() + 200]
     phrase = phrase.split(". ")[0]
-    letter, why = letter_of(phrase, letters)
+    letter, why = letter_of(phrase, letters, marked=True)
     if letter is None:
         return None, f"'the answer is' phrase: {why}"
     return letter, "no answer marker; from 'the answer is X' phrase"
 
 
-_RUN = "ABCDEFGHIJ"
+_RUN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def check_choice(completion: str | None, target: str, letters: str = "ABCD") -> CheckResult:

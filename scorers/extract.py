@@ -4,7 +4,8 @@ The final answer is the content of the LAST explicit marker in the output:
 - an `ANSWER:` line (upper case anywhere; `Final answer:` / `Final choice:` / `Final option:`
   anywhere; `Answer:` at a line start;
   `ANSWER: \\[` or `$$` alone on the line: the display math below, up to its closer),
-- `<answer>...</answer>` tags (an unclosed tag runs to the end of the text),
+- `<answer>...</answer>` tags (an unclosed tag runs to the end of the text; `answer>` at a line
+  start is a tag that lost its `<`),
 - "the final answer is X" (Minerva style: `$X$`, or the text up to ". " / end of line),
 - `\\boxed{...}` / `\\fbox{...}` (nested braces allowed; also the garbled `\\beginboxed{...}`);
   boxes in a row form one list answer, labelled ones as `y_1 = A, y_2 = B`.
@@ -68,7 +69,8 @@ def response_part(text: str) -> str:
 _ANSWER_TAG = re.compile(
     r"(?<![A-Za-z])ANSWER[ \t*_]{0,8}:"
     r"|(?<![A-Za-z])(?i:final[ \t]{1,3}(?:answer|choice|option))[ \t*_]{0,8}:"
-    r"|^[ \t*_#>]{0,8}(?i:answer)[ \t*_]{0,8}:",
+    r"|^[ \t*_#>]{0,8}(?i:answer)[ \t*_]{0,8}:"
+    r"|^[ \t]{0,8}(?i:answer)>",  # a tag that lost its "<": "answer> d"
     re.MULTILINE,
 )
 _FINAL_IS = re.compile(r"(?i:final[ \t]{1,3}answer[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be)[ \t:]{0,4})")
@@ -79,8 +81,14 @@ _BOX = re.compile(r"\\(?:begin)?(?:boxed|fbox)[ \t]{0,4}(\{)?")  # "\\beginboxed
 
 def strip_markdown(text: str) -> str:
     """Strip bold/italic/code markers and quote marks around a short answer."""
-    # two anchored passes, each linear (no backtracking across the whole string)
-    text = re.sub(r"^[\s*_`#>]+", "", text)
+    # anchored passes, each linear (no backtracking across the whole string); a leading "_" is
+    # emphasis only when a later "_" closes it ("_B_"): in "_B" or "_b. text" it is part of a name
+    for _ in range(2):
+        text = re.sub(r"^[\s*`#>]+", "", text)
+        under = len(text) - len(text.lstrip("_"))
+        if not under or "_" not in text[under:]:
+            break
+        text = text[under:]
     end = len(text)
     while end and text[end - 1] in " \t\r\n*_`":
         end -= 1
@@ -220,6 +228,9 @@ _LEAD_IN = re.compile(
 )
 
 
+_QUOTES = (('\\"', '\\"'), ('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"))
+
+
 def _unwrap(content: str, depth: int = 0) -> str:
     """Read a marker's content: an inner marker is unwrapped, a lone box taken whole."""
     content = strip_markdown(content.strip())
@@ -241,9 +252,9 @@ def _unwrap(content: str, depth: int = 0) -> str:
     for b in reversed(boxes):
         content = content[: b.start] + content[b.cstart : b.cend] + content[b.cend + 1 :]
     content = _LEAD_IN.sub("", content.strip()).strip()
-    for q in ('\\"', '"', "'"):  # a quoted answer: "\"$12$\"", "'B'"
-        if len(content) > 2 * len(q) and content.startswith(q) and content.endswith(q):
-            return content[len(q) : -len(q)].strip()
+    for q, end in _QUOTES:  # a quoted answer: "\"$12$\"", "'B'", "“d”"
+        if len(content) > len(q) + len(end) and content.startswith(q) and content.endswith(end):
+            return content[len(q) : -len(end)].strip()
     return content
 
 
