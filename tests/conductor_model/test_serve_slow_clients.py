@@ -10,13 +10,12 @@ from __future__ import annotations
 import itertools
 import socket
 import threading
-import time
 
 import httpx
 import pytest
 from inspect_ai.model import get_model
 from scripted import scripted
-from test_serve import QUESTION, SIMULATION, WORKFLOW, running
+from test_serve import QUESTION, SIMULATION, WORKFLOW, held_conductor, running
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from waits import WAIT_S
 
@@ -141,17 +140,18 @@ def test_an_idle_kept_alive_connection_is_closed():
 
 def test_a_connection_whose_round_runs_is_never_shed():
     """Past the cap, idle connections make room; the one waiting on a round keeps its answer."""
-    conductor = scripted(WORKFLOW, delay=2.0)
+    conductor, started, release = held_conductor()  # the round runs until the slow connections are in
     model = get_model("conductor/sim", conductor=conductor, few_shot="none", memoize=False)
     with running(model, LIMITS) as (url, _):
         answer: list[httpx.Response] = []
         asking = threading.Thread(target=lambda: answer.append(served(url)))
         asking.start()
-        deadline = time.monotonic() + WAIT_S  # a wait, not a bound: until the request is in
-        while not conductor.calls and time.monotonic() < deadline:
-            time.sleep(0.05)  # its round runs for 2 s from its conductor call
-        slow = open_slow(url, 3 * LIMITS.max_connections)
-        asking.join(timeout=WAIT_S)
+        try:
+            assert started.wait(WAIT_S), f"hang guard: the round had not called its conductor after {WAIT_S} s"
+            slow = open_slow(url, 3 * LIMITS.max_connections)
+        finally:
+            release.set()
+            asking.join(timeout=WAIT_S)
         assert answer and answer[0].status_code == 200
     for sock in slow:
         sock.close()
