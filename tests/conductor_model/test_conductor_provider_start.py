@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.model import get_model
 from scripted import scripted
+from waits import run_command
 
 from startup.errors import StartError
 
@@ -96,7 +97,7 @@ def inspect_eval(tmp_path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "logs"), "XDG_DATA_HOME": str(tmp_path / "xdg")}
     data = ROOT / "tests" / "fixtures" / "math500.jsonl"
     command = [str(INSPECT), "eval", "tasks/math500.py", "-T", f"data_file={data}", "--limit", "1", *args]
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return run_command(command, cwd=ROOT, env=env)
 
 
 @pytest.mark.slow

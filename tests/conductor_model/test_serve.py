@@ -23,7 +23,8 @@ import httpx
 import pytest
 from inspect_ai.model import get_model
 from installed import Deferred
-from scripted import scripted
+from scripted import output, scripted
+from waits import HANG_S, WAIT_S, run_command
 
 from conductor_model.serve import Limits, RequestError, is_loopback, make_server, parse_request
 
@@ -43,20 +44,21 @@ def running(model, limits: Limits = Limits()):
     server = make_server(model, limits, "127.0.0.1", 0)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 60  # a wait, not a bound: it ends when the server is up
+    deadline = time.monotonic() + WAIT_S  # a wait, not a bound: it ends when the server is up
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert server.started, f"hang guard: the server was not up after {WAIT_S} s"
     try:
         yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/v1", server
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=WAIT_S)
 
 
 @contextmanager
-def serving(limits: Limits = Limits(), delay: float = 0.0, pool: str = "sim", **model_args):
-    """The endpoint on the `sim` pool with a scripted conductor; yields (base_url, conductor model)."""
-    lead = scripted(WORKFLOW, delay=delay)
+def serving(limits: Limits = Limits(), pool: str = "sim", lead=None, **model_args):
+    """The endpoint on the `sim` pool with a conductor (`lead`; default: scripted); yields (base_url, conductor)."""
+    lead = lead or scripted(WORKFLOW)
     model = get_model(f"conductor/{pool}", conductor=lead, few_shot="none", memoize=False, **model_args)
     with running(model, limits) as (url, _):
         yield url, lead
@@ -64,7 +66,7 @@ def serving(limits: Limits = Limits(), delay: float = 0.0, pool: str = "sim", **
 
 # how long a test's client waits for the server: a net against a hung server, not a bound any test asserts
 # (on a loaded machine a round can take long; the server's own deadlines are tested with their own clocks)
-PATIENCE = 300
+PATIENCE = WAIT_S
 
 
 def client(base_url: str, key: str = "none") -> openai.OpenAI:
@@ -111,8 +113,22 @@ def test_api_key_is_required_when_set():
     assert reply.choices[0].message.content
 
 
+def held_conductor():
+    """(conductor, started, release): a conductor whose call waits for `release` once it has set `started`,
+    so a round runs until the test lets it end (events, not a delay: a busy machine cannot end it first)."""
+    started, release = threading.Event(), threading.Event()
+
+    async def respond(messages, tools, tool_choice, config):
+        started.set()
+        await asyncio.to_thread(release.wait, WAIT_S)
+        return output(WORKFLOW)
+
+    return get_model("mockllm/model", custom_outputs=respond, memoize=False), started, release
+
+
 def test_oversized_busy_and_bad_requests_get_named_errors():
-    with serving(Limits(max_request_bytes=2000, max_concurrency=1), delay=1.5) as (url, _):
+    lead, started, release = held_conductor()
+    with serving(Limits(max_request_bytes=2000, max_concurrency=1), lead=lead) as (url, _):
         api = client(url)
         with pytest.raises(openai.APIStatusError, match="over 2000 bytes") as too_big:
             api.chat.completions.create(model="conductor/sim", messages=[{"role": "user", "content": "x" * 5000}],
@@ -123,17 +139,21 @@ def test_oversized_busy_and_bad_requests_get_named_errors():
         with pytest.raises(openai.NotFoundError, match="not served here"):
             api.chat.completions.create(model="gpt-5", messages=[{"role": "user", "content": "q"}])
 
-        async def two_at_once():
-            aio = openai.AsyncOpenAI(base_url=url, api_key="none", max_retries=0, timeout=PATIENCE)
-            message = [{"role": "user", "content": QUESTION}]
-            calls = [aio.chat.completions.create(model="conductor/sim", messages=message,
-                                                 extra_body={"simulation": SIMULATION}) for _ in range(2)]  # fmt: skip
-            return await asyncio.gather(*calls, return_exceptions=True)
+        def ask():
+            return api.chat.completions.create(model="conductor/sim", messages=[{"role": "user", "content": QUESTION}],
+                                               extra_body={"simulation": SIMULATION})  # fmt: skip
 
-        results = asyncio.run(two_at_once())
-    refused = [r for r in results if isinstance(r, openai.RateLimitError)]
-    assert len(refused) == 1 and "rounds are running" in str(refused[0])
-    assert sum(1 for r in results if not isinstance(r, Exception)) == 1
+        first: list = []
+        asking = threading.Thread(target=lambda: first.append(ask()))
+        asking.start()
+        try:
+            assert started.wait(WAIT_S), f"hang guard: the first round had not called its conductor after {WAIT_S} s"
+            with pytest.raises(openai.RateLimitError, match="rounds are running"):  # while the first round runs
+                ask()
+        finally:
+            release.set()
+            asking.join(WAIT_S)
+    assert first and first[0].choices[0].message.content
 
 
 @pytest.mark.parametrize(
@@ -170,13 +190,13 @@ def test_every_route_but_health_needs_the_key():
     with serving(Limits(api_key="s3cret")) as (url, _):
         root = url.removesuffix("/v1")
         for path in ("/openapi.json", "/docs", "/redoc", "/v1/models", "/v1/nothing"):
-            refused = httpx.get(root + path, timeout=10)
+            refused = httpx.get(root + path, timeout=PATIENCE)
             assert refused.status_code == 401, path
             assert refused.json()["error"]["type"] == "authentication_error"
-        assert httpx.get(f"{root}/health", timeout=10).json() == {"status": "ok"}
+        assert httpx.get(f"{root}/health", timeout=PATIENCE).json() == {"status": "ok"}
         keyed = {"Authorization": "Bearer s3cret"}
         assert (
-            httpx.get(f"{root}/openapi.json", headers=keyed, timeout=10)
+            httpx.get(f"{root}/openapi.json", headers=keyed, timeout=PATIENCE)
             .json()["error"]["message"]
             .startswith("Not Found")
         )
@@ -305,8 +325,7 @@ def test_help_shows_defaults_and_an_example():
      (["-M", "temperature=.inf"], "invalid -M temperature=inf; fix: expected a finite number >= 0")],
 )  # fmt: skip
 def test_a_bad_pool_or_option_is_one_line_and_exit_2(args, fragment):
-    ran = subprocess.run([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", *args], capture_output=True,
-                         text=True, timeout=120)  # fmt: skip
+    ran = run_command([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", *args])
     assert ran.returncode == 2 and fragment in ran.stderr and "Traceback" not in ran.stderr
 
 
@@ -346,8 +365,7 @@ def test_numeric_options_in_range_start_the_server_with_numbers(monkeypatch):
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.1.2.3", "myhost.example"])
 def test_a_public_address_without_a_key_is_refused(host):
     env = {k: v for k, v in os.environ.items() if k != "CONDUCTOR_API_KEY"}
-    ran = subprocess.run([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", "--host", host], env=env,
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    ran = run_command([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", "--host", host], env=env)
     assert ran.returncode == 2 and ran.stderr == (
         f"python -m conductor_model.serve: --host {host} opens the endpoint (and the pool's spend) beyond this "
         "machine with no key; fix: set CONDUCTOR_API_KEY to a secret (clients send it as their API key), or "
@@ -367,14 +385,14 @@ def test_the_server_prints_its_address_and_pool_when_ready():
     server = subprocess.Popen([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        ready = select.select([server.stdout], [], [], 120)[0]
+        ready = select.select([server.stdout], [], [], HANG_S)[0]  # a hang guard: the line comes on start
         line = server.stdout.readline() if ready else ""
         assert re.fullmatch(r"serving conductor/sim on http://127\.0\.0\.1:\d+/v1 \(Ctrl\+C stops\)\n", line), line
         base = line.split()[3]
-        assert httpx.get(base.removesuffix("/v1") + "/health", timeout=10).status_code == 200
+        assert httpx.get(base.removesuffix("/v1") + "/health", timeout=PATIENCE).status_code == 200
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        server.wait(timeout=WAIT_S)
 
 
 @pytest.mark.slow
@@ -386,7 +404,6 @@ def test_the_docs_client_example_runs_as_written():
     code = endpoint[endpoint.index("```python\n") + 10 :].split("```", 1)[0]
     assert code.count("http://127.0.0.1:8000/v1") == 1
     with serving() as (url, _):
-        ran = subprocess.run([sys.executable, "-c", code.replace("http://127.0.0.1:8000/v1", url)],
-                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        ran = run_command([sys.executable, "-c", code.replace("http://127.0.0.1:8000/v1", url)])
     assert ran.returncode == 0, ran.stderr
     assert "ANSWER:" in ran.stdout and "'model_id': [1, 3]" in ran.stdout

@@ -10,20 +10,20 @@ from __future__ import annotations
 import itertools
 import socket
 import threading
-import time
 
 import httpx
 import pytest
 from inspect_ai.model import get_model
 from scripted import scripted
-from test_serve import QUESTION, SIMULATION, WORKFLOW, running
+from test_serve import QUESTION, SIMULATION, WORKFLOW, held_conductor, running
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from waits import WAIT_S
 
 from conductor_model.serve import Limits
 from conductor_model.slow_clients import GuardedH11Protocol
 
 LIMITS = Limits(read_timeout=1.0, keep_alive_timeout=1, max_connections=40)
-MARGIN = 30.0  # s past a time-out to wait for a close: a wait, not a bound (a busy machine is slow, not wrong)
+MARGIN = WAIT_S  # s past a time-out to wait for a close: a wait, not a bound (a busy machine is slow, not wrong)
 PARTIAL = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
 
 
@@ -60,7 +60,7 @@ def closed_within(sock: socket.socket, seconds: float) -> bool:
 
 def served(url: str) -> httpx.Response:
     body = {"model": "conductor/sim", "messages": [{"role": "user", "content": QUESTION}], "simulation": SIMULATION}
-    return httpx.post(f"{url}/chat/completions", json=body, timeout=30)
+    return httpx.post(f"{url}/chat/completions", json=body, timeout=WAIT_S)
 
 
 def test_the_guard_still_hooks_into_uvicorns_h11_protocol():
@@ -68,7 +68,7 @@ def test_the_guard_still_hooks_into_uvicorns_h11_protocol():
     for hook in ("connection_made", "data_received", "on_response_complete", "connection_lost"):
         assert hook in vars(H11Protocol), f"uvicorn's H11Protocol has no {hook} any more"
     with running(sim_model(), LIMITS) as (url, server):
-        httpx.get(f"{url.removesuffix('/v1')}/health", timeout=10)
+        httpx.get(f"{url.removesuffix('/v1')}/health", timeout=WAIT_S)
         assert server.config.http_protocol_class.__mro__[1] is GuardedH11Protocol
 
 
@@ -121,7 +121,7 @@ def test_a_pipelined_request_buffered_behind_another_has_a_deadline(pipelined):
     with running(sim_model(), LIMITS) as (url, _):
         sock = socket.create_connection(address(url))
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n" + pipelined)
-        sock.settimeout(10)
+        sock.settimeout(WAIT_S)
         assert b" 200 " in sock.recv(65536).split(b"\r\n")[0]
         assert closed_within(sock, LIMITS.read_timeout + MARGIN)
     sock.close()
@@ -132,7 +132,7 @@ def test_an_idle_kept_alive_connection_is_closed():
         assert server.config.timeout_keep_alive == LIMITS.keep_alive_timeout  # not uvicorn's 5 s
         sock = socket.create_connection(address(url))
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-        sock.settimeout(10)
+        sock.settimeout(WAIT_S)
         assert b"200" in sock.recv(65536).split(b"\r\n")[0]
         assert closed_within(sock, LIMITS.keep_alive_timeout + MARGIN)
     sock.close()
@@ -140,17 +140,18 @@ def test_an_idle_kept_alive_connection_is_closed():
 
 def test_a_connection_whose_round_runs_is_never_shed():
     """Past the cap, idle connections make room; the one waiting on a round keeps its answer."""
-    conductor = scripted(WORKFLOW, delay=2.0)
+    conductor, started, release = held_conductor()  # the round runs until the slow connections are in
     model = get_model("conductor/sim", conductor=conductor, few_shot="none", memoize=False)
     with running(model, LIMITS) as (url, _):
         answer: list[httpx.Response] = []
         asking = threading.Thread(target=lambda: answer.append(served(url)))
         asking.start()
-        deadline = time.monotonic() + 60  # a wait, not a bound: until the request is in
-        while not conductor.calls and time.monotonic() < deadline:
-            time.sleep(0.05)  # its round runs for 2 s from its conductor call
-        slow = open_slow(url, 3 * LIMITS.max_connections)
-        asking.join(timeout=30)
+        try:
+            assert started.wait(WAIT_S), f"hang guard: the round had not called its conductor after {WAIT_S} s"
+            slow = open_slow(url, 3 * LIMITS.max_connections)
+        finally:
+            release.set()
+            asking.join(timeout=WAIT_S)
         assert answer and answer[0].status_code == 200
     for sock in slow:
         sock.close()

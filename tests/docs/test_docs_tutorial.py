@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from waits import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial.md"
@@ -24,7 +24,6 @@ QUICK_STARTS = [(ROOT / "README.md", "Set-up"), (ROOT / "docs" / "index.md", "Se
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 TITLE = re.compile(r'title="([^"]+)"')
 NOT_RUN = re.compile(r"<!-- not run by the tests: (.+?) -->")
-BLOCK_SECONDS = 600
 NOT_CHECKOUT = shutil.ignore_patterns(".*", "__pycache__", "*.egg-info", "logs", "runs", "build")  # .gitignore's
 
 
@@ -87,8 +86,7 @@ def run_steps(steps: list[Step], tmp_path: Path, record_property) -> Path:
             (here / step.title).write_text(step.text)
         else:
             script = f"trap 'pwd > {cwd_file}' EXIT\n{step.text}"  # where the block left the shell
-            done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=here, env=env,
-                                  capture_output=True, text=True, timeout=BLOCK_SECONDS)  # fmt: skip
+            done = run_command(["bash", "-euo", "pipefail", "-c", script], cwd=here, env=env)
             output = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
             assert done.returncode == 0, f"{step.where} failed:\n{step.text}\n{output}"
             here = Path(cwd_file.read_text().strip())

@@ -1,11 +1,11 @@
 """`nox -s gpu_check`: the table logic on crafted metrics, the no-GPU exit and the dry run (CI)."""
 
 import math
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from waits import run_command
 
 from experiments import gpu_check
 
@@ -75,9 +75,9 @@ def test_without_a_gpu_it_says_so_and_exits_0(capsys, tmp_path):
 
 @pytest.mark.slow
 def test_dry_run_checks_the_recipe_on_any_machine(tmp_path):
-    done = subprocess.run(
+    done = run_command(
         [sys.executable, "-m", "experiments.gpu_check", "--dry_run", "--out", str(tmp_path / "g")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "-m inspect_ai eval tasks/gsm8k.py" in done.stdout and "--attn_implementation sdpa" in done.stdout

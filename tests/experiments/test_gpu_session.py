@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waits import run_command
 
 from experiments import learning_table
 
@@ -16,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def session(tmp_path, **env) -> subprocess.CompletedProcess:
     environ = {**os.environ, "OUT": str(tmp_path / "out"), "RUNS": str(tmp_path / "runs"), "PY": sys.executable,
                "XDG_DATA_HOME": str(tmp_path / "xdg"), "INSPECT_LOG_DIR": str(tmp_path / "logs"), **env}  # fmt: skip
-    return subprocess.run(["bash", "experiments/gpu_session.sh"], cwd=ROOT, env=environ, capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+    return run_command(["bash", "experiments/gpu_session.sh"], cwd=ROOT, env=environ)
 
 
 def test_an_unknown_job_is_refused_before_anything_runs(tmp_path):

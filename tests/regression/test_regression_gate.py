@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waits import run_command
 
 import scorers.inspect_scorers as inspect_scorers
 from regression.cli import ABOUT, TOLERANCES, select
@@ -72,7 +73,7 @@ def test_rerun_passes_and_broken_scorer_fails_with_a_named_diff(tmp_path, monkey
 
 def gate(args: list[str], code: str | None = None) -> subprocess.CompletedProcess:
     command = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "regression", *args]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return run_command(command, cwd=ROOT)
 
 
 @pytest.mark.slow

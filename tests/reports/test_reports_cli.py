@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pandas as pd
 import pytest
 from test_reports_html import browser, problems, render_check
 from test_reports_plots import rollout, write_run
+from waits import run_command
 
 from reports import synthetic as syn
 from reports.__main__ import main
@@ -134,9 +134,7 @@ def test_reproduce_refuses_a_mistake_in_one_line_before_any_eval_runs(tmp_path, 
 def test_reproduce_with_logs_runs_nothing_and_help_works(built, tmp_path):
     assert main(["reproduce", "--logs", str(built / "logs"), "--out", str(tmp_path / "o")]) == 0
     assert (tmp_path / "o" / "index.html").is_file()
-    done = subprocess.run(
-        [sys.executable, "-m", "reports", "build", "--help"], capture_output=True, text=True, timeout=120
-    )
+    done = run_command([sys.executable, "-m", "reports", "build", "--help"])
     assert done.returncode == 0 and "--training-runs" in done.stdout
 
 

@@ -7,12 +7,12 @@ import html
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 from matplotlib.figure import Figure
+from waits import run_command
 
 from reports import plots
 from reports import synthetic as syn
@@ -187,7 +187,7 @@ def render_check(page: Path, exe: str, script: str = PROBE) -> dict:
     """Load a copy of `page` (the probe `script` added) in headless Chromium, 1280 px wide; what the probe saw."""
     probe = page.with_name("probe-" + page.name)
     probe.write_text(page.read_text().replace("</body>", script + "</body>"))
-    done = subprocess.run(
+    done = run_command(
         [
             exe,
             "--headless",
@@ -204,9 +204,6 @@ def render_check(page: Path, exe: str, script: str = PROBE) -> dict:
             "--dump-dom",
             probe.as_uri(),
         ],
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     found = re.search(r'<pre id="render-check">(.*?)</pre>', done.stdout, re.S)
     assert found, f"the probe did not run (rc {done.returncode}): {done.stderr[-2000:]}"

@@ -12,12 +12,12 @@ import csv
 import html
 import itertools
 import re
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from test_reports_plots import rollout, write_run
+from waits import run_command
 
 from reports import synthetic as syn
 from reports.__main__ import main
@@ -101,12 +101,10 @@ def paste(script: str, tmp: Path) -> list[list[str]]:
         (stubs / name).write_text(f'#!/bin/bash\nprintf "%s\\0" {name} "$@" >> "$ARGV"\nprintf "\\n" >> "$ARGV"\n')
         (stubs / name).chmod(0o755)
     record = tmp / "argv"
-    subprocess.run(
+    run_command(
         ["/bin/bash", "-c", script],
         cwd=tmp,
-        timeout=60,
         check=False,
-        capture_output=True,
         env={"PATH": f"{stubs}:/usr/bin:/bin", "ARGV": str(record)},
     )
     text = record.read_text() if record.exists() else ""

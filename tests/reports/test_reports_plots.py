@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from waits import run_command
 
 from reports import plots
 from reports import synthetic as syn
@@ -369,11 +369,8 @@ def test_read_run_keeps_only_the_plotted_fields(tmp_path):
 @pytest.mark.slow
 def test_curves_cli(tmp_path):
     run = write_run(tmp_path / "run", [rollout(s, reward=0.25 * s) for s in range(3)])
-    done = subprocess.run(
+    done = run_command(
         [sys.executable, "-m", "experiments.curves", str(run), "--out", str(tmp_path / "c")],
-        capture_output=True,
-        text=True,
-        timeout=120,
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr

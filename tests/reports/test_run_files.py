@@ -5,12 +5,12 @@ gpu_check.py, the seeds sweep's memory check) with one line naming the file and 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from test_reports_plots import rollout, write_run
+from waits import run_command
 
 from reports import plots
 from reports.run_files import read_metrics, read_run_info
@@ -98,8 +98,7 @@ def test_the_training_plots_and_curves_refuse_a_bad_run_info(text, tmp_path):
 def test_curves_cli_ends_with_one_line_and_a_non_zero_exit(tmp_path):
     run = write_run(tmp_path / "run", [rollout(0)])
     (run / "run_info.json").write_text('{"data": {"pool_workers": 5}}')
-    done = subprocess.run([sys.executable, "-m", "experiments.curves", str(run)], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT)  # fmt: skip
+    done = run_command([sys.executable, "-m", "experiments.curves", str(run)], cwd=ROOT)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
         f"{run / 'run_info.json'}: field data.pool_workers is 5, not a list of text; fix it or move the run folder "

@@ -10,6 +10,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Score, Target, accuracy, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import OutputLimitExceededError, sandbox
+from waits import ROOMY_S
 
 import sandboxes.inspect_bwrap as ib
 from sandboxes.bwrap import check_bwrap
@@ -123,11 +124,14 @@ def test_runner_adapter_maps_results():
         async def score(state: TaskState, target: Target) -> Score:
             runner = InspectSandboxRunner()
             results["ok"] = await runner.run(
-                ["python3", "sol.py"], files={"sol.py": "print(sum(map(int, input().split())))"}, stdin="2 3", timeout=5
+                ["python3", "sol.py"],
+                files={"sol.py": "print(sum(map(int, input().split())))"},
+                stdin="2 3",
+                timeout=ROOMY_S,
             )
-            results["isolated"] = await runner.run(["ls", "-A"], timeout=5)  # each run has its own dir
+            results["isolated"] = await runner.run(["ls", "-A"], timeout=ROOMY_S)  # each run has its own dir
             results["timeout"] = await runner.run(["python3", "-c", "while True: pass"], timeout=1)
-            results["flood"] = await runner.run(["python3", "-c", "print('x' * 30_000_000)"], timeout=10)
+            results["flood"] = await runner.run(["python3", "-c", "print('x' * 30_000_000)"], timeout=ROOMY_S)
             return Score(value=1 if results["ok"].ok else 0)
 
         return score
@@ -161,7 +165,7 @@ def test_config_limits_apply():
 async def test_exec_output_limit_raises(tmp_path):
     env = BwrapSandboxEnvironment(str(tmp_path), BwrapSandboxConfig())
     with pytest.raises(OutputLimitExceededError):
-        await env.exec(["python3", "-c", "print('y' * 20_000_000)"], timeout=10)
+        await env.exec(["python3", "-c", "print('y' * 20_000_000)"], timeout=ROOMY_S)
 
 
 def test_registered_and_cheap_import():

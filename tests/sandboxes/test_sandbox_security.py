@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waits import ROOMY_S, WAIT_S
 
 from sandboxes.bwrap import BwrapRunner, Limits, check_bwrap
 
@@ -34,7 +35,7 @@ def runner() -> BwrapRunner:
 MAIN = f"main{os.getpid()}.py"  # this test process's programs, told apart from other harnesses' sandboxes
 
 
-async def py(runner: BwrapRunner, src: str, *, timeout: float = 10, stdin: str | None = None, files=None):
+async def py(runner: BwrapRunner, src: str, *, timeout: float = ROOMY_S, stdin: str | None = None, files=None):
     return await runner.run(
         ["python3", MAIN], files={MAIN: textwrap.dedent(src), **(files or {})}, stdin=stdin, timeout=timeout
     )
@@ -60,7 +61,7 @@ def sandbox_pids(marker: str = MAIN) -> list[int]:
     return found
 
 
-async def outliving(marker: str = MAIN, wait: float = 30.0) -> list[int]:
+async def outliving(marker: str = MAIN, wait: float = WAIT_S) -> list[int]:
     """`sandbox_pids(marker)` once they are gone or `wait` seconds have passed (killed processes
     take a moment to go, longer on a busy machine; this ends as soon as they have)."""
     deadline = time.monotonic() + wait
@@ -338,7 +339,7 @@ if os.fork() == 0:
 
 async def test_double_fork_orphan_killed_when_main_exits(runner):
     marker = str(900000 + os.getpid() % 90000)
-    r = await py(runner, ORPHAN.format(marker=marker, tail="time.sleep(0.3)"), timeout=30)
+    r = await py(runner, ORPHAN.format(marker=marker, tail="time.sleep(0.3)"), timeout=ROOMY_S)
     assert not r.timed_out, "the orphan holding stdout kept run() waiting"
     assert r.stdout.startswith("parent")
     assert await outliving(marker) == []
@@ -379,10 +380,10 @@ async def test_gigabyte_of_output_is_capped(runner):
         for _ in range(1024):
             sys.stdout.buffer.write(chunk)
         """,
-        timeout=30,
+        timeout=ROOMY_S,
     )
     assert r.output_truncated and r.returncode is None and not r.ok
-    assert not r.timed_out  # killed at the cap, not at its 30 s
+    assert not r.timed_out  # killed at the cap, not at its time-out
     assert len(r.stdout) == 4 * MiB
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
     assert grown_mib < 200, grown_mib
@@ -390,7 +391,7 @@ async def test_gigabyte_of_output_is_capped(runner):
 
 
 async def test_stderr_flood_is_capped(runner):
-    r = await py(runner, "import sys\nwhile True: sys.stderr.write('e' * 65536)", timeout=30)
+    r = await py(runner, "import sys\nwhile True: sys.stderr.write('e' * 65536)", timeout=ROOMY_S)
     assert r.output_truncated and len(r.stderr) == 4 * MiB
 
 
@@ -434,14 +435,14 @@ def test_sandbox_dies_with_the_harness(tmp_path):
     harness = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE)
     try:
         assert harness.stdout.readline() == b"start\n"
-        deadline = time.monotonic() + 60  # a wait, not a bound: it ends when the sandbox is up
+        deadline = time.monotonic() + WAIT_S  # a wait, not a bound: it ends when the sandbox is up
         while not sandbox_pids(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert sandbox_pids(marker), "the sandboxed sleep never started"
     finally:
         harness.send_signal(signal.SIGKILL)
         harness.wait()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + WAIT_S
     while sandbox_pids(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert sandbox_pids(marker) == []
@@ -479,7 +480,7 @@ async def test_no_nested_user_namespace(runner):
 
     if platform.machine() != "x86_64":
         pytest.skip("the seccomp filter is x86_64 only")
-    r = await runner.run(["unshare", "-Ur", "id"], timeout=5)
+    r = await runner.run(["unshare", "-Ur", "id"], timeout=ROOMY_S)
     assert r.returncode != 0 and "uid=0" not in r.stdout, r
 
 
@@ -578,8 +579,8 @@ except OSError as e:
 async def test_keyrings_unreachable(runner):
     """No keyctl/add_key/request_key and no /proc/keys: the harness's session keyring and any
     key a run could leave in its uid's user keyring for a later run are out of reach."""
-    first = await runner.run(["python3", "k.py", "add"], files={"k.py": KEYS}, timeout=10)
-    second = await runner.run(["python3", "k.py"], files={"k.py": KEYS}, timeout=10)
+    first = await runner.run(["python3", "k.py", "add"], files={"k.py": KEYS}, timeout=ROOMY_S)
+    second = await runner.run(["python3", "k.py"], files={"k.py": KEYS}, timeout=ROOMY_S)
     for r in (first, second):
         lines = r.stdout.splitlines()
         assert r.ok and len(lines) >= 4, r
@@ -598,7 +599,7 @@ async def sample_env():
     from sandboxes.inspect_bwrap import BwrapSandboxConfig, BwrapSandboxEnvironment
 
     check_bwrap()
-    cfg = BwrapSandboxConfig(workdir_bytes=8 * MiB, workdir_inodes=1024, default_timeout=30)
+    cfg = BwrapSandboxConfig(workdir_bytes=8 * MiB, workdir_inodes=1024, default_timeout=ROOMY_S)
     envs = await BwrapSandboxEnvironment.sample_init("security-test", cfg, {})
     try:
         yield envs["default"]
@@ -648,13 +649,14 @@ print("swaps", n)
 async def start_swapper(env, host: Path, seconds: float):
     await env.write_file("swap.py", SWAPPER)
     task = asyncio.ensure_future(env.exec(["python3", "swap.py", str(host), str(seconds)], concurrency=False))
-    for _ in range(200):
+    deadline = time.monotonic() + WAIT_S  # a wait, not a bound: it ends when the swapper has started
+    while not task.done() and time.monotonic() < deadline:
         try:
             await env.read_file("started")
             return task
         except (FileNotFoundError, PermissionError):
             await asyncio.sleep(0.02)
-    raise AssertionError(await task)
+    raise AssertionError(await task if task.done() else f"hang guard: the swapper had not started after {WAIT_S} s")
 
 
 @pytest.mark.slow
@@ -704,7 +706,7 @@ async def test_fifo_and_socket_refused_without_blocking(sample_env):
     assert r.success, r
     for io in (lambda: sample_env.read_file("sock"), lambda: sample_env.write_file("sock", "x")):
         with pytest.raises(PermissionError, match="not a regular file"):
-            await asyncio.wait_for(io(), 5)
+            await asyncio.wait_for(io(), WAIT_S)  # a hang guard: blocking would wait forever
     fifo = os.path.join(sample_env.directory, "pipe")
 
     def attempt(coro_fn):
@@ -717,7 +719,7 @@ async def test_fifo_and_socket_refused_without_blocking(sample_env):
     outcomes = []
     for fn in (lambda: sample_env.read_file("pipe"), lambda: sample_env.write_file("wpipe", "x")):
         try:
-            outcomes.append(await asyncio.wait_for(asyncio.to_thread(attempt, fn), 5))
+            outcomes.append(await asyncio.wait_for(asyncio.to_thread(attempt, fn), WAIT_S))
         except TimeoutError:
             for name in ("pipe", "wpipe"):  # release the stuck thread, then fail
                 with contextlib.suppress(OSError):
@@ -793,7 +795,7 @@ async def test_run_memory_capped_as_a_whole():
         f"ps = [subprocess.Popen([sys.executable, '-c', {HOLD.format(mib=150, hold=3)!r}]) for _ in range(3)]\n"
         "print([p.wait() for p in ps])\n"
     )
-    r = await runner.run(["python3", "-c", src], timeout=30)
+    r = await runner.run(["python3", "-c", src], timeout=ROOMY_S)
     assert r.stdout.count("HELD") < 3, r  # at least one was refused or OOM-killed
 
 

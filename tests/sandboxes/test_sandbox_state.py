@@ -4,11 +4,11 @@ TMPDIR redirects or breaks a sandbox run, and the state dir is refused unless pr
 import ctypes
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from waits import ROOMY_S, run_command
 
 from sandboxes import bwrap, inspect_bwrap, workdir
 
@@ -18,7 +18,7 @@ NOBODY = 65534
 OLD_LOCKS = "conductor-bench-bwrap-uids"  # the per-uid lock dir's old fixed name under TMPDIR
 RUN = (
     "import asyncio; from sandboxes.bwrap import BwrapRunner; "
-    "r = asyncio.run(BwrapRunner().run(['echo', 'ran'], timeout=30)); print(r.returncode, r.stdout.strip())"
+    f"r = asyncio.run(BwrapRunner().run(['echo', 'ran'], timeout={ROOMY_S})); print(r.returncode, r.stdout.strip())"
 )
 
 
@@ -52,7 +52,7 @@ def test_planted_old_lock_names_neither_redirect_nor_break_a_run(shared_tmp, tmp
     target = tmp_path / "target"
     plant(shared_tmp, kind, target)
     env = {**os.environ, "TMPDIR": str(shared_tmp)}
-    proc = subprocess.run([sys.executable, "-c", RUN], env=env, capture_output=True, text=True, timeout=120)
+    proc = run_command([sys.executable, "-c", RUN], env=env)
     assert proc.stdout.split() == ["0", "ran"], proc.stderr[-2000:]
     assert list(target.iterdir()) == [] if kind == "dir_link" else not target.exists()  # root made nothing there
 

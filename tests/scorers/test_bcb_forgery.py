@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waits import ROOMY_S
 
 from scorers.bcb_driver import expected_tests, judge, line_tagger, read_reports
 from scorers.code_bcb import (
@@ -171,19 +172,19 @@ def fence(code: str) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 async def test_attack_fails(runner, name):
-    result = await check_bigcodebench(fence(ATTACKS[name]), WORDS, runner, 20)
+    result = await check_bigcodebench(fence(ATTACKS[name]), WORDS, runner, ROOMY_S)
     assert not result.correct, (name, result.reason)
 
 
 @pytest.mark.slow
 async def test_always_equal_object_is_named_in_the_reason(runner):
-    result = await check_bigcodebench(fence(ATTACKS["always_equal_object"]), WORDS, runner, 20, split=False)
+    result = await check_bigcodebench(fence(ATTACKS["always_equal_object"]), WORDS, runner, ROOMY_S, split=False)
     assert result.details["status"] == "tampered" and "__eq__" in result.reason, result.reason
 
 
 @pytest.mark.slow
 async def test_raw_protocol_on_the_report_pipe_is_rejected_as_unauthenticated(runner):
-    result = await check_bigcodebench(fence(ATTACKS["report_pipe_protocol"]), WORDS, runner, 20, split=False)
+    result = await check_bigcodebench(fence(ATTACKS["report_pipe_protocol"]), WORDS, runner, ROOMY_S, split=False)
     assert result.details["status"] == "tampered" and "unauthenticated" in result.reason, result.reason
 
 
@@ -209,14 +210,14 @@ NUMPY_ATTACKS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(NUMPY_ATTACKS))
 async def test_numpy_attack_fails(runner, name):
-    result = await check_bigcodebench(fence(NUMPY_ATTACKS[name]), NUMPY, runner, 20)
+    result = await check_bigcodebench(fence(NUMPY_ATTACKS[name]), NUMPY, runner, ROOMY_S)
     assert not result.correct, (name, result.reason)
 
 
 @pytest.mark.slow
 async def test_numpy_correct_answer_passes(runner):
     code = "import numpy as np\ndef task_func(n):\n    return np.arange(n) ** 2\n"
-    result = await check_bigcodebench(fence(code), NUMPY, runner, 20)
+    result = await check_bigcodebench(fence(code), NUMPY, runner, ROOMY_S)
     assert result.correct, result.reason
 
 
@@ -256,7 +257,7 @@ HONEST = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HONEST))
 async def test_honest_answers_still_pass(runner, name):
-    result = await check_bigcodebench(fence(HONEST[name]), WORDS, runner, 20)
+    result = await check_bigcodebench(fence(HONEST[name]), WORDS, runner, ROOMY_S)
     assert result.correct, (name, result.reason)
 
 
@@ -309,7 +310,7 @@ def task_func():
 @pytest.mark.slow
 async def test_library_values_and_mocks_are_not_mistaken_for_the_solutions(runner):
     problem = BCBProblem("BigCodeBench/libs", "", "", "import os\ndef task_func():\n", LIBRARY_TESTS)
-    result = await check_bigcodebench(fence(LIBRARY_SOLUTION), problem, runner, 60)
+    result = await check_bigcodebench(fence(LIBRARY_SOLUTION), problem, runner, ROOMY_S)
     assert result.correct, result.reason
 
 
@@ -331,7 +332,7 @@ class TestCases(unittest.TestCase):
 @pytest.mark.slow
 async def test_the_tests_own_eq_classes_and_expected_failures_are_honoured(runner):
     problem = BCBProblem("BigCodeBench/own", "", "", "def task_func():\n", TEST_DEFINED_EQ)
-    result = await check_bigcodebench(fence("def task_func():\n    return [2, 1]\n"), problem, runner, 20)
+    result = await check_bigcodebench(fence("def task_func():\n    return [2, 1]\n"), problem, runner, ROOMY_S)
     assert result.correct, result.reason
 
 
@@ -349,10 +350,10 @@ os._exit(0)
 async def test_a_module_planted_next_to_the_driver_is_not_imported_by_the_trusted_parent(runner):
     program = build_program("def task_func(text, top_n=3):\n    return []\n", WORDS)
     files = {**DRIVER_FILES, "bcb_solution.py": program, "bcb_tests.py": WORDS.test, "json.py": PLANTED_JSON}
-    run = await runner.run(driver_command(20), files=files, stdin="n" * 32 + "\n", timeout=30)
+    run = await runner.run(driver_command(ROOMY_S), files=files, stdin="n" * 32 + "\n", timeout=ROOMY_S + 10)
     verdict = parse_verdict(run.stdout, "n" * 32)
     assert verdict is not None, run.stderr[-2000:]  # the trusted parent still decides
-    result = verdict_to_result(verdict, run, WORDS, program, 20)
+    result = verdict_to_result(verdict, run, WORDS, program, ROOMY_S)
     assert not result.correct, result.reason
 
 

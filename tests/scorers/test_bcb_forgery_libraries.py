@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from waits import ROOMY_S
 
 from scorers.code_bcb import BCBProblem, check_bigcodebench, shared_reason
 
@@ -116,7 +117,7 @@ def test_the_library_tasks_run_apart_from_the_answer():
 @pytest.mark.parametrize("task", sorted(TASKS))
 async def test_control_the_reference_passes(runner, task):
     _available(task)
-    result = await check_bigcodebench(fence(TASKS[task].reference_program), TASKS[task], runner, 120)
+    result = await check_bigcodebench(fence(TASKS[task].reference_program), TASKS[task], runner, ROOMY_S)
     assert result.correct and result.details["mode"] == "split", result.reason
 
 
@@ -124,7 +125,7 @@ async def test_control_the_reference_passes(runner, task):
 @pytest.mark.parametrize("task", sorted(TASKS))
 async def test_control_the_wrong_answer_fails(runner, task):
     _available(task)
-    result = await check_bigcodebench(fence(WRONG[task]), TASKS[task], runner, 120)
+    result = await check_bigcodebench(fence(WRONG[task]), TASKS[task], runner, ROOMY_S)
     assert not result.correct and result.details["status"] in ("fail", "error"), result.reason
 
 
@@ -132,5 +133,5 @@ async def test_control_the_wrong_answer_fails(runner, task):
 @pytest.mark.parametrize(("task", "name"), sorted(ATTACKS))
 async def test_forgery_on_a_library_task_fails(runner, task, name):
     _available(task)
-    result = await check_bigcodebench(fence(ATTACKS[task, name]), TASKS[task], runner, 120)
+    result = await check_bigcodebench(fence(ATTACKS[task, name]), TASKS[task], runner, ROOMY_S)
     assert not result.correct, (name, result.reason)

@@ -14,6 +14,7 @@ run a crash.
 from __future__ import annotations
 
 import pytest
+from waits import ROOMY_S
 
 from scorers.code_bcb import BCBProblem, check_bigcodebench, shared_reason
 
@@ -83,18 +84,18 @@ def test_the_plot_task_runs_apart_from_the_answer():
 
 
 async def test_control_the_reference_passes(runner):
-    result = await check_bigcodebench(fence(PLOT.reference_program), PLOT, runner, 60)
+    result = await check_bigcodebench(fence(PLOT.reference_program), PLOT, runner, ROOMY_S)
     assert result.correct, result.reason
     assert result.details["mode"] == "split"
 
 
 async def test_control_the_wrong_answer_fails(runner):
-    result = await check_bigcodebench(fence(WRONG), PLOT, runner, 60)
+    result = await check_bigcodebench(fence(WRONG), PLOT, runner, ROOMY_S)
     assert not result.correct and result.details["status"] == "fail", result.reason
 
 
 async def test_an_axes_subclass_of_the_answers_own_does_not_cross(runner):
-    result = await check_bigcodebench(fence(SUBCLASS), PLOT, runner, 60)
+    result = await check_bigcodebench(fence(SUBCLASS), PLOT, runner, ROOMY_S)
     assert not result.correct and result.details["status"] == "crash", result.reason
     assert "refused" in result.reason and "__test__" in result.reason
 
@@ -102,6 +103,6 @@ async def test_an_axes_subclass_of_the_answers_own_does_not_cross(runner):
 @pytest.mark.parametrize("name", sorted(SMUGGLED))
 async def test_a_smuggled_call_in_the_figures_is_refused(runner, name):
     code = PROMPT.splitlines()[0] + "\n" + SMUGGLE.replace("CALL", SMUGGLED[name])
-    result = await check_bigcodebench(fence(code), PLOT, runner, 60)
+    result = await check_bigcodebench(fence(code), PLOT, runner, ROOMY_S)
     assert not result.correct and result.details["status"] == "crash", result.reason
     assert "refused" in result.reason

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
+from waits import ROOMY_S
 
 from scorers.code_bcb import BCBProblem, capabilities, check_bigcodebench
 
@@ -123,7 +124,8 @@ def fence(code: str) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 async def test_round3_attack_fails_with_a_named_reason(runner, name):
-    result = await check_bigcodebench(fence(ATTACKS[name]), WORDS, runner, 20, split=False)  # the shared mode's guards
+    # the shared mode's guards
+    result = await check_bigcodebench(fence(ATTACKS[name]), WORDS, runner, ROOMY_S, split=False)
     assert not result.correct, (name, result.reason)
     assert result.details["status"] == "tampered", (name, result.reason)
 
@@ -157,7 +159,7 @@ HONEST = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HONEST))
 async def test_round3_honest_answers_still_pass(runner, name):
-    result = await check_bigcodebench(fence(HONEST[name]), WORDS, runner, 20)
+    result = await check_bigcodebench(fence(HONEST[name]), WORDS, runner, ROOMY_S)
     assert result.correct, (name, result.reason)
 
 
@@ -196,7 +198,7 @@ def task_func(m=None):
 @pytest.mark.slow
 async def test_round3_library_values_the_tests_compare_still_pass(runner):
     problem = BCBProblem("BigCodeBench/libs3", "", "", "def task_func(m=None):\n", LIBRARY_TESTS)
-    result = await check_bigcodebench(fence(LIBRARY_SOLUTION), problem, runner, 60)
+    result = await check_bigcodebench(fence(LIBRARY_SOLUTION), problem, runner, ROOMY_S)
     assert result.correct, result.reason
 
 
@@ -215,7 +217,7 @@ async def test_round3_always_equal_inside_a_pandas_object_column_fails(runner):
         "import pandas as pd\ndef task_func():\n    return pd.DataFrame({'w': [KEEP, KEEP]})\n"
     )  # Eq equals any string here: the expected column's values
     problem = BCBProblem("BigCodeBench/frame3", "", "", "def task_func():\n", OBJECT_FRAME_TESTS)
-    result = await check_bigcodebench(fence(code), problem, runner, 60)
+    result = await check_bigcodebench(fence(code), problem, runner, ROOMY_S)
     assert not result.correct and result.details["status"] == "tampered", result.reason
 
 
@@ -233,7 +235,7 @@ async def test_round3_a_task_that_imports_ctypes_keeps_it(runner):
     problem = BCBProblem("BigCodeBench/ctypes3", "", "", "import ctypes\ndef task_func():\n", CTYPES_TESTS,
                          libs=("ctypes",))  # fmt: skip
     code = "import ctypes\ndef task_func():\n    return ctypes.CDLL(None).strlen(b'abc')\n"
-    result = await check_bigcodebench(fence(code), problem, runner, 20)
+    result = await check_bigcodebench(fence(code), problem, runner, ROOMY_S)
     assert result.correct, result.reason
     assert "ctypes" in capabilities(problem) and "ctypes" not in capabilities(WORDS)
 

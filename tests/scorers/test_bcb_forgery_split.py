@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from test_bcb_forgery_screen import FORGED_RUN
+from waits import ROOMY_S
 
 from scorers.code_bcb import BCBProblem, check_bigcodebench, shared_reason
 
@@ -157,14 +158,14 @@ def test_the_tasks_run_apart_from_the_answer():
 @pytest.mark.slow
 @pytest.mark.parametrize("task", sorted(TASKS))
 async def test_control_the_reference_passes(runner, task):
-    result = await check_bigcodebench(fence(TASKS[task].reference_program), TASKS[task], runner, 20)
+    result = await check_bigcodebench(fence(TASKS[task].reference_program), TASKS[task], runner, ROOMY_S)
     assert result.correct, result.reason
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task", sorted(TASKS))
 async def test_control_the_wrong_answer_fails(runner, task):
-    result = await check_bigcodebench(fence(WRONG[task]), TASKS[task], runner, 20)
+    result = await check_bigcodebench(fence(WRONG[task]), TASKS[task], runner, ROOMY_S)
     assert not result.correct and result.details["status"] in ("fail", "error"), result.reason
 
 
@@ -172,14 +173,14 @@ async def test_control_the_wrong_answer_fails(runner, task):
 @pytest.mark.parametrize("name", sorted(SQUARES_ATTACKS))
 async def test_round4_attack_on_the_tests_fails(runner, name):
     problem, code = SQUARES_ATTACKS[name]
-    result = await check_bigcodebench(fence(code), problem, runner, 20)
+    result = await check_bigcodebench(fence(code), problem, runner, ROOMY_S)
     assert not result.correct, (name, result.reason)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(WORDS_ATTACKS))
 async def test_round4_attack_on_the_words_task_fails(runner, name):
-    result = await check_bigcodebench(fence(WORDS_ATTACKS[name]), WORDS, runner, 20)
+    result = await check_bigcodebench(fence(WORDS_ATTACKS[name]), WORDS, runner, ROOMY_S)
     assert not result.correct, (name, result.reason)
 
 
@@ -225,7 +226,7 @@ SURFACE_ATTACKS = {
 @pytest.mark.parametrize("name", sorted(SURFACE_ATTACKS))
 async def test_split_mode_surface_attack_fails(runner, name):
     status, code = SURFACE_ATTACKS[name]
-    result = await check_bigcodebench(fence(code), SURFACE, runner, 20)
+    result = await check_bigcodebench(fence(code), SURFACE, runner, ROOMY_S)
     assert not result.correct and result.details["status"] == status, (name, result.reason)
 
 
@@ -249,7 +250,7 @@ async def test_the_test_process_cannot_be_read_or_steered_by_signals(runner):
     return [i * i for i in range(n)]
 """
     )
-    result = await check_bigcodebench(fence(code), SURFACE, runner, 20)
+    result = await check_bigcodebench(fence(code), SURFACE, runner, ROOMY_S)
     assert result.correct, result.reason
 
 
@@ -265,6 +266,6 @@ async def test_an_argument_that_cannot_cross_fails_the_run_whatever_the_test_cat
             task_func(lambda: 3)
 """,
     )
-    result = await check_bigcodebench(fence(problem.reference_program), problem, runner, 20, split=True)
+    result = await check_bigcodebench(fence(problem.reference_program), problem, runner, ROOMY_S, split=True)
     assert not result.correct and result.details["status"] == "crash", result.reason
     assert "shared mode" in result.reason

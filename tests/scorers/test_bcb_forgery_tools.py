@@ -13,6 +13,7 @@ the mode these tasks now get.
 from __future__ import annotations
 
 import pytest
+from waits import ROOMY_S
 
 from scorers.code_bcb import BCBProblem, check_bigcodebench, shared_reason
 
@@ -129,7 +130,7 @@ def test_the_tool_library_tasks_run_apart_from_the_answer():
 @pytest.mark.parametrize("split", [True, False], ids=["split", "shared"])
 @pytest.mark.parametrize("name", sorted(TASKS))
 async def test_control_the_reference_passes(runner, name, split):
-    result = await check_bigcodebench(fence(TASKS[name].reference_program), TASKS[name], runner, 60, split=split)
+    result = await check_bigcodebench(fence(TASKS[name].reference_program), TASKS[name], runner, ROOMY_S, split=split)
     assert result.correct, result.reason
 
 
@@ -137,7 +138,7 @@ async def test_control_the_reference_passes(runner, name, split):
 @pytest.mark.parametrize("split", [True, False], ids=["split", "shared"])
 @pytest.mark.parametrize("name", sorted(TASKS))
 async def test_control_the_wrong_answer_fails(runner, name, split):
-    result = await check_bigcodebench(fence(WRONG[name]), TASKS[name], runner, 60, split=split)
+    result = await check_bigcodebench(fence(WRONG[name]), TASKS[name], runner, ROOMY_S, split=split)
     assert not result.correct and result.details["status"] in ("fail", "error"), result.reason
 
 
@@ -147,7 +148,7 @@ async def test_forgery_passes_in_the_shared_mode_and_fails_split(runner, name, a
     """The shared mode's residual, measured: if this ever fails because the shared mode caught the
     forgery, docs/security.md's residual list is out of date, not the split mode."""
     problem, code = TASKS[name], fence(ATTACKS[name, attack])
-    shared = await check_bigcodebench(code, problem, runner, 60, split=False)
-    split = await check_bigcodebench(code, problem, runner, 60)
+    shared = await check_bigcodebench(code, problem, runner, ROOMY_S, split=False)
+    split = await check_bigcodebench(code, problem, runner, ROOMY_S)
     assert shared.correct, ("the shared mode caught it", shared.reason)
     assert not split.correct and split.details["mode"] == "split", split.reason

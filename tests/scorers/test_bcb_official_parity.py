@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from waits import ROOMY_S
 
 from scorers.code_bcb import BCBProblem, check_bigcodebench, extract_code
 
@@ -29,6 +30,12 @@ def test_fixture_says_how_it_was_produced_and_covers_every_outcome():
     statuses = {c["official_status"] for c in DATA["cases"]}
     assert statuses == {"pass", "fail", "timeout"}
     assert len(DATA["cases"]) >= 25
+
+
+def _limit(case: dict) -> float:
+    """The official limit for a case that times out officially; room for a verdict otherwise (a busy machine
+    slows a program, it does not change its verdict; an endless loop ends at any limit)."""
+    return DATA["produced_by"]["project_timeout_s"] if case["official_status"] == "timeout" else ROOMY_S
 
 
 def _generate(case: dict) -> dict:
@@ -50,19 +57,16 @@ async def test_default_verdicts_follow_the_official_generate_pipeline(runner):
     differing = [c for c in DATA["cases"] if "official_generate" in c]
     assert [c["name"] for c in differing] == ["body_only_fenced_calibrated"]
     for case in differing:
-        result = await check_bigcodebench(
-            case["answer"], _problem(case), runner, DATA["produced_by"]["project_timeout_s"]
-        )
+        result = await check_bigcodebench(case["answer"], _problem(case), runner, _limit(case))
         assert result.correct == (case["official_generate"]["status"] == "pass"), (case["name"], result.reason)
         assert case["official_status"] == "pass" and not result.correct  # calibrated: pass; default: fail
 
 
 @pytest.mark.slow
 async def test_verdicts_equal_the_official_ones(runner):
-    timeout = DATA["produced_by"]["project_timeout_s"]
     agree, deliberate, rows = 0, 0, []
     for case in DATA["cases"]:
-        result = await check_bigcodebench(case["answer"], _problem(case), runner, timeout, calibrate=True)
+        result = await check_bigcodebench(case["answer"], _problem(case), runner, _limit(case), calibrate=True)
         official = case["official_status"] == "pass"
         if case["deliberate_difference"]:
             ok = not result.correct and official  # the official grader is fooled, the project is not

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from waits import ROOMY_S
 
 from sandboxes.runner import ExecResult
 from scorers import code_bcb as bcb
@@ -274,7 +275,7 @@ def test_missing_module_reason_tells_task_libraries_from_the_answers_imports():
 # ============================================================ agreement runs (bwrap)
 
 
-async def check(completion: str, record: dict, runner, timeout: float = 20, **kw):
+async def check(completion: str, record: dict, runner, timeout: float = ROOMY_S, **kw):
     return await check_bigcodebench(completion, problem(record), runner, timeout, **kw)
 
 
@@ -568,7 +569,7 @@ def test_eval_end_to_end_scores_the_canonical_solution(_offline, runner):
 
         return solve
 
-    task = bigcodebench(data_file=str(BCB_FILE), timeout=30)
+    task = bigcodebench(data_file=str(BCB_FILE), timeout=ROOMY_S)
     [log] = eval(task, model="mockllm/model", solver=answer_with_reference(), limit=1,
                  display="none", log_level="warning")  # fmt: skip
     assert log.status == "success", log.error

@@ -11,6 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from waits import ROOMY_S
 
 from scorers import lcb_driver
 from scorers.code_lcb import (
@@ -347,7 +348,8 @@ CASES = [
 @pytest.mark.parametrize(("qid", "completion", "passes", "status"), CASES)
 async def test_agreement_through_bwrap(runner, qid, completion, passes, status):
     problem = _problems()[qid]
-    result = await check_livecodebench(completion, problem, runner, timeout=1.5)
+    limit = 1.5 if status == "timeout" else ROOMY_S  # room for a verdict; an endless loop ends anyway
+    result = await check_livecodebench(completion, problem, runner, timeout=limit)
     assert result.correct is passes, result.reason
     assert result.details["status"] == status, result.details
 
@@ -356,7 +358,7 @@ async def test_first_failure_stops_and_reports(runner):
     problem = _problems()["abc900_a"]
     # passes the public tests, fails the private one (overflow-free Python, so: print wrong on big input)
     code = "a, b = map(int, input().split())\nprint(a + b if a < 10**6 else 0)"
-    result = await check_livecodebench(fence(code), problem, runner, timeout=1.5)
+    result = await check_livecodebench(fence(code), problem, runner, timeout=ROOMY_S)
     assert not result.correct
     assert result.details["results"] == [True, True, -2]
     assert result.details["first_failure"]["index"] == 2
@@ -368,14 +370,14 @@ async def test_first_failure_stops_and_reports(runner):
 @pytest.mark.slow
 async def test_huge_output_fails_the_problem_without_exhausting_the_driver(runner):
     problem = _problems()["abc900_a"]
-    result = await check_livecodebench(fence("print('x' * (100 << 20))"), problem, runner, timeout=3)
+    result = await check_livecodebench(fence("print('x' * (100 << 20))"), problem, runner, timeout=ROOMY_S)
     assert not result.correct and result.details["status"] == "output_too_large", result.details
 
 
 async def test_expected_outputs_are_not_readable_by_the_solution(runner):
     problem = _problems()["abc900_a"]
     code = "import os\nprint(sorted(os.listdir('.')))"
-    result = await check_livecodebench(fence(code), problem, runner, timeout=1.5)
+    result = await check_livecodebench(fence(code), problem, runner, timeout=ROOMY_S)
     assert not result.correct
     assert "tests" not in result.details["first_failure"]["output"]
 
@@ -386,14 +388,14 @@ async def test_driver_memory_is_not_readable_by_the_solution(runner):
         "import os\ntry:\n    open(f'/proc/{os.getppid()}/mem', 'rb').close()\n    print('readable')\n"
         "except OSError as e:\n    print('denied', type(e).__name__)"
     )
-    result = await check_livecodebench(fence(code), problem, runner, timeout=1.5)
+    result = await check_livecodebench(fence(code), problem, runner, timeout=ROOMY_S)
     assert result.details["first_failure"]["output"].startswith("denied"), result.details
 
 
 async def test_explicit_tests_override(runner):
     problem = _problems()["abc900_a"]
     tests = [LCBTest("2 2\n", "4\n", "stdin")]
-    result = await check_livecodebench(fence(STDIN_OK), problem, runner, tests=tests)
+    result = await check_livecodebench(fence(STDIN_OK), problem, runner, tests=tests, timeout=ROOMY_S)
     assert result.correct and result.details["n_tests"] == 1
 
 

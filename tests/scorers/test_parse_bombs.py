@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scripted import scripted
+from waits import ROOMY_S
 
 import training.rewards
 from sandboxes.runner import ExecResult
@@ -104,7 +105,7 @@ def test_humaneval_eval_scores_every_sample_of_a_parse_bomb(runner, tmp_path):
 
         return solve
 
-    task = he_task.humaneval(data_file=str(HUMANEVAL), timeout=5.0)
+    task = he_task.humaneval(data_file=str(HUMANEVAL), timeout=ROOMY_S)
     [log] = inspect_eval(
         task, model="mockllm/model", solver=answer(), limit=2, log_dir=str(tmp_path / "logs"), display="none"
     )

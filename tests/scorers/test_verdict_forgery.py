@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from waits import ROOMY_S
 
 from scorers.code_bcb import BCBProblem, check_bigcodebench
 from scorers.code_humaneval import check_humaneval, problem_from_record
@@ -101,13 +102,13 @@ async def test_humaneval_attacks_fail(runner, name):
     code = HE_ATTACKS[name]
     if "_forge" in code and "def _forge" not in code:
         code = FORGE + code
-    result = await check_humaneval(fence(code), problem_from_record(HE["HumanEval/53"]), runner)
+    result = await check_humaneval(fence(code), problem_from_record(HE["HumanEval/53"]), runner, timeout=ROOMY_S)
     assert not result.correct, (name, result.reason)
 
 
 async def test_humaneval_a_correct_answer_still_passes(runner):
     problem = problem_from_record(HE["HumanEval/53"])
-    result = await check_humaneval(fence("def add(x, y):\n    return x + y\n"), problem, runner)
+    result = await check_humaneval(fence("def add(x, y):\n    return x + y\n"), problem, runner, timeout=ROOMY_S)
     assert result.correct, result.reason
 
 
@@ -162,18 +163,18 @@ BCB_ATTACKS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BCB_ATTACKS))
 async def test_bigcodebench_attacks_fail(runner, name):
-    result = await check_bigcodebench(fence(BCB_ATTACKS[name]), WORDS, runner, 20)
+    result = await check_bigcodebench(fence(BCB_ATTACKS[name]), WORDS, runner, ROOMY_S)
     assert not result.correct, (name, result.reason)
 
 
 async def test_bigcodebench_unittest_monkeypatch_is_named_tampering(runner):
     attack = fence(BCB_ATTACKS["monkeypatch_assertions_in_call"])
-    result = await check_bigcodebench(attack, WORDS, runner, 20, split=False)  # the shared mode's named reason
+    result = await check_bigcodebench(attack, WORDS, runner, ROOMY_S, split=False)  # the shared mode's named reason
     assert result.details["status"] == "tampered" and "assertEqual" in result.reason, result.reason
 
 
 async def test_bigcodebench_a_correct_answer_still_passes(runner):
-    result = await check_bigcodebench(fence(WORDS.reference_program), WORDS, runner, 20)
+    result = await check_bigcodebench(fence(WORDS.reference_program), WORDS, runner, ROOMY_S)
     assert result.correct, result.reason
 
 
@@ -196,6 +197,6 @@ class TestCases(unittest.TestCase):
 async def test_bigcodebench_tests_that_mock_and_skip_themselves_are_not_tampering(runner):
     code = "import os\ndef task_func():\n    print('x')\n    return sorted(os.listdir('.'))\n"
     problem = BCBProblem("BigCodeBench/mock", "", "", "import os\ndef task_func():\n", MOCKING_TESTS)
-    result = await check_bigcodebench(fence(code), problem, runner, 20)
+    result = await check_bigcodebench(fence(code), problem, runner, timeout=ROOMY_S)
     assert result.correct, result.reason
     assert result.details["skipped"] == 1

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from waits import ROOMY_S
 
 from scorers.code_humaneval import DRIVER_FILES, HumanEvalProblem, check_humaneval
 from scorers.code_lcb import check_livecodebench, driver_files, problem_from_record
@@ -85,13 +86,13 @@ HE_WRONG = {
 @pytest.mark.parametrize("name", sorted(HE_WRONG))
 async def test_humaneval_planted_module_does_not_forge_a_pass(runner, name):
     code = HE_WRONG[name].format(plant=plant(HE_VERDICT))
-    result = await check_humaneval(fence(code), SHOUT, runner)
+    result = await check_humaneval(fence(code), SHOUT, runner, timeout=ROOMY_S)
     assert not result.correct, (name, result.reason)
     assert result.details["status"] == "wrong_answer", result.reason
 
 
 async def test_humaneval_lazily_importing_check_still_passes_a_right_answer(runner):
-    result = await check_humaneval(fence("def shout(s):\n    return s.upper()\n"), SHOUT, runner)
+    result = await check_humaneval(fence("def shout(s):\n    return s.upper()\n"), SHOUT, runner, timeout=ROOMY_S)
     assert result.correct, result.reason
 
 
@@ -107,7 +108,7 @@ SEALED = HumanEvalProblem(
 
 
 async def test_humaneval_parent_has_nothing_writable_on_its_import_path(runner):
-    result = await check_humaneval(fence("def same(x):\n    return x\n"), SEALED, runner)
+    result = await check_humaneval(fence("def same(x):\n    return x\n"), SEALED, runner, timeout=ROOMY_S)
     assert result.correct, result.reason
 
 
@@ -120,7 +121,7 @@ LCB_WRONG = {
 @pytest.mark.parametrize("qid", sorted(LCB_WRONG))
 async def test_livecodebench_planted_module_does_not_forge_a_pass(runner, qid):
     code = LCB_WRONG[qid].format(plant=plant(LCB_VERDICT))
-    result = await check_livecodebench(fence(code), problem_from_record(LCB[qid]), runner, timeout=3)
+    result = await check_livecodebench(fence(code), problem_from_record(LCB[qid]), runner, timeout=ROOMY_S)
     assert not result.correct, (qid, result.reason)
     assert result.details["status"] == "wrong_answer", result.reason
 
@@ -131,7 +132,7 @@ async def test_a_driver_started_without_isolation_refuses_to_judge(runner, drive
     request = {"nonce": "n" * 32, "timeout": 1, "fn_name": None, "tests": [{"input": "", "output": "1\n"}],
                "entry_point": "f", "prompt": "", "test": "def check(c):\n    pass\n"}  # fmt: skip
     files = {**driver_files(), **DRIVER_FILES, "solution.py": "print(1)\n", "he_solution.py": "def f():\n    pass\n"}
-    result = await runner.run(["python3", driver], files=files, stdin=json.dumps(request), timeout=20)
+    result = await runner.run(["python3", driver], files=files, stdin=json.dumps(request), timeout=ROOMY_S)
     assert "n" * 32 not in result.stdout and result.returncode != 0, result.stdout
     assert "start it as `python3 -I" in result.stderr, result.stderr
 
@@ -148,7 +149,7 @@ vc["seal_parent"]()
 
 async def test_seal_refuses_an_import_path_the_candidate_can_change(runner):
     files = {"verdict_channel.py": DRIVER_FILES["verdict_channel.py"]}
-    result = await runner.run([*TRUSTED_PYTHON, "-c", SEAL_PROBE], files=files, timeout=20)
+    result = await runner.run([*TRUSTED_PYTHON, "-c", SEAL_PROBE], files=files, timeout=ROOMY_S)
     assert result.stdout.split() == ["[True,", "True,", "True,", "False,", "False,", "False]"], result.stdout
     assert "holds ['/tmp/missing/x']" in result.stderr and "could change" in result.stderr, result.stderr
 

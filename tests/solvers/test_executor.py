@@ -1,11 +1,11 @@
 """The DAG executor with scripted workers: visibility, concurrency, failures, records."""
 
 import asyncio
-import time
 
 import pytest
 from inspect_ai.model import get_model
 from scripted import output, scripted, user_texts
+from waits import WAIT_S
 
 from solvers.executor import Worker, WorkerError, execute_workflow, final_answer, step_messages
 from solvers.workflow import Workflow
@@ -106,33 +106,38 @@ async def test_every_mode_question_is_always_visible():
     assert all(QUESTION in messages[0].text for messages in model.calls)
 
 
-def timed(spans, name, delay):
-    """A worker that records the (start, end) of each of its calls in `spans[name]`."""
+def traced(events, name, meet=None):
+    """A worker that logs ("start", name) and ("end", name) around each call; with `meet` (a barrier),
+    a call ends only once that many calls have started (a hang guard ends a wait that never meets)."""
 
     async def respond(messages, tools, tool_choice, config):
-        start = time.perf_counter()
-        await asyncio.sleep(delay)
-        spans.setdefault(name, []).append((start, time.perf_counter()))
+        events.append(("start", name))
+        if meet is not None:
+            await asyncio.wait_for(meet.wait(), WAIT_S)
+        await asyncio.sleep(0)
+        events.append(("end", name))
         return output("x")
 
     return get_model("mockllm/model", custom_outputs=respond, memoize=False)
 
 
 async def test_independent_steps_run_concurrently():
-    # overlap, not wall time: robust on a loaded machine (a slow event loop delays every
-    # call alike, but cannot make sequential calls overlap)
-    spans = {}
-    workers = pool(*(timed(spans, i, 0.2) for i in range(5)))
+    # events, not time: the four independent calls meet (each waits until all four have started,
+    # which sequential calls never do), and a busy machine delays them without changing the order
+    events = []
+    meet = asyncio.Barrier(4)
+    workers = pool(*(traced(events, i, meet) for i in range(4)), traced(events, 4))
     workflow = Workflow((0, 1, 2, 3, 4), tuple("ABCDE"), ((), (), (), (), "all"))
     records = await execute_workflow(workflow, QUESTION, workers)
-    assert all(r.ok for r in records)
-    independent = [spans[i][0] for i in range(4)]
-    assert max(start for start, _ in independent) < min(end for _, end in independent)  # all four overlap
-    assert spans[4][0][0] >= max(end for _, end in independent)  # the aggregator waited for them
-    sequential = await execute_workflow(workflow, QUESTION, workers, concurrent=False)
+    assert all(r.ok for r in records), [r.error for r in records]
+    assert sorted(events[:4]) == [("start", i) for i in range(4)]  # all four started before any ended
+    assert events[-2:] == [("start", 4), ("end", 4)]  # the aggregator waited for them
+    events.clear()
+    sequential = await execute_workflow(
+        workflow, QUESTION, pool(*(traced(events, i) for i in range(5))), concurrent=False
+    )
     assert all(r.ok for r in sequential)
-    calls = [spans[i][1] for i in range(5)]
-    assert all(calls[i][1] <= calls[i + 1][0] for i in range(4))  # in order, no overlap
+    assert events == [(kind, i) for i in range(5) for kind in ("start", "end")]  # in order, no overlap
 
 
 async def test_a_step_waits_for_the_steps_it_sees():

@@ -1,23 +1,23 @@
 """`inspect eval tasks/gpqa.py --solver conductor` through the real CLI, offline."""
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
+from waits import run_command
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "gpqa_diamond.csv"
 INSPECT = Path(sys.executable).with_name("inspect")
 
 
-def inspect_eval(tmp_path, *args: str, timeout: int = 600):
+def inspect_eval(tmp_path, *args: str):
     env = {**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "logs"), "XDG_DATA_HOME": str(tmp_path / "xdg")}
     env.pop("INSPECT_EVAL_MODEL", None)
     command = [str(INSPECT), "eval", "tasks/gpqa.py", "-T", f"data_file={FIXTURE}", "--display", "plain", *args]
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    result = run_command(command, cwd=ROOT, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     [info] = list_eval_logs(str(tmp_path / "logs"))
     return read_eval_log(info.name)
@@ -76,7 +76,7 @@ def test_cli_nonsensical_solver_option_fails_at_start_with_the_fix(tmp_path, opt
         "--limit",
         "1",
     ]
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    result = run_command(command, cwd=ROOT, env=env)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output[-2000:]
     assert f"invalid solver option -S {option.split('=')[0]}=" in output and "expected" in output

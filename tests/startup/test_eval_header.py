@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ModelConfig
+from waits import run_command
 
 import startup.eval_header
 from solvers.conductor import conductor
@@ -111,7 +111,7 @@ def test_the_main_job_names_its_conductor_and_warns_on_limit_0(tmp_path):
     Inspect exits 0 on an eval with no sample, and a hook cannot change that."""
     env = {**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "logs"), "XDG_DATA_HOME": str(tmp_path / "xdg")}
     command = [str(INSPECT), "eval", "tasks/gpqa.py", "--solver", "conductor", "--limit", "0", "--display", "none"]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = run_command(command, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr
     assert f"{MAIN_JOB} (Inspect's header shows the eval model, none/none: no --model was given)" in done.stderr
     assert (
@@ -141,7 +141,7 @@ def test_a_process_that_only_makes_a_model_prints_nothing_on_stdout():
     """The project's tasks register the hook, not the Inspect entry point: Inspect announces
     an entry-point hook on stdout in every process that makes a model (tools, servers)."""
     code = "from inspect_ai.model import get_model; get_model('mockllm/model')"
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = run_command([sys.executable, "-c", code], cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
 
@@ -152,7 +152,7 @@ def test_a_task_run_without_a_model_says_so_under_display_none(tmp_path):
     under `--display none`, printed nothing (exit 0). Now: the fix before, the failure after."""
     env = {**os.environ, "INSPECT_LOG_DIR": str(tmp_path / "logs"), "XDG_DATA_HOME": str(tmp_path / "xdg")}
     command = [str(INSPECT), "eval", "tasks/gpqa.py", "--limit", "1", "--display", "none"]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = run_command(command, cwd=ROOT, env=env)
     [log] = (tmp_path / "logs").glob("*.eval")
     assert done.stderr.splitlines() == [
         "error: gpqa_diamond runs its solver generate() on the eval model and no --model was given; fix: "

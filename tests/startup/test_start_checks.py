@@ -14,6 +14,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai._util.error import exception_hook
 from inspect_ai.solver._solver import SolverSpec
 from test_docs_tutorial import TUTORIAL, page_steps
+from waits import run_command
 
 import conductor_model._registry  # noqa: F401 (registers the project's solvers, as Inspect's CLI does)
 from startup.errors import StartError, refuse
@@ -57,7 +58,7 @@ def inspect_cli(folder: Path, *args: str) -> subprocess.CompletedProcess:
     """`inspect eval unit_task.py ARGS --display none` as the tutorial runs it."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     command = ["inspect", "eval", "unit_task.py", *args, "--log-dir", "logs", "--display", "none"]
-    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    return run_command(command, cwd=folder, env=env)
 
 
 def assert_refused(done: subprocess.CompletedProcess, message: str) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import subprocess
 import sys
 import types
 from pathlib import Path
 
 import pytest
+from waits import run_command
 
 from startup.inspect_command import command_problem
 
@@ -43,10 +43,10 @@ def test_an_epoch_count_below_one_is_named(argv, problem):
 @pytest.mark.slow
 def test_inspect_eval_with_epochs_0_ends_at_task_build_in_one_line(tmp_path):
     logs = tmp_path / "logs"
-    done = subprocess.run(
+    done = run_command(
         [sys.executable, "-m", "inspect_ai", "eval", "tasks/gsm8k.py", "--solver", "conductor", "-S",
          "pool=sim-scripted", "--limit", "1", "--epochs", "0", "--display", "none", "--log-dir", str(logs)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "xdg")},
     )  # fmt: skip
     assert done.returncode == 1
@@ -144,7 +144,5 @@ def test_noxfile_loads_as_nox_loads_it():
         "nox.options = types.SimpleNamespace(); nox.Session = object; sys.modules['nox'] = nox;"
         f"runpy.run_path({str(ROOT / 'noxfile.py')!r})"
     )
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", loader], cwd="/", capture_output=True, text=True, timeout=120
-    )
+    done = run_command([sys.executable, "-I", "-S", "-c", loader], cwd="/")
     assert done.returncode == 0, done.stderr

@@ -6,6 +6,7 @@ import contextlib
 import pytest
 from inspect_ai.model import get_model
 from scripted import output, scripted
+from waits import WAIT_S
 
 import training.rewards
 from solvers.conducting import Settings, conductor_messages
@@ -171,7 +172,7 @@ async def test_rollouts_run_concurrently_within_the_bound(monkeypatch):
         # wait until `bound` rollouts are inside their calls at once, however busy the machine
         # (a bound that admits fewer never gets there: the wait ends and `peak` says so)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(full.wait(), 20)
+            await asyncio.wait_for(full.wait(), WAIT_S)
         await asyncio.sleep(0.01)
         active[0] -= 1
         return output("ANSWER: 42")

@@ -16,6 +16,7 @@ import pytest
 from installed import needs
 from test_training_train import TINY_RECIPE, data_args
 from training_fixtures import data_files, tiny_model
+from waits import run_command
 
 from training.parallel import check_same_weights, launch_problem, weights_digest
 
@@ -31,7 +32,7 @@ def torchrun(argv: list[str], tmp: Path, script: Path = ROOT / "training" / "tra
     env = {**os.environ, "OMP_NUM_THREADS": "1", "XDG_DATA_HOME": str(tmp / "xdg"), "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
                str(script), *argv]  # fmt: skip
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return run_command(command, cwd=ROOT, env=env)
 
 
 @pytest.fixture(scope="module")

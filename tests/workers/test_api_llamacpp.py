@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 import yaml
 from inspect_ai.model import GenerateConfig, get_model
 from test_api_pools import run_pool
+from waits import run_command
 
 from workers.pools import bundled_pools, load_pool
 
@@ -41,8 +41,7 @@ def test_vllm_workers_of_the_bundled_pools_on_llama_cpp(tmp_path):
     here = Path(__file__).resolve().parent  # this file and test_api_pools; the helpers one folder up
     path = [str(here), str(here.parent)]
     code = f"import sys; sys.path[:0] = {path!r}; import test_api_llamacpp as t; t.check({str(tmp_path)!r})"
-    done = subprocess.run([sys.executable, "-c", code], cwd=here.parents[1], env=os.environ.copy(), capture_output=True,
-                          text=True, timeout=900)  # fmt: skip
+    done = run_command([sys.executable, "-c", code], cwd=here.parents[1], env=os.environ.copy())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 

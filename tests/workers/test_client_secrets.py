@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 import yaml
 from inspect_ai.log import read_eval_log
 from standins import standins  # noqa: F401 (fixture)
+from waits import run_command
 
 from solvers.team import pool_workers
 from workers.pools import PoolError, load_pool, parse_pool
@@ -69,7 +69,7 @@ def test_inspect_eval_sends_the_gateway_credentials_and_logs_none_of_them(standi
            "XDG_DATA_HOME": str(tmp_path / "xdg")}  # fmt: skip
     command = [str(INSPECT), "eval", "gateway_task.py", "--solver", "conductor", "-S", f"pool={pool}",
                "--display", "none", "--log-dir", str(tmp_path / "logs")]  # fmt: skip
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    done = run_command(command, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
 
     requests = standins.generations("openai")

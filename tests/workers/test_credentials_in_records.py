@@ -28,6 +28,7 @@ from scripted import scripted
 from standins import Fault, standins  # noqa: F401 (fixture)
 from test_api_pools import every_worker
 from test_serve import client, running
+from waits import WAIT_S
 
 from solvers.conductor import conductor
 from workers.clean_errors import guard_errors
@@ -54,7 +55,7 @@ def echoing_pool(path: Path, url: str) -> str:
     """A pool of one worker per provider, each with its own key (and a header where the client takes one)."""
     workers = []
     for provider, (model, key, _) in WORKERS.items():
-        config = {"max_tokens": 64, "max_retries": 0, "timeout": 30}
+        config = {"max_tokens": 64, "max_retries": 0, "timeout": WAIT_S}  # a healthy call: room
         if provider in ("openai", "anthropic"):
             config["extra_headers"] = {"X-Gateway-Key": HEADER}
         args = {"api_key": key, **({"base_url": f"{url}/openai/v1"} if provider == "openai" else {})}

@@ -14,6 +14,7 @@ import sys
 import textwrap
 
 import pytest
+from waits import WAIT_S, run_command
 
 
 @pytest.fixture(autouse=True)
@@ -149,7 +150,7 @@ async def test_gemma3_generate_text_and_usage():
         data=json.dumps({"messages": messages}).encode(),
         headers={"Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(req, timeout=10) as r:
+    with urllib.request.urlopen(req, timeout=WAIT_S) as r:
         prompt = json.loads(r.read())["prompt"]
     assert prompt.endswith(
         "<start_of_turn>user\nBe brief.\n\nHi?<end_of_turn>\n"
@@ -195,7 +196,7 @@ def test_clean_exit_in_subprocess():
         asyncio.run(main())
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = run_command([sys.executable, "-c", code])
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() in ("1", "2")
     llama_lines = [ln for ln in out.stderr.splitlines() if " srv " in ln or "llama_" in ln]

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import anyio
 import pytest
 from standins import send_json
+from waits import WAIT_S
 
 from workers import local_provider as lp
 
@@ -59,7 +60,7 @@ class SlotHandler(BaseHTTPRequestHandler):
         pass
 
 
-HOLD_CAP_S = 60.0  # the longest a request waits for `until`
+HOLD_CAP_S = WAIT_S  # the longest a request waits for `until`
 
 
 class SlotServer(ThreadingHTTPServer):
@@ -185,7 +186,7 @@ async def test_a_call_held_back_by_the_first_is_named_so_on_the_console(served):
 
 async def test_a_failed_first_call_does_not_hold_the_others_back(served):
     model, server = served(slots=2, seconds=0.1, fail_first=True)
-    with anyio.fail_after(60):  # a hang guard: held back, the others would wait forever
+    with anyio.fail_after(WAIT_S):  # a hang guard: held back, the others would wait forever
         outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(3)), return_exceptions=True)
     assert isinstance(outputs[0], Exception)
     assert [o.completion for o in outputs[1:]] == ["4", "4"]
@@ -194,14 +195,14 @@ async def test_a_failed_first_call_does_not_hold_the_others_back(served):
 
 @pytest.mark.slow
 async def test_the_attempt_clock_starts_when_a_slot_is_free(served):
-    """Nine calls on one slot, 0.3 s each, 2 s per attempt: the last waits at least 2.4 s for
+    """Fourteen calls on one slot, 0.5 s each, 6 s per attempt: the last waits at least 6.5 s for
     the slot (longer on a busy machine), yet no attempt times out, since each waits for the
-    slot before its clock starts (and each has almost 7 times its 0.3 s)."""
-    model, server = served(slots=1, seconds=0.3, attempt_timeout=2, max_retries=0)
-    outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(9)))
-    assert [o.completion for o in outputs] == ["4"] * 9
-    assert server.requests == 9  # no attempt was abandoned and retried
-    assert outputs[-1].metadata["llama_timings"]["slot_wait_s"] >= 2.4  # past the attempt timeout
+    slot before its clock starts (and each has 12 times its 0.5 s for its own round trip)."""
+    model, server = served(slots=1, seconds=0.5, attempt_timeout=6, max_retries=0)
+    outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(14)))
+    assert [o.completion for o in outputs] == ["4"] * 14
+    assert server.requests == 14  # no attempt was abandoned and retried
+    assert outputs[-1].metadata["llama_timings"]["slot_wait_s"] >= 6.5  # past the attempt timeout
 
 
 async def test_a_slow_call_is_warned_about_while_it_runs(served, capsys):
@@ -232,7 +233,7 @@ async def test_a_quick_call_is_not_warned_about(served, monkeypatch, capsys):
 
     monkeypatch.setattr(lp, "warn_while_running", watched)
     with warnings_awaited(1) as (warnings, _):
-        model, _ = served(slots=1, seconds=0.05, warn_after=30)
+        model, _ = served(slots=1, seconds=0.05, warn_after=WAIT_S)  # a busy machine cannot take that long
         await model.generate("2+2?")
         assert lifecycle == ["started", "ended"]
     assert warnings == [] and capsys.readouterr().err == ""
