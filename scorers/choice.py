@@ -105,7 +105,11 @@ _UNSURE = re.compile(
 
 # a word right before a letter that makes it a name, not a selection ("the value of C", "Vitamin B",
 # "plan B", "labels B"); a link or selection word does not ("it is D", "I'd go with C", "it's C")
-_WORD_BEFORE = re.compile(r"([A-Za-z'’]{1,30})[ \t*_\"'“]{1,4}$")  # not "(C)": a bracketed letter is a label
+_WORD_BEFORE = re.compile(  # not "(C)": a bracketed letter is a label
+    r"(?:(?<![A-Za-z'’])([A-Za-z'’]{1,6})[ \t]{1,3})?([A-Za-z'’]{1,30})[ \t*_\"'“]{1,4}$"
+)
+# a subject pronoun makes the word after it a verb ("I believe C", "we conclude C"): a selection
+_SUBJECTS = frozenset("i we i'd we'd i'll we'll i'm you they".split())
 _SELECTING_WORDS = frozenset(
     """is was be are it's that's so thus hence then therefore with for choose chose pick picked select selected
     answer option choice letter am go say final definitely clearly probably likely surely certainly actually
@@ -116,8 +120,10 @@ _SELECTING_WORDS = frozenset(
 
 def _mentioned(clause: str, start: int) -> bool:
     """Does an ordinary word right before the letter at start make it a name ("Vitamin B")?"""
-    word = _WORD_BEFORE.search(clause[max(0, start - 40) : start])
-    return word is not None and word.group(1).lower().replace("’", "'") not in _SELECTING_WORDS
+    word = _WORD_BEFORE.search(clause[max(0, start - 48) : start])
+    if word is None or (word.group(1) or "").lower().replace("’", "'") in _SUBJECTS:
+        return False
+    return word.group(2).lower().replace("’", "'") not in _SELECTING_WORDS
 
 
 def _letter_in_prose(s: str, letters: str) -> tuple[str | None, str]:
