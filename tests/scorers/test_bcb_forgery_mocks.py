@@ -140,6 +140,11 @@ def task_func(path):
 }
 FORGES_SHARED = ("writes_the_mocks_call_records", "replaces_the_mocks_assertion",
                  "reaches_the_test_module_through_side_effect")  # fmt: skip
+REFUSED = {  # how the split mode stops each: the mock's API refused, or a function that cannot cross as data
+    "writes_the_mocks_call_records": "only the tests may do with their mock: set 'call_args'",
+    "replaces_the_mocks_assertion": "an argument of type function cannot cross",
+    "reaches_the_test_module_through_side_effect": "only the tests may do with their mock: get 'side_effect'",
+}
 
 
 def fence(code: str) -> str:
@@ -180,14 +185,14 @@ def test_os_environ_and_matplotlib_patch_names_are_not_patching():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TASKS))
 async def test_control_the_reference_passes(runner, name):
-    result = await check_bigcodebench(fence(TASKS[name].reference_program), TASKS[name], runner, 60, split=True)
+    result = await check_bigcodebench(fence(TASKS[name].reference_program), TASKS[name], runner, 120, split=True)
     assert result.correct, result.reason
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TASKS))
 async def test_control_the_wrong_answer_fails(runner, name):
-    result = await check_bigcodebench(fence(WRONG[name]), TASKS[name], runner, 60, split=True)
+    result = await check_bigcodebench(fence(WRONG[name]), TASKS[name], runner, 120, split=True)
     assert not result.correct and result.details["status"] in ("fail", "error"), result.reason
 
 
@@ -195,10 +200,10 @@ async def test_control_the_wrong_answer_fails(runner, name):
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 async def test_attack_on_the_mocks_fails(runner, name):
     problem, code = ATTACKS[name]
-    result = await check_bigcodebench(fence(code), problem, runner, 60, split=True)
+    result = await check_bigcodebench(fence(code), problem, runner, 120, split=True)
     assert not result.correct, (name, result.reason)
-    if name in FORGES_SHARED:  # refused at the mock: the run fails, whatever the test would have read
-        assert result.details["status"] == "crash" and "only the tests may do" in result.reason, result.reason
+    if name in REFUSED:  # refused at the mock: the run fails, whatever the test would have read
+        assert result.details["status"] == "crash" and REFUSED[name] in result.reason, result.reason
     else:  # no mock in the answer's process: the wrong answer's records stay unwritten
         assert result.details["status"] == "fail", result.reason
 
@@ -208,5 +213,5 @@ async def test_attack_on_the_mocks_fails(runner, name):
 async def test_attack_forges_a_pass_in_the_shared_mode(runner, name):
     """The attacks are real: with the mocks in the answer's process (the shared mode, forced) they pass."""
     problem, code = ATTACKS[name]
-    result = await check_bigcodebench(fence(code), problem, runner, 60, split=False)
+    result = await check_bigcodebench(fence(code), problem, runner, 120, split=False)
     assert result.correct, (name, result.reason)
