@@ -283,7 +283,7 @@ class AnswerSide:
 class StandIn:
     """What the answer's code holds where the tests' mock is: every use is forwarded."""
 
-    __slots__ = ("_fw_handle", "_fw_side", "__weakref__")
+    __slots__ = ("_fw_handle", "_fw_side", "__weakref__", "__dict__")
 
     def __init__(self, side: AnswerSide, handle: int) -> None:
         object.__setattr__(self, "_fw_handle", handle)
@@ -302,9 +302,10 @@ class StandIn:
         return self._fw("get", name)
 
     def __setattr__(self, name, value):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        self._fw("set", name, (value,))
+        if name.startswith("_"):  # kept here, as a mock keeps them (pyplot sets `show.__signature__`)
+            object.__setattr__(self, name, value)
+        else:
+            self._fw("set", name, (value,))
 
     def __exit__(self, kind, value, traceback):  # the traceback is not data: the mock gets None
         return self._fw("__exit__", None, (kind, value, None))

@@ -215,3 +215,56 @@ async def test_attack_forges_a_pass_in_the_shared_mode(runner, name):
     problem, code = ATTACKS[name]
     result = await check_bigcodebench(fence(code), problem, runner, 120, split=False)
     assert result.correct, (name, result.reason)
+
+
+# ------------------------------------------------------------------ the forwarding itself, in one process
+
+
+def _linked(mock_object):
+    """An answer-side stand-in for `mock_object`, its uses served by a `TestSide` directly (no pipes)."""
+    from scorers import bcb_values
+    from scorers.bcb_mocks import AnswerSide, TestSide, aware
+
+    tests = TestSide([])
+    encoder, decoder = aware(bcb_values.Encoder, bcb_values.Decoder, tests.handle_of, lambda n: tests.objects[n][1])
+    replies = []
+
+    def write(message):
+        replies.append(tests.serve(message, encoder(), decoder()))
+
+    answer = AnswerSide(bcb_values, write, replies.pop)
+    return answer.stand_in(tests.handle_of(mock_object))
+
+
+def test_a_stand_in_forwards_with_iteration_and_nested_mocks():
+    from unittest.mock import MagicMock, mock_open
+
+    opened = mock_open(read_data="ab\ncd\n")
+    stand_in = _linked(opened)
+    with stand_in("/in.txt") as f:
+        assert [line for line in f] == ["ab\n", "cd\n"]
+    opened.assert_called_once_with("/in.txt")
+    response = MagicMock()
+    response.get.return_value.json.return_value = {"a": [1, 2]}
+    response.get.return_value.status_code = 200
+    got = _linked(response).get("http://x")
+    assert (got.status_code, got.json(), bool(got), hash(got) == hash(got)) == (200, {"a": [1, 2]}, True, True)
+    got.encoding = "utf-8"
+    got.__signature__ = None  # private names stay with the stand-in (pyplot sets one on `show`)
+    assert response.get.return_value.encoding == "utf-8" and got.__signature__ is None
+    response.get.assert_called_once_with("http://x")
+
+
+@pytest.mark.parametrize(
+    "use",
+    [lambda s: s.call_args, lambda s: s.mock_calls, lambda s: s.side_effect, lambda s: s.reset_mock(),
+     lambda s: setattr(s, "called", True), lambda s: setattr(s, "child", s.other)],
+)  # fmt: skip
+def test_a_stand_in_cannot_reach_the_mocks_records(use):
+    from unittest.mock import MagicMock
+
+    from scorers.bcb_mocks import Refused
+
+    stand_in = _linked(MagicMock())
+    with pytest.raises(Refused):
+        use(stand_in)
