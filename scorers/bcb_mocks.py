@@ -42,7 +42,10 @@ OPERATORS = {
     "__contains__": operator.contains, "__getitem__": operator.getitem, "__setitem__": operator.setitem,
     "__delitem__": operator.delitem, "__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt,
     "__le__": operator.le, "__gt__": operator.gt, "__ge__": operator.ge, "__add__": operator.add,
-    "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv,
+    "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv, "__pow__": operator.pow,
+    "__mod__": operator.mod, "__floordiv__": operator.floordiv, "__neg__": operator.neg, "__pos__": operator.pos,
+    "__abs__": operator.abs, "__radd__": lambda a, b: b + a, "__rsub__": lambda a, b: b - a,
+    "__rmul__": lambda a, b: b * a, "__rtruediv__": lambda a, b: b / a, "__rpow__": lambda a, b: b**a,
 }  # fmt: skip
 BY_NAME = ("__enter__", "__exit__", "__fspath__")  # called as the mock's own attribute
 ALLOWED = {"mock": {"call", "get", "set", *OPERATORS, *BY_NAME}, "func": {"call"}, "iter": {"__iter__", "__next__"}}

@@ -249,6 +249,7 @@ def test_a_stand_in_forwards_with_iteration_and_nested_mocks():
     response.get.return_value.status_code = 200
     got = _linked(response).get("http://x")
     assert (got.status_code, got.json(), bool(got), hash(got) == hash(got)) == (200, {"a": [1, 2]}, True, True)
+    assert type(got**2).__name__ == type(2 - got).__name__ == "StandIn"  # a mock's arithmetic gives mocks
     got.encoding = "utf-8"
     got.__signature__ = None  # private names stay with the stand-in (pyplot sets one on `show`)
     assert response.get.return_value.encoding == "utf-8" and got.__signature__ is None
