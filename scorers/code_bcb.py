@@ -305,8 +305,14 @@ def shared_reason(problem: BCBProblem) -> str | None:
 
 
 # Official tasks whose tests use mocks (or name `patch`) that run split, their mocks forwarded: those whose reference
-# solutions were measured to pass in the split mode as in the shared mode (docs/security.md, "Patching tasks").
-PATCHING_MEASURED = frozenset(f"BigCodeBench/{n}" for n in ())
+# solutions were measured to pass in the split mode (docs/security.md, "Patching tasks").
+PATCHING_MEASURED = frozenset(
+    f"BigCodeBench/{n}"
+    for n in (
+        "6 10 11 17 116 119 122 125 128 130 131 139 146 152 158 213 306 320 322 454 579 599 722 725 728 745 "
+        "759 773 781 798 857 973 998 999 1001 1004 1041 1054 1068 1073 1102"
+    ).split()
+)
 
 
 def _patching(problem: BCBProblem) -> str | None:
