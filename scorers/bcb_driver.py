@@ -1234,15 +1234,16 @@ def judge(messages, expected, returncode, timed_out):
 
 
 def _split_modules():
-    """(bcb_split, bcb_values, bcb_figures) as namespaces: read from source beside the driver in the sandbox."""
+    """(bcb_split, bcb_values, bcb_figures, bcb_mocks) as namespaces: read from source beside the driver in
+    the sandbox."""
     if __name__ != "__main__":
-        from scorers import bcb_figures, bcb_split, bcb_values
+        from scorers import bcb_figures, bcb_mocks, bcb_split, bcb_values
 
-        return bcb_split, bcb_values, bcb_figures
+        return bcb_split, bcb_values, bcb_figures, bcb_mocks
     here = os.path.dirname(DRIVER)
     return tuple(
         types.SimpleNamespace(**runpy.run_path(os.path.join(here, n)))
-        for n in ("bcb_split.py", "bcb_values.py", "bcb_figures.py")
+        for n in ("bcb_split.py", "bcb_values.py", "bcb_figures.py", "bcb_mocks.py")
     )
 
 
@@ -1315,12 +1316,12 @@ def main():
         _child(float(sys.argv[2]), int(sys.argv[3]), frozenset(filter(None, (sys.argv[4:5] or [""])[0].split(","))))
         return
     if role in (["--tests"], ["--answer"]):
-        split, values, figures = _split_modules()
+        split, values, figures, mocks = _split_modules()
         me, fds = sys.modules[__name__], [int(a) for a in sys.argv[3 if role == ["--tests"] else 2 :][:3]]
         if role == ["--tests"]:
-            split.test_process(me, values, figures, float(sys.argv[2]), *fds, sys.argv[6])
+            split.test_process(me, values, figures, float(sys.argv[2]), *fds, sys.argv[6], mocks)
         else:
-            split.answer_process(me, values, figures, *fds, os.path.join(os.path.dirname(DRIVER), SOLUTION))
+            split.answer_process(me, values, figures, *fds, os.path.join(os.path.dirname(DRIVER), SOLUTION), mocks)
         return
     seal_parent()  # not dumpable, works from /, refuses (no verdict) an import path the solution could change
     out, write = os.dup(1), os.write

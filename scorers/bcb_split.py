@@ -43,6 +43,7 @@ import unittest
 import warnings
 
 MAX_MESSAGE = 256 << 20  # bytes of one call's reply
+_os_write, _os_read, _getcwd, _dumps, _loads = os.write, os.read, os.getcwd, json.dumps, json.loads  # tests patch them
 KEEP_SIGNALS = ("SIGKILL", "SIGSTOP", "SIGCHLD", "SIGCONT", "SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT",
                 "SIGTRAP", "SIGSYS", "SIGXCPU", "SIGXFSZ", "SIGPIPE")  # fmt: skip
 
@@ -81,10 +82,10 @@ def run_imports(source, namespace, compile_name):
 
 
 def _write(fd, message):
-    data = json.dumps(message, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n"
+    data = _dumps(message, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n"
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        view = view[_os_write(fd, view) :]
 
 
 class _Lines:
@@ -95,14 +96,14 @@ class _Lines:
 
     def read(self):
         while b"\n" not in self.buffer:
-            chunk = os.read(self.fd, 1 << 20)
+            chunk = _os_read(self.fd, 1 << 20)
             if not chunk:
                 return None
             self.buffer += chunk
             if len(self.buffer) > MAX_MESSAGE:
                 raise ValueError("message too large")
         line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
+        return _loads(line)
 
 
 def rng_state():
@@ -183,11 +184,26 @@ def seal_test_process(not_dumpable, fds):
 
 class AnswerLink:
     """The test process's side of the calls: the entry point's stub and the answer's hello;
-    `mirrors`: the answer's pyplot figure numbers -> their copies here."""
+    `mirrors`: the answer's pyplot figure numbers -> their copies here; `mocks`: the tests' patch
+    targets and the mocks the answer's stand-ins forward to (scorers/bcb_mocks.py)."""
 
-    def __init__(self, values, figures, request_fd, reply_fd):
+    def __init__(self, values, figures, request_fd, reply_fd, mocks=None):
         self.values, self.figures, self.request_fd, self.replies = values, figures, request_fd, _Lines(reply_fd)
         self.problem, self.lock, self.mirrors = None, threading.Lock(), {}
+        self.mocks_module, self.mocks = mocks, None
+        self.Encoder, self.Decoder = _StrictEncoder(values).__class__, values.Decoder
+
+    def patching(self, targets):
+        """Forward the answer's uses of the tests' mocks (and of these patch targets) to them."""
+        self.mocks = self.mocks_module.TestSide(targets)
+        self.Encoder, self.Decoder = self.mocks_module.aware(
+            self.Encoder, self.values.Decoder, self.mocks.handle_of, self._mock
+        )
+
+    def _mock(self, handle):
+        if type(handle) is not int or not 0 <= handle < len(self.mocks.objects):
+            raise ValueError("a stand-in with no object behind it")
+        return self.mocks.objects[handle][1]
 
     def lost(self, why):
         self.problem = self.problem or why
@@ -206,7 +222,7 @@ class AnswerLink:
 
     def decode(self, data, figures=None):
         try:
-            return self.values.Decoder(figures=figures).decode(data)
+            return self.Decoder(figures=figures).decode(data)
         except (ValueError, RecursionError, MemoryError) as exc:
             self.lost(f"the answer's process sent a value that cannot be read ({exc})")
 
@@ -267,19 +283,23 @@ class AnswerLink:
         return call
 
     def call(self, name, args, kwargs):
-        encoder = _StrictEncoder(self.values)
+        if self.problem:
+            raise AnswerLost(self.problem)
+        encoder = self.Encoder()
         closed, close_all = self.closed_figures()
         try:
-            request = {"call": name, "args": encoder.encode(list(args)), "kwargs": encoder.encode(dict(kwargs)),
-                       "cwd": os.getcwd(), "env": dict(os.environ), "rng": encoder.encode(rng_state()),
+            patches = self.mocks.patches(encoder) if self.mocks else []
+            request = {"patches": patches, "call": name, "args": encoder.encode(list(args)),
+                       "kwargs": encoder.encode(dict(kwargs)),
+                       "cwd": _getcwd(), "env": dict(os.environ), "rng": encoder.encode(rng_state()),
                        "close": closed, "close_all": close_all}  # fmt: skip
-        except (Unsupported, RecursionError, ValueError) as exc:  # the task belongs in the shared mode
+        except (Unsupported, RecursionError, ValueError, *self._unsupported()) as exc:  # the shared mode's task
             self.lost(f"{exc or 'an argument nested too deeply'}: the task's tests need the shared mode")
-        try:
-            _write(self.request_fd, request)
-        except OSError:
-            self.lost("the answer's process ended during the run")
+        self.send(request)
         reply = self.receive()
+        while "fw" in reply or "fw_error" in reply:  # the answer's code uses a stand-in of the tests' mock
+            self.send(self.forwarded(reply))
+            reply = self.receive()
         figures = self.load_figures(reply.get("mpl"))
         self.settle(reply, args, kwargs)
         if "raise" in reply:
@@ -290,6 +310,27 @@ class AnswerLink:
         if "ok" not in reply:
             self.lost("the answer's process sent a malformed reply")
         return self.decode(reply["ok"], figures)
+
+    def send(self, message):
+        try:
+            _write(self.request_fd, message)
+        except OSError:
+            self.lost("the answer's process ended during the run")
+
+    def _unsupported(self):
+        return (self.mocks_module.Unsupported,) if self.mocks_module else ()
+
+    def forwarded(self, message):
+        """The forwarded operation done to the tests' mock here; the run fails where it cannot be."""
+        if self.mocks is None or "fw_error" in message:
+            self.lost(f"the answer's process could not forward a call to the tests' mock: "
+                      f"{str(message.get('fw_error'))[:300]}")  # fmt: skip
+        try:
+            return self.mocks.serve(message, self.Encoder(), self.Decoder())
+        except self.mocks_module.Refused as exc:
+            self.lost(f"the answer's code did what only the tests may do with their mock: {exc}")
+        except (Unsupported, self.mocks_module.Unsupported, ValueError, RecursionError) as exc:
+            self.lost(f"a mock's value cannot cross to the answer's process ({str(exc)[:300]})")
 
     def settle(self, reply, args, kwargs):
         """What the call did besides its value: output, warnings, random states, mutated
@@ -339,8 +380,9 @@ def _StrictEncoder(values):  # noqa: N802 - builds the encoder class once per co
 _STRICT: dict[int, type] = {}
 
 
-def test_process(driver, values, figures, limit, report_fd, request_fd, reply_fd, work):
-    """The trusted test process: runs the task's tests against the stub; reports to the parent."""
+def test_process(driver, values, figures, limit, report_fd, request_fd, reply_fd, work, mocks=None):
+    """The trusted test process: runs the task's tests against the stub; reports to the parent.
+    `mocks`: scorers/bcb_mocks.py, for tests that patch what the answer calls."""
     seal_test_process(driver.not_dumpable, (report_fd, request_fd, reply_fd))
     key = driver._read_key(0)
     tag = driver.line_tagger(key)
@@ -350,12 +392,12 @@ def test_process(driver, values, figures, limit, report_fd, request_fd, reply_fd
         os.dup2(null.fileno(), 0)
 
     def send(message):
-        payload = json.dumps(message, default=str).encode("utf-8", "replace")
-        os.write(report_fd, payload + b" " + tag(payload) + b"\n")
+        payload = _dumps(message, default=str).encode("utf-8", "replace")
+        _os_write(report_fd, payload + b" " + tag(payload) + b"\n")
 
     send({"event": "sealed"})
 
-    link = AnswerLink(values, figures, request_fd, reply_fd)
+    link = AnswerLink(values, figures, request_fd, reply_fd, mocks)
     report = {"event": "done", "stage": "load", "exception": None, "exception_type": None,
               "missing_module": None, "timed_out": False, "failures": [], "errors": [], "skipped": 0,
               "tests_run": 0, "duration_s": None, "tampered": []}  # fmt: skip
@@ -375,6 +417,8 @@ def test_process(driver, values, figures, limit, report_fd, request_fd, reply_fd
                 namespace[spec["entry"]] = link.stub(spec["entry"], namespace.get(spec["entry"]))
                 exec(compile(spec["tests"], driver.SOLUTION_FILE_NAME, "exec"), namespace)  # noqa: S102
                 sys.modules["__test__"] = module
+                if mocks is not None:  # the patch targets' values as the tests loaded them
+                    link.patching(mocks.patch_targets(spec["tests"])[0])
                 suite = unittest.TestLoader().loadTestsFromTestCase(namespace["TestCases"])
                 sys.audit("bcb.tests", tuple(suite))
                 send({"event": "loaded", "tests": [driver._name(t) for t in suite], "tampered": []})
@@ -413,14 +457,17 @@ def _read_all(fd):
 # --------------------------------------------------------------------------- the answer process (untrusted)
 
 
-def answer_process(driver, values, figures, request_fd, reply_fd, solution_path):
+def answer_process(driver, values, figures, request_fd, reply_fd, solution_path, mocks=None):
     """Loads the solution as `__test__` (then the tests' imports, read from stdin) and serves the
-    test process's calls until EOF."""
+    test process's calls until EOF; `mocks` (scorers/bcb_mocks.py): the tests' patches installed
+    as forwarding stand-ins for each call."""
     with open(solution_path, encoding="utf-8") as f:
         code = f.read()
     test_imports = _read_all(0).decode("utf-8", "replace")
-    encoder, requests = values.Encoder(), _Lines(request_fd)
-    decoder = values.Decoder(encoder.handles)
+    requests = _Lines(request_fd)
+    side = mocks.AnswerSide(values, functools.partial(_write, reply_fd), requests.read) if mocks else None
+    encoder = side.Encoder() if side else values.Encoder()
+    decoder = (side.Decoder if side else values.Decoder)(encoder.handles)
     with driver.safe_environment():
         driver.reliability_guard()
         module = types.ModuleType("__test__")
@@ -437,11 +484,11 @@ def answer_process(driver, values, figures, request_fd, reply_fd, solution_path)
             hello = {"raise": encoder.encode(exc)}
         _write(reply_fd, hello)
         while (request := requests.read()) is not None:
-            _write(reply_fd, _serve(namespace, request, encoder, decoder, figures))
+            _write(reply_fd, _serve(namespace, request, encoder, decoder, figures, side))
     os._exit(0)
 
 
-def _serve(namespace, request, encoder, decoder, figures):
+def _serve(namespace, request, encoder, decoder, figures, side=None):
     _environment(request.get("cwd"), request.get("env"))
     set_rng_state(decoder.decode(request.get("rng")), load_numpy=True)
     figures.close_figures(request.get("close"), request.get("close_all") is True)
@@ -451,7 +498,8 @@ def _serve(namespace, request, encoder, decoder, figures):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with _capture(out, err):
+            patched = side.installed(request.get("patches"), decoder) if side else contextlib.nullcontext()
+            with _capture(out, err), patched:
                 value = namespace[request["call"]](*args, **kwargs)
             reply["ok"] = encoder.encode(value)
         except BaseException as exc:  # noqa: BLE001 - the test decides what an exception means

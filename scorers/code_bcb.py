@@ -52,6 +52,7 @@ from typing import Any
 
 from sandboxes.runner import CodeRunner, ExecResult
 from scorers.bcb_library_flow import library_objects_crossing, name_chain
+from scorers.bcb_mocks import patch_targets
 from scorers.bcb_sanitize import sanitize
 from scorers.bcb_split import top_imports
 from scorers.code_extract import CodeCheckResult, code_blocks, tagged_line
@@ -216,7 +217,7 @@ def build_program(code: str, problem: BCBProblem) -> str:
 _HERE = Path(__file__).parent
 DRIVER_FILES = {
     name: (_HERE / name).read_text(encoding="utf-8")
-    for name in (DRIVER_FILE, "verdict_channel.py", "bcb_split.py", "bcb_values.py", "bcb_figures.py")
+    for name in (DRIVER_FILE, "verdict_channel.py", "bcb_split.py", "bcb_values.py", "bcb_figures.py", "bcb_mocks.py")
 }
 
 
@@ -249,8 +250,9 @@ def driver_command(
 # grids (they hold data frames whose pickles need more than the figures' allow-list), log records, and
 # libraries whose results are objects rather than data. Matplotlib's figures cross as restricted
 # pickles (scorers/bcb_figures.py), so plots alone no longer keep a task in the shared mode.
+PATCHING = "patches the answer's modules"
 SHARED_NAMES = {
-    "patches the answer's modules": ("mock", "patch", "Mock", "MagicMock", "create_autospec", "PropertyMock"),
+    PATCHING: ("mock", "patch", "Mock", "MagicMock", "create_autospec", "PropertyMock"),
     "returns seaborn grids": ("pairplot", "jointplot", "catplot", "displot", "lmplot", "relplot", "clustermap",
                               "FacetGrid", "PairGrid", "JointGrid", "ClusterGrid"),
     "reads log records": ("assertLogs", "assertNoLogs", "caplog"),
@@ -295,11 +297,31 @@ def shared_reason(problem: BCBProblem) -> str | None:
                 names.update(getattr(node, field).split("."))
         imported |= _imported_modules(tree)
     for why, markers in SHARED_NAMES.items():
-        if names.intersection(markers):
+        if names.intersection(markers) and (why != PATCHING or (why := _patching(problem))):
             return why
     return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(
         imported, problem.test, reference, problem.entry_point
     )
+
+
+# Official tasks whose tests use mocks (or name `patch`) that run split, their mocks forwarded: those whose reference
+# solutions were measured to pass in the split mode (docs/security.md, "Patching tasks").
+PATCHING_MEASURED = frozenset(
+    f"BigCodeBench/{n}"
+    for n in (
+        "6 10 11 17 116 119 122 125 128 130 131 139 146 152 158 213 306 320 322 454 579 599 722 725 728 745 "
+        "759 773 781 798 857 973 998 999 1001 1004 1041 1054 1068 1073 1102"
+    ).split()
+)
+
+
+def _patching(problem: BCBProblem) -> str | None:
+    """Why the tests' patching needs the shared mode (None: their mocks stay in the test process and the
+    answer's process gets forwarding stand-ins, scorers/bcb_mocks.py)."""
+    why = patch_targets(problem.test)[1]
+    if why is None and problem.task_id not in PATCHING_MEASURED:
+        why = "not measured in the split mode"
+    return f"{PATCHING} ({why})" if why else None
 
 
 def _imported_modules(tree: ast.AST) -> set[str]:

@@ -1,0 +1,326 @@
+"""BigCodeBench's patching tests in the split mode: the mocks stay in the test process.
+
+A task's tests patch names its answer calls (`@patch('os.listdir')`, `patch('builtins.open',
+mock_open(...))`) and read the mocks' records. In the split mode (scorers/bcb_split.py) the
+mocks never leave the test process. `patch_targets` reads the targets from the test source
+(string targets only; `why_not_split` says when the tests patch in a way this does not carry).
+Before each call the test process sends, for every target whose value differs from the one it
+had when the tests loaded, a handle (a mock, or a function the tests put there) or the data put
+there; the answer's process resolves each target itself (importing as `patch` does), installs a
+`StandIn` there for the call and puts the original back after it. A stand-in forwards what the
+answer does with it (a call, an attribute read or set, a dunder: `with`, iteration, `len`,
+`str`...) to the test process as plain data (scorers/bcb_values.py), where `TestSide.serve`
+does it to the real mock (side effects, the tests' own functions included, run there) and sends
+back the result as data, or as a handle to a further stand-in when it is a mock (or the iterator
+a mock's `__iter__` gives). Nothing else of the tests crosses: the mocks' own API (`call_args`,
+`mock_calls`, `assert_*`, `reset_mock`, `return_value`...) and private names are refused to the
+answer, and a result that is neither data nor a mock, or an argument the answer's side cannot send
+as data, fails the run (status "crash"). Standard library only; `unittest.mock` on the test side.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import operator
+import os
+import pkgutil
+import threading
+
+MISSING = object()
+PASSED = ("sys.stdout", "sys.stderr", "sys.stdin")  # what the call prints crosses anyway (bcb_split `settle`)
+MOCK_API = frozenset(
+    ("assert_any_call", "assert_called", "assert_called_once", "assert_called_once_with", "assert_called_with",
+     "assert_has_calls", "assert_not_called", "assert_not_awaited", "assert_awaited", "assert_awaited_once",
+     "assert_awaited_with", "assert_awaited_once_with", "assert_any_await", "assert_has_awaits", "attach_mock",
+     "call_args", "call_args_list", "call_count", "called", "configure_mock", "method_calls", "mock_add_spec",
+     "mock_calls", "reset_mock", "return_value", "side_effect", "await_count", "await_args", "await_args_list")
+)  # fmt: skip
+OPERATORS = {
+    "__iter__": iter, "__next__": next, "__len__": len, "__bool__": bool, "__str__": str, "__repr__": repr,
+    "__hash__": hash, "__int__": int, "__float__": float, "__index__": operator.index,
+    "__contains__": operator.contains, "__getitem__": operator.getitem, "__setitem__": operator.setitem,
+    "__delitem__": operator.delitem, "__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt,
+    "__le__": operator.le, "__gt__": operator.gt, "__ge__": operator.ge, "__add__": operator.add,
+    "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv, "__pow__": operator.pow,
+    "__mod__": operator.mod, "__floordiv__": operator.floordiv, "__neg__": operator.neg, "__pos__": operator.pos,
+    "__abs__": operator.abs, "__radd__": lambda a, b: b + a, "__rsub__": lambda a, b: b - a,
+    "__rmul__": lambda a, b: b * a, "__rtruediv__": lambda a, b: b / a, "__rpow__": lambda a, b: b**a,
+}  # fmt: skip
+BY_NAME = ("__enter__", "__exit__", "__fspath__")  # called as the mock's own attribute
+ALLOWED = {"mock": {"call", "get", "set", *OPERATORS, *BY_NAME}, "func": {"call"}, "iter": {"__iter__", "__next__"}}
+
+
+class Unsupported(Exception):
+    """A value that cannot cross as data (not a mock): the run fails."""
+
+
+class Refused(Exception):
+    """An operation on a mock the answer may not do (its records, its configuration): the run fails."""
+
+
+# --------------------------------------------------------------------------- what the tests patch (host and test side)
+
+
+def _chain(node) -> list[str]:
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        names.append(node.id)
+    return names[::-1]
+
+
+def patch_targets(test_source: str) -> tuple[list[str], str | None]:
+    """The string targets of the tests' `patch(...)` calls, and why their patching cannot run in the
+    split mode (None: it can): `patch.object`/`patch.multiple`, `patch.dict` of anything but
+    `os.environ` (the environment crosses with every call), a target that is not a string
+    constant, or one in the test's own module."""
+    try:
+        tree = ast.parse(test_source)
+    except SyntaxError:
+        return [], "the test source does not parse"
+    targets: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        chain = _chain(node.func)
+        if chain[-2:] in (["patch", "object"], ["patch", "multiple"]):
+            return [], f"patches objects (patch.{chain[-1]})"
+        if chain[-2:] == ["patch", "dict"]:
+            first = node.args[0] if node.args else None
+            if first is None or ast.unparse(first).strip("'\"") != "os.environ":
+                return [], "patches a dict other than os.environ"
+            continue
+        if not chain or chain[-1] != "patch":
+            continue
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "target"), None)
+        if not (isinstance(first, ast.Constant) and type(first.value) is str):
+            return [], "patches a target that is not a string constant"
+        if first.value.startswith(("__", ".")) or "." not in first.value:
+            return [], f"patches {first.value!r}"
+        if first.value not in targets and first.value not in PASSED:
+            targets.append(first.value)
+    return targets, None
+
+
+def resolve(target: str):
+    """The value at a dotted target (MISSING where it cannot be found); imports as `patch` does."""
+    owner, _, name = target.rpartition(".")
+    try:
+        return getattr(pkgutil.resolve_name(owner), name, MISSING)
+    except Exception:  # noqa: BLE001 - a module that does not import: nothing is patched there
+        return MISSING
+
+
+# --------------------------------------------------------------------------- the test side (trusted)
+
+
+class TestSide:
+    """The tests' patch targets and the handles the answer's process holds (mocks, functions the
+    tests patched in, iterators of mocks); `serve` does what a stand-in forwards."""
+
+    def __init__(self, targets: list[str]) -> None:
+        from unittest import mock
+
+        self.mock_class, self.targets = mock.NonCallableMock, targets
+        self.originals = {t: resolve(t) for t in targets}
+        self.objects: list[tuple[str, object]] = []
+        self.known: dict[int, int] = {}
+
+    def handle(self, value, kind: str) -> int:
+        found = self.known.get(id(value))
+        if found is None:
+            found = self.known[id(value)] = len(self.objects)
+            self.objects.append((kind, value))
+        return found
+
+    def handle_of(self, value) -> int | None:
+        """A mock's handle (registered on first sight); None for anything else not yet handed out."""
+        if isinstance(value, self.mock_class):
+            return self.handle(value, "mock")
+        found = self.known.get(id(value))
+        return found if found is not None and self.objects[found][1] is value else None
+
+    def patches(self, encoder) -> list:
+        """[target, value] for the targets patched now: a mock or a function the tests put there as a
+        handle, anything else as data (Unsupported when it is not)."""
+        sent = []
+        for target in self.targets:
+            value = resolve(target)
+            if value is self.originals[target] or value is MISSING:
+                continue
+            if callable(value) and not isinstance(value, self.mock_class | type):
+                self.handle(value, "func")
+            sent.append([target, encoder.encode(value)])
+        return sent
+
+    def serve(self, message: dict, encoder, decoder) -> dict:
+        """Do one forwarded operation to the real object; Refused for what the answer may not do."""
+        handle, op, name = message.get("h"), message.get("fw"), message.get("name")
+        if type(handle) is not int or not 0 <= handle < len(self.objects):
+            raise Refused("a stand-in with no object behind it")
+        kind, target = self.objects[handle]
+        if op not in ALLOWED[kind] or op in ("get", "set") and not _public(name):
+            raise Refused(f"{op} {name!r} on a {kind}" if op in ("get", "set") else f"{op} on a {kind}")
+        args, kwargs = decoder.decode(message.get("args")), decoder.decode(message.get("kwargs"))
+        if type(args) is not list or type(kwargs) is not dict or any(type(k) is not str for k in kwargs):
+            raise Refused("malformed arguments")
+        if op == "set" and any(self.handle_of(a) is not None for a in args):  # a mock the tests may assert on
+            raise Refused(f"set {name!r} to a mock")
+        try:
+            if op == "call":
+                value = target(*args, **kwargs)
+            elif op == "get":
+                value = getattr(target, name)
+            elif op == "set":
+                value = setattr(target, name, *args[:1])
+            elif op in BY_NAME:
+                value = getattr(target, op)(*args)
+            else:
+                value = OPERATORS[op](target, *args)
+        except BaseException as exc:  # noqa: BLE001 - the mock's exception is the answer's to handle
+            return {"raise": encoder.encode(exc)}
+        if op == "__iter__" and self.handle_of(value) is None and not _is_data(value):
+            self.handle(value, "iter")
+        return {"ok": encoder.encode(value)}
+
+
+def _public(name) -> bool:
+    return type(name) is str and name.isidentifier() and not name.startswith("_") and name not in MOCK_API
+
+
+def _is_data(value) -> bool:
+    return value is None or type(value) in (bool, int, float, str, bytes, list, tuple, dict, set)
+
+
+def aware(encoder_class, decoder_class, of, resolve_handle):
+    """Encoder and decoder classes that send `of(value)`'s handle (when not None) as `{"fw": n}` and
+    build `resolve_handle(n)` from it, everything else as the base classes do."""
+
+    class Encoder(encoder_class):
+        def encode(self, value, depth=0):
+            found = of(value)
+            return {"fw": found} if found is not None else super().encode(value, depth)
+
+    class Decoder(decoder_class):
+        def decode(self, data, depth=0):
+            if type(data) is dict and len(data) == 1 and "fw" in data:
+                return resolve_handle(data["fw"])
+            return super().decode(data, depth)
+
+    return Encoder, Decoder
+
+
+# --------------------------------------------------------------------------- the answer's side (untrusted)
+
+
+class AnswerSide:
+    """The answer's end of the forwarding: stand-ins by handle, and one operation at a time on the
+    pipes (`write(message)` and `read()` are the call loop's own)."""
+
+    def __init__(self, values, write, read) -> None:
+        self.write, self.read, self.lock, self.stand_ins = write, read, threading.Lock(), {}
+        self.Encoder, self.Decoder = aware(values.Encoder, values.Decoder, self.handle_of, self.stand_in)
+
+        class Strict(self.Encoder):
+            def opaque(self, value):
+                raise Unsupported(f"an argument of type {type(value).__qualname__} cannot cross to the tests' mock")
+
+        self.strict = Strict
+
+    def handle_of(self, value) -> int | None:
+        return object.__getattribute__(value, "_fw_handle") if type(value) is StandIn else None
+
+    def stand_in(self, handle):
+        if type(handle) is not int:
+            raise ValueError("malformed handle")
+        if handle not in self.stand_ins:
+            self.stand_ins[handle] = StandIn(self, handle)
+        return self.stand_ins[handle]
+
+    def forward(self, op: str, handle: int, name, args, kwargs):
+        with self.lock:
+            try:
+                encoder = self.strict()
+                message = {"fw": op, "h": handle, "name": name, "args": encoder.encode(list(args)),
+                           "kwargs": encoder.encode(dict(kwargs))}  # fmt: skip
+            except (Unsupported, ValueError, RecursionError) as exc:
+                self.write({"fw_error": str(exc)[:300] or "an argument nested too deeply"})
+                os._exit(1)
+            self.write(message)
+            reply = self.read()
+        if type(reply) is not dict:
+            os._exit(1)
+        if "raise" in reply:
+            error = self.Decoder().decode(reply["raise"])
+            raise error if isinstance(error, BaseException) else RuntimeError("malformed exception")
+        return self.Decoder().decode(reply.get("ok"))
+
+    @contextlib.contextmanager
+    def installed(self, patches, decoder):
+        """The tests' patches in this process for one call: each target resolved here, its original
+        put back afterwards."""
+        undo = []
+        try:
+            for target, data in patches if type(patches) is list else ():
+                owner_name, _, name = str(target).rpartition(".")
+                try:
+                    owner = pkgutil.resolve_name(owner_name)
+                except Exception:  # noqa: BLE001, S112 - not importable here: the answer cannot reach it either
+                    continue
+                undo.append((owner, name, owner.__dict__.get(name, MISSING) if hasattr(owner, "__dict__") else
+                             getattr(owner, name, MISSING)))  # fmt: skip
+                setattr(owner, name, decoder.decode(data))
+            yield
+        finally:
+            for owner, name, original in reversed(undo):
+                with contextlib.suppress(Exception):
+                    if original is MISSING:
+                        delattr(owner, name)
+                    else:
+                        setattr(owner, name, original)
+
+
+class StandIn:
+    """What the answer's code holds where the tests' mock is: every use is forwarded."""
+
+    __slots__ = ("_fw_handle", "_fw_side", "__weakref__", "__dict__")
+
+    def __init__(self, side: AnswerSide, handle: int) -> None:
+        object.__setattr__(self, "_fw_handle", handle)
+        object.__setattr__(self, "_fw_side", side)
+
+    def _fw(self, op, name=None, args=(), kwargs=None):
+        side = object.__getattribute__(self, "_fw_side")
+        return side.forward(op, object.__getattribute__(self, "_fw_handle"), name, args, kwargs or {})
+
+    def __call__(self, *args, **kwargs):
+        return self._fw("call", None, args, kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._fw("get", name)
+
+    def __setattr__(self, name, value):
+        if name.startswith("_"):  # kept here, as a mock keeps them (pyplot sets `show.__signature__`)
+            object.__setattr__(self, name, value)
+        else:
+            self._fw("set", name, (value,))
+
+    def __exit__(self, kind, value, traceback):  # the traceback is not data: the mock gets None
+        return self._fw("__exit__", None, (kind, value, None))
+
+
+def _forwarder(op):
+    def method(self, *args):
+        return self._fw(op, None, args)
+
+    method.__name__ = op
+    return method
+
+
+for _op in (*OPERATORS, "__enter__", "__fspath__"):
+    setattr(StandIn, _op, _forwarder(_op))
