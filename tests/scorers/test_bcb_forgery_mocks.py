@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from waits import ROOMY_S
 
 from scorers.bcb_mocks import patch_targets
 from scorers.code_bcb import PATCHING_MEASURED, BCBProblem, check_bigcodebench, shared_reason
@@ -185,14 +186,14 @@ def test_os_environ_and_matplotlib_patch_names_are_not_patching():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TASKS))
 async def test_control_the_reference_passes(runner, name):
-    result = await check_bigcodebench(fence(TASKS[name].reference_program), TASKS[name], runner, 120, split=True)
+    result = await check_bigcodebench(fence(TASKS[name].reference_program), TASKS[name], runner, ROOMY_S, split=True)
     assert result.correct, result.reason
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TASKS))
 async def test_control_the_wrong_answer_fails(runner, name):
-    result = await check_bigcodebench(fence(WRONG[name]), TASKS[name], runner, 120, split=True)
+    result = await check_bigcodebench(fence(WRONG[name]), TASKS[name], runner, ROOMY_S, split=True)
     assert not result.correct and result.details["status"] in ("fail", "error"), result.reason
 
 
@@ -200,7 +201,7 @@ async def test_control_the_wrong_answer_fails(runner, name):
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 async def test_attack_on_the_mocks_fails(runner, name):
     problem, code = ATTACKS[name]
-    result = await check_bigcodebench(fence(code), problem, runner, 120, split=True)
+    result = await check_bigcodebench(fence(code), problem, runner, ROOMY_S, split=True)
     assert not result.correct, (name, result.reason)
     if name in REFUSED:  # refused at the mock: the run fails, whatever the test would have read
         assert result.details["status"] == "crash" and REFUSED[name] in result.reason, result.reason
@@ -213,7 +214,7 @@ async def test_attack_on_the_mocks_fails(runner, name):
 async def test_attack_forges_a_pass_in_the_shared_mode(runner, name):
     """The attacks are real: with the mocks in the answer's process (the shared mode, forced) they pass."""
     problem, code = ATTACKS[name]
-    result = await check_bigcodebench(fence(code), problem, runner, 120, split=False)
+    result = await check_bigcodebench(fence(code), problem, runner, ROOMY_S, split=False)
     assert result.correct, (name, result.reason)
 
 
