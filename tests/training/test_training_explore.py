@@ -116,18 +116,25 @@ class DigitsAtThirdToken:
         return scores
 
 
-def test_generate_gives_assigned_rows_their_worker_and_reports_the_assignment():
+def generate_exploring(explore_rows: int, stand_in: type = DigitsAtThirdToken, **options):
+    """Two groups of 8 equal rows through a tiny model with exploring groups; (prompt, output, the
+    assignments)."""
     from transformers import GenerationConfig, LogitsProcessorList
 
     model = tiny_llama()
-    last_assigned = explore.assign_first_workers(model, DigitTokenizer(), explore=4, n_workers=4, seed=0)
+    last_assigned = explore.assign_first_workers(model, DigitTokenizer(), explore=explore_rows, n_workers=4, seed=0,
+                                                 **options)  # fmt: skip
     ids = grouped_rows(2, 8)
     config = GenerationConfig(max_new_tokens=4, do_sample=True, temperature=1.0, top_k=0, pad_token_id=0,
                               eos_token_id=1)  # fmt: skip
     torch.manual_seed(7)
     out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config,
-                         logits_processor=LogitsProcessorList([DigitsAtThirdToken(ids.size(1))]))  # fmt: skip
-    assigned = last_assigned()
+                         logits_processor=LogitsProcessorList([stand_in(ids.size(1))]))  # fmt: skip
+    return ids, out, last_assigned()
+
+
+def test_generate_gives_assigned_rows_their_worker_and_reports_the_assignment():
+    ids, out, assigned = generate_exploring(4)
     third = out[:, ids.size(1) + 2].tolist()
     for row, given in enumerate(assigned):
         if given is not None:
@@ -149,23 +156,9 @@ class WordsThenDigits(DigitsAtThirdToken):
 
 
 def test_with_a_greedy_prefix_every_row_of_a_group_writes_the_same_text_before_its_worker():
-    from transformers import GenerationConfig, LogitsProcessorList
-
-    model = tiny_llama()
-    explore.assign_first_workers(model, DigitTokenizer(), explore=8, n_workers=4, seed=0, prefix="greedy")
-    ids = grouped_rows(2, 8)
-    config = GenerationConfig(max_new_tokens=4, do_sample=True, temperature=1.0, top_k=0, pad_token_id=0,
-                              eos_token_id=1)  # fmt: skip
-    torch.manual_seed(7)
-    out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config,
-                         logits_processor=LogitsProcessorList([WordsThenDigits(ids.size(1))]))  # fmt: skip
-    before_worker = out[:, ids.size(1) : ids.size(1) + 2]
-    assert (before_worker == 7).all()  # the likeliest word, on every row of both groups
-    model = tiny_llama()  # the control: sampled, the same seed gives rows that differ before the worker
-    explore.assign_first_workers(model, DigitTokenizer(), explore=8, n_workers=4, seed=0)
-    torch.manual_seed(7)
-    sampled = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config,
-                             logits_processor=LogitsProcessorList([WordsThenDigits(ids.size(1))]))  # fmt: skip
+    ids, out, _ = generate_exploring(8, WordsThenDigits, prefix="greedy")
+    assert (out[:, ids.size(1) : ids.size(1) + 2] == 7).all()  # the likeliest word, on every row of both groups
+    _, sampled, _ = generate_exploring(8, WordsThenDigits)  # the control: sampled, rows differ before the worker
     assert not (sampled[:8, ids.size(1) : ids.size(1) + 2] == sampled[0, ids.size(1) : ids.size(1) + 2]).all()
 
 
