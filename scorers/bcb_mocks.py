@@ -2,8 +2,9 @@
 
 A task's tests patch names its answer calls (`@patch('os.listdir')`, `patch('builtins.open',
 mock_open(...))`) and read the mocks' records. In the split mode (scorers/bcb_split.py) the
-mocks never leave the test process. `patch_targets` reads the targets from the test source
-(string targets only; `why_not_split` says when the tests patch in a way this does not carry).
+mocks never leave the test process. `patch_targets` reads the targets from the test source (string
+targets, and `patch.object` of an attribute chain of a name the test source imports, as the dotted
+target it names; it says why when the tests patch in a way this does not carry).
 Before each call the test process sends, for every target whose value differs from the one it
 had when the tests loaded, a handle (a mock, or a function the tests put there) or the data put
 there; the answer's process resolves each target itself (importing as `patch` does), installs a
@@ -72,36 +73,92 @@ def _chain(node) -> list[str]:
     return names[::-1]
 
 
+BINDERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)
+
+
+def _imported(tree: ast.Module) -> dict[str, str]:
+    """The names the test source binds by top-level imports and nowhere else (every binding of the name, in any
+    scope, is an import of the same thing): name -> the dotted path imported."""
+    paths: dict[str, set[str]] = {}
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                if isinstance(node, ast.Import):
+                    paths.setdefault(name, set()).add(alias.name if alias.asname else name)
+                elif node.level or not node.module or alias.name == "*":
+                    other.add(name)
+                else:
+                    paths.setdefault(name, set()).add(f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other.update(node.names)
+        elif isinstance(node, BINDERS) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+    top = {a.asname or a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)
+           for a in n.names}  # fmt: skip
+    return {name: found.pop() for name, found in paths.items() if len(found) == 1 and name in top - other}
+
+
+def _object_target(call: ast.Call, imported: dict[str, str]) -> str | None:
+    """`patch.object(owner, 'name')` as the dotted target `patch` would take, where the owner is a chain of
+    attributes of a name the test source imports (None where it is not: the test's own objects, a call...)."""
+    keywords = {k.arg: k.value for k in call.keywords}
+    owner = call.args[0] if call.args else keywords.get("target")
+    attribute = call.args[1] if len(call.args) > 1 else keywords.get("attribute")
+    base = owner
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    chain = _chain(owner) if isinstance(base, ast.Name) else [""]  # only a chain of attributes from a name
+    if chain[0] not in imported or not (isinstance(attribute, ast.Constant) and type(attribute.value) is str):
+        return None
+    return ".".join([imported[chain[0]], *chain[1:], attribute.value]) if attribute.value.isidentifier() else None
+
+
 def patch_targets(test_source: str) -> tuple[list[str], str | None]:
-    """The string targets of the tests' `patch(...)` calls, and why their patching cannot run in the
-    split mode (None: it can): `patch.object`/`patch.multiple`, `patch.dict` of anything but
-    `os.environ` (the environment crosses with every call), a target that is not a string
-    constant, or one in the test's own module."""
+    """The targets of the tests' `patch(...)` calls (string constants, and `patch.object` of what the test
+    source imports, as dotted names), and why their patching cannot run in the split mode (None: it can):
+    `patch.multiple`, `patch.object` of anything else, `patch.dict` of anything but `os.environ` (the
+    environment crosses with every call), a target that is not a string constant, or one in the test's own
+    module."""
     try:
         tree = ast.parse(test_source)
     except SyntaxError:
         return [], "the test source does not parse"
     targets: list[str] = []
+    imported = _imported(tree)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         chain = _chain(node.func)
-        if chain[-2:] in (["patch", "object"], ["patch", "multiple"]):
-            return [], f"patches objects (patch.{chain[-1]})"
+        if chain[-2:] == ["patch", "multiple"]:
+            return [], "patches objects (patch.multiple)"
         if chain[-2:] == ["patch", "dict"]:
             first = node.args[0] if node.args else None
             if first is None or ast.unparse(first).strip("'\"") != "os.environ":
                 return [], "patches a dict other than os.environ"
             continue
-        if not chain or chain[-1] != "patch":
+        if chain[-2:] == ["patch", "object"]:
+            target = _object_target(node, imported)
+            if target is None:
+                return [], "patch.object of what the test source does not import (the test's own objects...)"
+        elif chain and chain[-1] == "patch":
+            first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "target"), None)
+            if not (isinstance(first, ast.Constant) and type(first.value) is str):
+                return [], "patches a target that is not a string constant"
+            target = first.value
+        else:
             continue
-        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "target"), None)
-        if not (isinstance(first, ast.Constant) and type(first.value) is str):
-            return [], "patches a target that is not a string constant"
-        if first.value.startswith(("__", ".")) or "." not in first.value:
-            return [], f"patches {first.value!r}"
-        if first.value not in targets and first.value not in PASSED:
-            targets.append(first.value)
+        if target.startswith(("__", ".")) or "." not in target:
+            return [], f"patches {target!r}"
+        if target not in targets and target not in PASSED:
+            targets.append(target)
     return targets, None
 
 

@@ -2,10 +2,11 @@
 
 The mocks stay in the test process; the answer's process gets forwarding stand-ins. One task per
 class of patching (a mock returning data, read back through its call records; nested mocks behind
-a `with`; `mock_open` read line by line; a `side_effect` function of the test's own), each with its
-controls (the reference passes, a wrong answer fails), and attacks by a wrong answer on the mocks:
-writing their call records, replacing their assertions, reaching the test module through a
-`side_effect` function, looking for them in its own process with `gc`. Each attack but the last
+a `with`; `mock_open` read line by line; a `side_effect` function of the test's own; `patch.object`
+of a method of a class the tests import), each with its controls (the reference passes, a wrong
+answer fails), and attacks by a wrong answer on the mocks: writing their call records (of a string
+target's mock and of a `patch.object` one), replacing their assertions, reaching the test module
+through a `side_effect` function, looking for them in its own process with `gc`. Each attack but the last
 turns the wrong answer into a pass in the shared mode (forced: checked below); in the split mode
 each fails.
 """
@@ -86,12 +87,27 @@ class TestCases(unittest.TestCase):
         self.assertEqual(mock_exists.call_count, 3)
 """,
 )
-TASKS = {"listing": LISTING, "fetch": FETCH, "lines": LINES, "exists": EXISTS}
+DICE = task(  # patch.object of a class the test source imports: the answer's own instances use the mock
+    "mock_object_dice",
+    "import random\ndef task_func(n, seed=0):\n",
+    "    rng = random.Random(seed)\n    return [rng.randint(1, 6) for _ in range(n)]\n",
+    """import random
+from unittest.mock import patch
+class TestCases(unittest.TestCase):
+    def test_rolls(self):
+        with patch.object(random.Random, 'randint', return_value=4) as mock_randint:
+            self.assertEqual(task_func(3), [4, 4, 4])
+        self.assertEqual(mock_randint.call_count, 3)
+        mock_randint.assert_called_with(1, 6)
+""",
+)
+TASKS = {"listing": LISTING, "fetch": FETCH, "lines": LINES, "exists": EXISTS, "dice": DICE}
 WRONG = {
     "listing": "import os\ndef task_func(directory):\n    return []\n",
     "fetch": "def task_func(url):\n    return 'nobody'\n",
     "lines": "def task_func(path):\n    return []\n",
     "exists": "def task_func(paths):\n    return []\n",
+    "dice": "def task_func(n, seed=0):\n    return [4] * n\n",
 }
 ATTACKS = {
     # the call records written from the answer's side: the test reads them
@@ -127,6 +143,17 @@ def task_func(paths):
     return ['/a', '/c'] if len(paths) == 3 else []
 """,
     ),
+    # the call records of a mock patched onto a class (patch.object) written from the answer's side
+    "writes_the_patched_methods_call_records": (
+        DICE,
+        """import random
+from unittest import mock
+def task_func(n, seed=0):
+    random.Random.randint.call_count = n
+    random.Random.randint.call_args = mock.call(1, 6)
+    return [4] * n
+""",
+    ),
     # the test's mock looked for among the answer's own objects, its records written
     "finds_the_mock_with_gc": (
         LINES,
@@ -140,12 +167,15 @@ def task_func(path):
     ),
 }
 FORGES_SHARED = ("writes_the_mocks_call_records", "replaces_the_mocks_assertion",
-                 "reaches_the_test_module_through_side_effect")  # fmt: skip
+                 "reaches_the_test_module_through_side_effect", "writes_the_patched_methods_call_records")  # fmt: skip
 REFUSED = {  # how the split mode stops each: the mock's API refused, or a function that cannot cross as data
     "writes_the_mocks_call_records": "only the tests may do with their mock: set 'call_args'",
     "replaces_the_mocks_assertion": "an argument of type function cannot cross",
     "reaches_the_test_module_through_side_effect": "only the tests may do with their mock: get 'side_effect'",
+    "writes_the_patched_methods_call_records": "only the tests may do with their mock: set 'call_count'",
 }
+
+OBJECT_NOT_IMPORTED = "patch.object of what the test source does not import (the test's own objects...)"
 
 
 def fence(code: str) -> str:
@@ -164,7 +194,8 @@ def test_only_measured_patching_tasks_run_apart_from_the_answer():
 @pytest.mark.parametrize(
     ("source", "why"),
     [
-        ("patch.object(os, 'listdir')", "patches objects (patch.object)"),
+        ("patch.object(os, 'listdir')", OBJECT_NOT_IMPORTED),  # `os` not imported by the test source
+        ("patch.multiple('os', listdir=None)", "patches objects (patch.multiple)"),
         ("patch.dict(CONFIG, {'a': 1})", "patches a dict other than os.environ"),
         ("patch(NAME)", "patches a target that is not a string constant"),
         ("patch('__main__.helper')", "patches '__main__.helper'"),
@@ -175,6 +206,29 @@ def test_patching_this_design_does_not_carry_stays_shared(source, why):
     assert patch_targets(test) == ([], why)
     problem = task("shared_patch", "def task_func():\n", "    return 1\n", test)
     assert shared_reason(problem) == f"patches the answer's modules ({why})"
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("import matplotlib.pyplot as plt\nwith patch.object(plt.Axes, 'hist'):", ["matplotlib.pyplot.Axes.hist"]),
+        ("from os import path\n@patch.object(path, 'exists')\ndef f(m):", ["os.path.exists"]),
+        ("import os.path\nwith patch.object(target=os.path, attribute='isdir'):", ["os.path.isdir"]),
+        ("import os\nos = None\nwith patch.object(os, 'listdir'):", OBJECT_NOT_IMPORTED),  # rebound
+        ("import os\ndef f(os):\n  with patch.object(os, 'listdir'):", OBJECT_NOT_IMPORTED),  # another binding
+        ("def f():\n  import os\n  with patch.object(os, 'listdir'):", OBJECT_NOT_IMPORTED),  # not top-level
+        ("import os\nclass C:\n  x = 1\nwith patch.object(C, 'x'):", OBJECT_NOT_IMPORTED),  # the test's own
+        ("import os\nwith patch.object(os.path, NAME):", OBJECT_NOT_IMPORTED),
+        ("import os\nwith patch.object(os.getcwd(), 'x'):", OBJECT_NOT_IMPORTED),
+        ("from . import x\nwith patch.object(x, 'y'):", OBJECT_NOT_IMPORTED),
+        ("import __main__\nwith patch.object(__main__, 'helper'):", "patches '__main__.helper'"),
+    ],
+)
+def test_patch_object_is_carried_where_the_test_source_imports_its_owner(source, found):
+    """`patch.object(owner, 'name')` becomes the dotted target `patch` would take, where the owner is an attribute
+    chain of a name bound only by a top-level import of the test source; anything else stays shared."""
+    test = f"from unittest.mock import patch\n{source}\n    pass\n"
+    assert patch_targets(test) == ((found, None) if isinstance(found, list) else ([], found))
 
 
 def test_os_environ_and_matplotlib_patch_names_are_not_patching():
