@@ -181,6 +181,7 @@ class ConductorAPI(ModelAPI):
                 team = self.replaced(team)
         # whether a worker is simulated (it needs the sample's answer key), from the team resolved once here
         self.simulated = any_simulated(w.model for w in team.workers)
+        self.team_size = len(team.workers)
 
     def _chosen_models(self, name: str) -> list[Model] | None:
         """The models `-M <name>` names (None when unset)."""

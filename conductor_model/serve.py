@@ -3,7 +3,10 @@
     python -m conductor_model.serve --pool local                       # 127.0.0.1:8000, no key
     CONDUCTOR_API_KEY=secret python -m conductor_model.serve --pool paper -M conductor=vllm/ckpt --port 9000
 
-When it listens it prints one line: the model it serves and its address. Any OpenAI client then
+When it listens it prints three lines: the model it serves and its address, whether a key is required (never
+the key), and the pool's size and limits; then nothing per request unless `--verbose` (uvicorn's start-up
+lines and a line per request: method, path, status, seconds, and a round's steps, tokens and cost; never a
+header or a body). Errors are logged as they happen. Any OpenAI client then
 calls `POST /v1/chat/completions` (model `conductor/<pool>`, a pool file named by its stem); each
 request is one conductor round (conductor_model/provider.py). The answer is the message
 content; with `extra_body={"trace": true}` the response also has a `conductor` field: the
@@ -30,9 +33,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import copy
 import hmac
 import ipaddress
 import json
+import logging
 import math
 import os
 import time
@@ -59,6 +64,7 @@ SIMULATION_KEYS = ("target", "domain", "check", "choices", "item_id")
 HEALTH = "/health"
 ROUTES = "POST /v1/chat/completions, GET /v1/models, GET /health"
 NO_RETRY = {"x-should-retry": "false"}  # openai clients would otherwise re-run (and pay for) the round
+log = logging.getLogger("conductor_model.serve")  # a line per request at INFO (--verbose); also under -m
 
 
 @dataclass(frozen=True)
@@ -245,9 +251,15 @@ def make_app(model: Model, limits: Limits = Limits()) -> Any:
 
     @app.middleware("http")
     async def require_key(request: Request, call_next: Any) -> Any:
+        started = time.monotonic()
         if request.url.path == HEALTH or authorized(request.headers.get("authorization"), limits.api_key):
-            return await call_next(request)
-        return error(RequestError(401, "invalid or missing API key", "authentication_error"))
+            response = await call_next(request)
+        else:
+            response = error(RequestError(401, "invalid or missing API key", "authentication_error"))
+        if log.isEnabledFor(logging.INFO):
+            rounded = getattr(request.state, "round", None)
+            log.info(request_line(request, response.status_code, time.monotonic() - started, rounded))
+        return response
 
     @app.exception_handler(HTTPException)
     async def no_route(request: Request, problem: HTTPException) -> Any:
@@ -295,11 +307,38 @@ def make_app(model: Model, limits: Limits = Limits()) -> Any:
         except TimeoutError:
             return error(RequestError(504, f"the round took over {limits.request_timeout:g} s", "timeout_error"))
         summary = (output.metadata or {}).get("conductor")
+        request.state.round = summary
         if failure := round_failure((summary or {}).get("round")):
             return error(failure, {"conductor": summary} if trace else None)
         return completion_body(served, output.completion, summary, trace)
 
     return app
+
+
+def request_line(request: Any, status: int, seconds: float, summary: dict | None = None) -> str:
+    """The --verbose line of a request: method, path, status, seconds and a round's steps, tokens and cost;
+    never a header, a query or a body."""
+    line = f"{request.method} {request.url.path} {status} in {seconds:.1f} s"
+    if summary:
+        steps = len((summary.get("round") or {}).get("steps") or [])
+        tokens = int(summary.get("input_tokens") or 0) + int(summary.get("output_tokens") or 0)
+        cost = summary.get("cost_usd")
+        line += f": {steps} step(s), {tokens:,} tokens, " + (f"${cost:.4f}" if cost is not None else "cost unknown")
+    return line
+
+
+def start_lines(model: Model, limits: Limits, url: str, key_env: str) -> list[str]:
+    """What the endpoint says when it listens: address and model, whether a key is required, pool and limits."""
+    auth = (f"auth: the key in ${key_env} (Bearer) on every route but {HEALTH}" if limits.api_key else
+            f"auth: none (loopback only; set {key_env} to require a key)")  # fmt: skip
+    api: Any = model.api
+    simulated = " (simulated: each request names its answer)" if api.simulated else ""
+    return [
+        f"serving {served_name(model)} on {url} (Ctrl+C stops)",
+        auth,
+        f"pool: {api.team_size} workers{simulated}; {limits.max_concurrency} rounds at once, "
+        f"{limits.request_timeout:g} s each; --verbose: a line per request",
+    ]
 
 
 def served_name(model: Model) -> str:
@@ -346,8 +385,11 @@ def model_args(pairs: list[str]) -> dict[str, Any]:
     return args
 
 
-def make_server(model: Model, limits: Limits, host: str, port: int) -> Any:
-    """The uvicorn server of the endpoint, with its read, idle and connection limits."""
+def make_server(
+    model: Model, limits: Limits, host: str, port: int, verbose: bool = False, key_env: str = "CONDUCTOR_API_KEY"
+) -> Any:
+    """The uvicorn server of the endpoint, with its read, idle and connection limits; `verbose`: uvicorn's
+    start-up lines and a line per request (`request_line`)."""
     import uvicorn
 
     from conductor_model.slow_clients import guarded_protocol
@@ -358,14 +400,25 @@ def make_server(model: Model, limits: Limits, host: str, port: int) -> Any:
             if self.started:
                 host, port = self.servers[0].sockets[0].getsockname()[:2]
                 address = f"[{host}]" if ":" in host else host
-                print(f"serving {served_name(model)} on http://{address}:{port}/v1 (Ctrl+C stops)", flush=True)
+                print("\n".join(start_lines(model, limits, f"http://{address}:{port}/v1", key_env)), flush=True)
 
     config = uvicorn.Config(
-        make_app(model, limits), host=host, port=port, log_level="warning", ws="none",
+        make_app(model, limits), host=host, port=port, log_level="info" if verbose else "warning", ws="none",
+        access_log=False, log_config=log_config(verbose),
         http=guarded_protocol(limits.read_timeout, limits.max_connections),
         timeout_keep_alive=limits.keep_alive_timeout,
     )  # fmt: skip
     return Announcing(config)
+
+
+def log_config(verbose: bool) -> dict:
+    """uvicorn's logging, with this module's request lines on its handler (INFO with --verbose, else WARNING)."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    level = "INFO" if verbose else "WARNING"
+    config["loggers"][log.name] = {"handlers": ["default"], "level": level, "propagate": False}
+    return config
 
 
 EXAMPLE = """example:
@@ -441,6 +494,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="s an idle connection is kept open")  # fmt: skip
     parser.add_argument("--max-connections", default=Limits.max_connections,
                         help="open connections; past it the longest-waiting idle one is closed")  # fmt: skip
+    parser.add_argument("--verbose", action="store_true", help="uvicorn's start-up lines and a line per request")
     args = parser.parse_args(argv)
     numbers, problems = start_numbers(args)
     if problems:
@@ -454,7 +508,7 @@ def main(argv: list[str] | None = None) -> None:
         model = get_model(f"conductor/{args.pool}", **model_args(args.model_args))
     except ValueError as problem:  # a bad pool or -M option, named with its fix (a StartError is printed already)
         parser.exit(2, "" if isinstance(problem, StartError) else f"{parser.prog}: {problem}\n")
-    make_server(model, limits, args.host, numbers["port"]).run()
+    make_server(model, limits, args.host, numbers["port"], args.verbose, args.api_key_env).run()
 
 
 if __name__ == "__main__":

@@ -16,9 +16,15 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from reports.console import Console
+
 DEFAULT_OUT = "reports/out"
 PRESENT_LOGS = "logs/baselines"  # where `nox -s baselines` and the matrix runner write by default
 QUICK = {"pool": "sim-scripted", "limit": 6, "epochs": 3}  # every method with a standard error, in minutes
+VERBOSE_HELP = (
+    "print the detail too: Inspect's display of each eval, the build's timings, library warnings "
+    "(always kept: the eval logs, <out>/report.log)"
+)
 REPORTS_EXTRA = 'pip install -e ".[reports]"'  # pandas, pyarrow, matplotlib, scipy (pyproject.toml)
 
 
@@ -45,6 +51,7 @@ def parser() -> argparse.ArgumentParser:
         q.add_argument("--out", default=DEFAULT_OUT, help=f"output directory (default: {DEFAULT_OUT})")
         q.add_argument("--training-runs", nargs="*", default=[], help="training run directories to plot")
         q.add_argument("--embed", action="store_true", help="inline the PNGs in the page (one self-contained file)")
+        q.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
     return p
 
 
@@ -111,17 +118,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "reproduce":
         args.tasks = args.tasks or default_tasks()
     argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    console = Console(args.out, args.verbose)
     if decided:
-        print(decided, flush=True)
+        console.say(decided)
     if args.logs and (problem := logs_problem(args.logs)):
         print(f"error: --logs {args.logs} {problem}; fix: pass the directory your evals wrote to (`inspect eval "
               f"--log-dir`, default ./logs; the matrix runner's: {PRESENT_LOGS})", file=sys.stderr)  # fmt: skip
         return 1
+    with console.library_warnings():
+        return run(args, decided, console, f"python -m reports {argv_text}")
+
+
+def run(args: argparse.Namespace, decided: str, console: Console, command: str) -> int:
+    """Run the matrix (reproduce without --logs), then build; progress and the summary on `console`."""
     logs, code = args.logs, 0
     if args.command == "reproduce" and not logs:
         args.pool, args.limit = args.pool or "local", 2 if args.limit is None else args.limit
         logs = args.log_dir or f"logs/reproduce-{args.pool}"
-        run = [
+        matrix_args = [
             "--tasks",
             args.tasks,
             "--pool",
@@ -131,33 +145,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--log-dir",
             logs,
             "--display",
-            "plain",
+            "plain" if args.verbose else "none",  # none: a progress line per quarter of the evals
         ] + (["--methods", args.methods] if args.methods else [])
-        run += ["--epochs", str(args.epochs)] if args.epochs is not None else []  # 0 is refused, not dropped
-        print(f"running the matrix: python -m solvers.matrix {' '.join(shlex.quote(x) for x in run)}", flush=True)
+        matrix_args += ["--epochs", str(args.epochs)] if args.epochs is not None else []  # 0 is refused, not dropped
+        console.say(f"running the matrix: python -m solvers.matrix {shlex.join(matrix_args)}")
         from solvers.matrix import main as matrix_main
 
         try:
-            code = matrix_main(run)
+            code = matrix_main(matrix_args)
         except ValueError as error:  # a task, pool, method or count it refuses: before any eval runs
             print(f"error: {error}", file=sys.stderr)
             return 1
         if code:
-            print(f"the matrix runner exited with {code}; building what the logs hold", flush=True)
-    from reports.build import build
+            console.say(f"the matrix runner exited with {code}; building what the logs hold")
+    from reports.build import Progress, build
 
-    report = build(
-        logs, args.out, training=args.training_runs, embed=args.embed, command=f"python -m reports {argv_text}"
-    )
-    print(f"report: {report.page}")
-    print(f"tables: {report.out / 'tables.md'}  missing cells: {report.out / 'missing.md'}")
+    progress = Progress(write=lambda line: console.say(line, err=True))
+    report = build(logs, args.out, training=args.training_runs, embed=args.embed, progress=progress, command=command)
+    console.say(f"report: {report.page}")
+    console.say(f"tables: {report.out / 'tables.md'}  missing cells: {report.out / 'missing.md'}")
     for name, seconds in report.timings.items():
-        print(f"  {name:16s} {seconds:7.2f} s")
+        console.detail(f"  {name:16s} {seconds:7.2f} s")
     if decided:
         from reports.estimate import report_lines
         from reports.frame import load_samples
 
-        print("\n".join(report_lines(load_samples(logs), [t for t in args.tasks.split(",") if t])))
+        console.say("\n".join(report_lines(load_samples(logs), [t for t in args.tasks.split(",") if t])))
     return 1 if code else 0  # an eval of the matrix failed or scored no sample: built, but not a success
 
 

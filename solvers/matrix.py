@@ -18,6 +18,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,7 +155,7 @@ def train_missing_routers(trained: Sequence[str], tasks: Sequence[str], pool: st
             continue
         argv = [kind, "--pool", pool, "--task", ",".join(train_tasks), *router_training_args(training, pool)]
         print(f"training {kind}: python -m solvers.routers.train {' '.join(argv)}", flush=True)
-        summary = train.main(argv)
+        summary = train.main(argv, echo=False)  # one line below; the file keeps it all
         lines.append(f"{kind}: trained {summary['file']} (validation accuracy {summary['val_accuracy']:.3f})")
     return lines
 
@@ -182,7 +183,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="eval model (the conductor when no conductor role is given)")
     p.add_argument("--model-role", action="append", default=[], help="role=model, e.g. conductor=openai/gpt-5")
     p.add_argument("--max-tasks", type=int, default=None, help="evals run in parallel")
-    p.add_argument("--display", default=None, help="Inspect display: full, rich, plain, none")
+    p.add_argument("--display", default=None, help="Inspect display: full, rich, plain, none (none: a progress line "
+                   "per quarter of the evals)")  # fmt: skip
     p.add_argument("--matrix", default=str(MATRIX_FILE), help="the methods file")
     p.add_argument("--dry-run", action="store_true", help="print the runs and stop")
     return p
@@ -210,23 +212,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         for run in matrix.runs:
             print(f"  {run.task:12} {run.method:24} {run.solver} {run.options}")
         return 2 if matrix.missing else 0
-    for line in train_missing_routers(matrix.trained, tasks, args.pool, data.get("router_training") or {}):
-        print(line)
     from inspect_ai import eval_set
 
     from solvers.eval_status import eval_problems
+    from solvers.matrix_progress import Quarters, follow
 
     roles = dict(role.split("=", 1) for role in args.model_role)
-    success, logs = eval_set(
-        eval_tasks(matrix.runs),
-        log_dir=args.log_dir,
-        model=args.model,
-        model_roles=roles or None,
-        limit=args.limit,
-        epochs=args.epochs,
-        max_tasks=args.max_tasks,
-        display=args.display,
-    )
+    with follow(Quarters()) if args.display == "none" else nullcontext():  # Inspect draws nothing: a line a quarter
+        for line in train_missing_routers(matrix.trained, tasks, args.pool, data.get("router_training") or {}):
+            print(line)
+        success, logs = eval_set(
+            eval_tasks(matrix.runs),
+            log_dir=args.log_dir,
+            model=args.model,
+            model_roles=roles or None,
+            limit=args.limit,
+            epochs=args.epochs,
+            max_tasks=args.max_tasks,
+            display=args.display,
+        )
     print(f"eval-set {'complete' if success else 'INCOMPLETE (rerun the same command to retry)'}: {args.log_dir}")
     for line in [*(f"NOT RUN (missing) {m}" for m in matrix.missing), *(f"NOT RUN (pool) {m}" for m in matrix.skipped)]:
         print(line)

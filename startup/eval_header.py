@@ -33,6 +33,7 @@ from collections.abc import Callable
 
 from inspect_ai.hooks import Hooks, RunEnd, TaskStart, hooks
 from inspect_ai.log import EvalLog, EvalPlan, EvalSpec
+from inspect_ai.util import display_type
 
 Describer = Callable[[EvalSpec, EvalPlan], dict[str, str]]
 _reported_tasks: set[str] = set()
@@ -57,13 +58,13 @@ def describe_with(describer: Describer) -> None:
 NO_EVAL_MODEL = "none/none"
 
 
-def header_line(ran: dict[str, str], eval_model: str) -> str:
+def header_line(ran: dict[str, str], eval_model: str, header_shown: bool = True) -> str:
     """The console line naming who conducts and which pool works, and why Inspect's header
-    reads `none/none` when no `--model` was given."""
+    reads `none/none` when no `--model` was given (when the header is shown: not under `--display none`)."""
     line = (
         f"conductor {ran['conductor']} conducting pool {ran['pool']}" if "conductor" in ran else f"pool {ran['pool']}"
     )
-    if eval_model == NO_EVAL_MODEL:
+    if eval_model == NO_EVAL_MODEL and header_shown:
         line += f" (Inspect's header shows the eval model, {NO_EVAL_MODEL}: no --model was given)"
     return line
 
@@ -105,7 +106,7 @@ class EvalHeader(Hooks):
         ran = {k: v for describe in _describers for k, v in describe(data.spec, data.plan).items()}
         if ran:
             data.spec.metadata = {**(data.spec.metadata or {}), **ran}
-            line = header_line(ran, data.spec.model)
+            line = header_line(ran, data.spec.model, display_type() != "none")
             if line not in _said:
                 _said.add(line)
                 print(line, file=sys.stderr, flush=True)

@@ -206,7 +206,8 @@ def config_from(args: argparse.Namespace, cls: type) -> object:
     return cls(**{**given, "seed": args.seed})
 
 
-def main(argv: Sequence[str] | None = None) -> dict:
+def main(argv: Sequence[str] | None = None, echo: bool = True) -> dict:
+    """Train, save and return the summary (printed as JSON with `echo`; it is saved in the router file too)."""
     args = parser().parse_args(argv)
     for name in ("train_items", "val_items", "runs", "max_concurrency"):
         if getattr(args, name) < 1:
@@ -217,7 +218,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
         summary = asyncio.run(train_router_dc(args, config_from(args, dc.DCConfig)))
     else:
         summary = asyncio.run(train_mas_router(args, config_from(args, mas.MASConfig)))
-    print(json.dumps(summary, indent=1, default=str))
+    if echo:
+        print(json.dumps(summary, indent=1, default=str))
     return summary
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import select
@@ -380,19 +381,67 @@ def test_loopback_hosts(host, loopback):
     assert is_loopback(host) is loopback
 
 
-@pytest.mark.slow
-def test_the_server_prints_its_address_and_pool_when_ready():
-    server = subprocess.Popen([sys.executable, "-m", "conductor_model.serve", "--pool", "sim", "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+def endpoint_output(*options: str, key: str | None = None) -> tuple[list[str], str]:
+    """Start `python -m conductor_model.serve --pool sim --port 0 <options>` (its key in CONDUCTOR_API_KEY
+    when given), ask /health and /v1/models (with the key, then a wrong one), stop it; (its three start
+    lines, everything else it printed on stdout and stderr)."""
+    env = {k: v for k, v in os.environ.items() if k != "CONDUCTOR_API_KEY"}
+    env.update({"CONDUCTOR_API_KEY": key} if key else {})
+    command = [sys.executable, "-m", "conductor_model.serve", "--pool", "sim", "--port", "0", *options]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        ready = select.select([server.stdout], [], [], HANG_S)[0]  # a hang guard: the line comes on start
-        line = server.stdout.readline() if ready else ""
-        assert re.fullmatch(r"serving conductor/sim on http://127\.0\.0\.1:\d+/v1 \(Ctrl\+C stops\)\n", line), line
-        base = line.split()[3]
-        assert httpx.get(base.removesuffix("/v1") + "/health", timeout=PATIENCE).status_code == 200
+        ready = select.select([server.stdout], [], [], HANG_S)[0]  # a hang guard: the lines come on start
+        start = [server.stdout.readline() for _ in range(3)] if ready else []
+        assert start and start[0].startswith("serving"), (start, server.stderr.read() if not ready else "")
+        base = start[0].split()[3].removesuffix("/v1")
+        assert httpx.get(base + "/health", timeout=PATIENCE).status_code == 200
+        for given in (key or "none", "wrong"):
+            models = httpx.get(base + "/v1/models", headers={"Authorization": f"Bearer {given}"}, timeout=PATIENCE)
+            assert models.status_code == (401 if key and given == "wrong" else 200)
     finally:
         server.terminate()
-        server.wait(timeout=WAIT_S)
+        out, err = server.communicate(timeout=WAIT_S)
+    return [line.rstrip("\n") for line in start], out + err
+
+
+@pytest.mark.slow
+def test_the_server_says_address_auth_and_pool_in_three_lines_then_nothing_per_request():
+    start, more = endpoint_output()
+    assert re.fullmatch(r"serving conductor/sim on http://127\.0\.0\.1:\d+/v1 \(Ctrl\+C stops\)", start[0]), start
+    assert start[1] == "auth: none (loopback only; set CONDUCTOR_API_KEY to require a key)"
+    assert start[2].startswith("pool: 4 workers (simulated: each request names its answer); 4 rounds at once")
+    assert more == "", more  # was: the same one line; per request nothing at the default level
+
+
+@pytest.mark.slow
+def test_verbose_adds_a_line_per_request_and_never_the_key():
+    start, more = endpoint_output("--verbose", key="s3cret-key")
+    assert start[1] == "auth: the key in $CONDUCTOR_API_KEY (Bearer) on every route but /health", start
+    lines = more.splitlines()
+    for request in ("GET /health 200 in", "GET /v1/models 200 in", "GET /v1/models 401 in"):
+        assert sum(request in line for line in lines) == 1, more
+    assert any("Uvicorn running" in line for line in lines), more  # uvicorn's own start-up lines
+    assert "s3cret-key" not in "".join(start) + more
+
+
+def test_a_round_s_request_line_names_its_steps_tokens_and_cost():
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    with serving() as (url, _):
+        serve_log = logging.getLogger("conductor_model.serve")  # its level and handler set as the server started
+        serve_log.addHandler(handler)
+        serve_log.setLevel(logging.INFO)
+        try:
+            client(url).chat.completions.create(
+                model="conductor/sim", messages=[{"role": "user", "content": QUESTION}],
+                extra_body={"simulation": SIMULATION},
+            )  # fmt: skip
+        finally:
+            serve_log.removeHandler(handler)
+    assert len(lines) == 1 and re.fullmatch(
+        r"POST /v1/chat/completions 200 in [\d.]+ s: 2 step\(s\), [\d,]+ tokens, (\$[\d.]+|cost unknown)", lines[0]
+    ), lines
 
 
 @pytest.mark.slow

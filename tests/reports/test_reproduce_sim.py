@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from inspect_ai import Task, eval
+from inspect_ai import Task, eval, task
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate
 
@@ -113,3 +113,41 @@ async def test_the_scripted_conductor_writes_a_workflow_the_parser_takes_and_ref
         get_model("scripted/gpt-5")
     with pytest.raises(ValueError, match="takes no model args"):
         get_model("scripted/fixed-workflows", temperature_bias=1)
+
+
+def tiny_samples(split: str = "test") -> list[Sample]:
+    from tasks.prompts import numeric_prompt
+
+    return [Sample(id=f"{split}{n}", input=numeric_prompt(f"What is {n} plus 0?"), target=str(n),
+                   metadata={"question": f"What is {n} plus 0?", "domain": "math", "check": "numeric"})
+            for n in (50, 51)]  # fmt: skip
+
+
+@task
+def tiny() -> Task:
+    return Task(dataset=tiny_samples(), scorer=numeric_match())
+
+
+@pytest.mark.slow
+def test_reproduce_prints_progress_and_a_summary_and_verbose_the_detail(tmp_path, monkeypatch, capfd, declare):
+    """`nox -s reproduce_tables` was 2,257 lines (Inspect's block per eval, each router's JSON, the build's
+    timings): now a progress line per quarter of the evals and a summary; --verbose prints the detail."""
+    from reports.__main__ import main
+    from solvers import matrix
+    from tasks.catalog import Benchmark
+
+    declare(Benchmark("tiny", "tiny", domain="math", answer="numeric", router_samples=tiny_samples, paper_questions=2))
+    monkeypatch.setattr(matrix, "task_function", lambda name: tiny)
+    monkeypatch.chdir(tmp_path)  # no logs/baselines here: the quick simulation, then its cost estimate
+    argv = ["reproduce", "--tasks", "tiny", "--limit", "1", "--epochs", "1"]
+    assert main([*argv, "--methods", "conductor,single_worker", "--log-dir", "quiet", "--out", "out"]) == 0
+    out, err = capfd.readouterr()
+    lines = (out + err).splitlines()
+    assert len(lines) <= 30, out + err
+    assert "evals ended: 5/5" in out and "report: out/index.html" in out and "Fill the paper's tables" in out, out
+    assert "total time" not in out and "read logs" not in out, out  # Inspect's block per eval; the build's timings
+    assert "read logs" in (tmp_path / "out" / "report.log").read_text()  # the detail is kept
+    assert main([*argv, "--methods", "conductor", "--log-dir", "loud", "--out", "loud", "--verbose"]) == 0
+    out, err = capfd.readouterr()
+    # Inspect's plain display passed on (its drawing is Inspect's: the display type is set once per process)
+    assert "--display plain" in out and "read logs" in out and "evals ended" not in out, out + err

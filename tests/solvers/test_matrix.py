@@ -189,3 +189,22 @@ def test_the_ablation_presets_are_valid_conductor_options(pool, replacement):
     assert options["no_few_shot"]["few_shot"] == "none" and options["replace_workers"]["replace_workers"] == replacement
     for run in built.runs:  # the conductor checks its options when built
         registry_create("solver", run.solver, **run.options)
+
+
+def test_progress_is_a_line_per_quarter_of_a_runs_evals_with_its_failures():
+    from solvers.matrix_progress import Quarters
+
+    said: list[str] = []
+    quarters = Quarters(said.append)
+    quarters.begin(5)
+    for status in ("success", "error", "success", "success", "success"):
+        quarters.end(status)
+    assert [line.split(" (")[0] for line in said] == [
+        "evals ended: 2/5, 1 ended in error",
+        "evals ended: 3/5, 1 ended in error",
+        "evals ended: 4/5, 1 ended in error",
+        "evals ended: 5/5, 1 ended in error",
+    ]
+    quarters.begin(1)  # a resumed or retried run counts its own evals
+    quarters.end("success")
+    assert said[-1].startswith("evals ended: 1/1 (")

@@ -88,6 +88,7 @@ def test_the_line_says_why_the_header_reads_none_only_without_a_model():
     )
     assert header_line(ran, "openai/gpt-5") == MAIN_JOB
     assert header_line({"pool": "sim"}, "openai/gpt-5") == "pool sim"
+    assert header_line(ran, "none/none", header_shown=False) == MAIN_JOB  # --display none draws no header
 
 
 def test_workers_from_a_role_and_solvers_without_a_pool(sim_log):
@@ -180,8 +181,7 @@ def test_many_tasks_with_one_conductor_and_pool_say_it_once(tmp_path, capfd, mon
                 log_dir=str(tmp_path),
             )
     said = [line for line in capfd.readouterr().err.splitlines() if "conducting pool" in line]
-    why = " (Inspect's header shows the eval model, none/none: no --model was given)"
-    assert said == [
-        f"conductor scripted/fixed-workflows conducting pool sim-scripted{why}",
-        f"conductor scripted/fixed-workflows conducting pool sim{why}",
+    assert said == [  # under --display none there is no Inspect header to explain
+        "conductor scripted/fixed-workflows conducting pool sim-scripted",
+        "conductor scripted/fixed-workflows conducting pool sim",
     ]
