@@ -4,17 +4,16 @@ An eval that fails is also named on its own line (`startup.eval_header`).
 
 An Inspect hook, registered the first time `follow` is called; it counts only while a `Quarters`
 is followed, so other evals of the process are not counted. Each run of the eval-set (a resumed set
-runs only what is not done; a retry runs what failed) is counted on its own. Inspect's notice of
-the hooks it found, printed once per process, is hushed (`hush_hooks_notice`): it says nothing to a user.
+runs only what is not done; a retry runs what failed) is counted on its own. Inspect's own notice of
+the hooks it found (a few lines, once per process) stays: hushing it takes a private Inspect function.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, redirect_stdout
+from contextlib import contextmanager
 
 from inspect_ai.hooks import Hooks, RunStart, TaskEnd, hooks
 
@@ -56,20 +55,10 @@ class MatrixProgress(Hooks):
             quarters.end(data.log.status)
 
 
-def hush_hooks_notice() -> None:
-    """Inspect prints the hooks it found (a 5-line notice naming this module's and `startup.eval_header`'s)
-    once per process, when it first makes a model; said here into nothing, before any model is made."""
-    from inspect_ai.hooks._startup import init_hooks
-
-    with redirect_stdout(io.StringIO()):
-        init_hooks()
-
-
 @contextmanager
 def follow(quarters: Quarters) -> Iterator[Quarters]:
-    """Count the evals that end inside the block in `quarters` (Inspect's notice of its hooks hushed)."""
+    """Count the evals that end inside the block in `quarters`."""
     if not _registered:
-        hush_hooks_notice()
         description = "one line per quarter of the matrix's evals"
         _registered.append(hooks(name="conductor_bench_matrix_progress", description=description)(MatrixProgress))
     _followed.append(quarters)
