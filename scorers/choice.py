@@ -262,7 +262,7 @@ _ALSO = re.compile(r"(?i:\b(?:also|too|might|could|plausible)\b)")
 _PROSE_WORD = re.compile(r"(?i:\b(?!(?:or|and|vs|maybe|perhaps|possibly|also|then)\b)[a-z]{2,})")
 # "the answer is (B)", "the best answer is:" with the letter on the next line, "the answer: D"
 _PHRASE = re.compile(
-    r"(?i:answer|option|choice)(?:[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,4}|[ \t]{0,2}:[ \t]{0,4})"
+    r"(?i:answer|option|choice)(?:[ \t]{1,3}(?i:is|would[ \t]be|=)[ \t:]{0,12}|[ \t]{0,2}:[ \t]{0,12})"
     r"(?:\n[ \t]{0,4}){0,2}(?=[*_(\[$\\A-Za-z])"
     r"|(?i:\bis)[ \t]{0,3}:[ \t]{0,4}(?:\n[ \t]{0,4}){1,2}(?=[*_]{0,2}[(\[][A-Z][)\]])"  # "... step is:" then "(B) ..."
     r"|(?i:\b(?:option|choice))[ \t]{1,3}"  # "Option B is correct."

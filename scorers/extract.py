@@ -2,7 +2,7 @@
 
 The final answer is the content of the LAST explicit marker in the output:
 - an `ANSWER:` line (upper case anywhere; `Final answer:` / `Final choice:` / `Final option:`
-  anywhere; `Answer:` at a line start;
+  anywhere; `Answer:` at a line start, also after `Proposed` / `Suggested` / `Correct` / `My` / `Our`;
   `ANSWER: \\[` or `$$` alone on the line: the display math below, up to its closer),
 - `<answer>...</answer>` tags (an unclosed tag runs to the end of the text; `answer>` at a line
   start is a tag that lost its `<`),
@@ -64,12 +64,12 @@ def response_part(text: str) -> str:
     return text[end.end() :] if end else text
 
 
-# "ANSWER:" (upper case) and "Final answer:" anywhere; "Answer:" only at a line start,
-# so prose such as "check our answer: ..." is not a tag
+# "ANSWER:" (upper case) and "Final answer:" anywhere; "Answer:" / "Proposed answer:" only at a
+# line start, so prose such as "check our answer: ..." is not a tag
 _ANSWER_TAG = re.compile(
     r"(?<![A-Za-z])ANSWER[ \t*_]{0,8}:"
     r"|(?<![A-Za-z])(?i:final[ \t]{1,3}(?:answer|choice|option))[ \t*_]{0,8}:"
-    r"|^[ \t*_#>]{0,8}(?i:answer)[ \t*_]{0,8}:"
+    r"|^[ \t*_#>]{0,8}(?i:(?:proposed|suggested|correct|my|our)[ \t]{1,3})?(?i:answer)[ \t*_]{0,8}:"
     r"|^[ \t]{0,8}(?i:answer)>",  # a tag that lost its "<": "answer> d"
     re.MULTILINE,
 )

@@ -219,7 +219,9 @@ _VALUE_WORDS = frozenset(
     " almost least most otherwise unless else if".split()
 )
 # what separates several values in math-verify's reading (it keeps only the last one)
-_VALUE_SEPARATORS = re.compile(r"\\\\(?![A-Za-z])|\\(?:lor|vee|mid|quad|qquad)(?![A-Za-z])|\||\\begin\{cases\}|;")
+_VALUE_SEPARATORS = re.compile(
+    r"\\\\(?![A-Za-z])|\\(?:lor|vee|mid|quad|qquad)(?![A-Za-z])|(?<!\\left)(?<!\\right)\||\\begin\{cases\}|;"
+)  # `\\left| x \\right|` is an absolute value, not a separator
 _VAR_EQUALS = re.compile(r"[A-Za-z}][ \t]{0,3}=")
 _MATH_SEGMENT = re.compile(
     r"(?<!\\)\$\$([^$]{0,600})\$\$|(?<!\\)\$((?:[^$]|\\\$){0,600}?)(?<!\\)\$"
@@ -415,7 +417,8 @@ def _imaginary_unit(g: list, p: list) -> tuple[list, list]:
 
 def _real_only_for_positive(x: object) -> bool:
     """x raises an expression in its variables that may be negative to a non-integer power
-    (`(\\frac{r_0}{r+r_0})^{0.5}`, `e^{\\sqrt{x}}`): it is meant (real) where that base is positive."""
+    (`(\\frac{r_0}{r+r_0})^{0.5}`, `e^{\\sqrt{x}}`), or takes its logarithm (`\\log(a^2 b)`): it is
+    meant (real) where that base or argument is positive."""
     import sympy
 
     if not isinstance(x, sympy.Basic):
@@ -423,7 +426,7 @@ def _real_only_for_positive(x: object) -> bool:
     real = x.subs({s: sympy.Symbol(s.name, real=True) for s in x.free_symbols})
     return any(
         not e.exp.is_integer and e.base.free_symbols and not e.base.is_nonnegative for e in real.atoms(sympy.Pow)
-    )
+    ) or any(f.args[0].free_symbols and not f.args[0].is_positive for f in real.atoms(sympy.log))
 
 
 def _positive_symbols(xs: list) -> list:
@@ -526,8 +529,9 @@ def symbolic_equal(gold: str, pred: str, timeout: float = DEFAULT_TIMEOUT, posit
 
 # a root or a non-integer power (`^{0.5}`, `^{3/2}`, `^{\\frac12}`): a cheap test before the positive reading
 _ROOT = re.compile(
-    r"\\sqrt|\^[ \t]{0,2}\{?[ \t]{0,2}-?[\d.]{1,6}[ \t]{0,2}/|\^[ \t]{0,2}\{?[ \t]{0,2}-?\d{0,6}\.\d"
-    r"|\^[ \t]{0,2}\{?\\frac"
+    r"\\sqrt|\^[ \t]{0,2}\{?[ \t]{0,2}-?[\d.]{1,6}[ \t]{0,2}/|\^[ \t]{0,2}\{?[ \t]{0,2}\(?-?\d{0,6}\.\d"
+    r"|\^[ \t]{0,2}\{?[ \t]{0,2}\([ \t]{0,2}-?\d{1,6}[ \t]{0,2}/[ \t]{0,2}\d{1,6}[ \t]{0,2}\)"  # plain `^(1/2)`
+    r"|\^[ \t]{0,2}\{?\\frac|\\(?:log|ln)(?![A-Za-z])"
 )
 
 

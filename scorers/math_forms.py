@@ -1,9 +1,10 @@
 """Answer forms that math-verify misreads: rewritten, compared or refused first (pure).
 
 - rewritten (`rewrite`): doubly escaped LaTeX (`\\\\frac` -> `\\frac`, a matrix's row breaks too);
-  scientific notation as its decimal (`2.31 \\times 10^{-3}` -> `0.00231`); Python's `2**(1/4)`,
-  `x**(2)`, `==`, `sqrt(3)`, `cos(x)` / `ArcSin(x)` / `ln(6)`, `log(x, 10)` (base 10: Python's
-  and SymPy's order), `factorial(n)`, `v_zmf` (one subscript); `33.5 pct` / `percentage` as
+  scientific notation as its decimal (`2.31 \\times 10^{-3}`, `4.52*10^2`); Python's `2**(1/4)`,
+  `x**(2)`, `==`, `sqrt((x+1)/2)`, `abs(x-1)`, `pi`, `frac{a}{b}` (a lost backslash), `cos(x)` /
+  `ArcSin(x)` / `ln(6)`, `log(x, 10)` (base 10: Python's and SymPy's order), `factorial(n)`, `v_zmf`
+  (one subscript); `33.5 pct` / `percentage` as
   `33.5\\%`; `2 = x` as `x = 2`; mixed numbers (`4 4/9` -> `\\frac{40}{9}`, `4 4/9%` ->
   `\\frac{40}{900}`; only a proper fraction after a whole number on one line); a fraction with a
   percent sign; degrees inside a trigonometric function (`\\sin 30^\\circ` ->
@@ -11,7 +12,8 @@
 - compared here: clock times (`10:30 PM` = `22:30` = `22:30:00`; `10:30 AM` != `22:30`);
   a choice letter with or without its value (`C. x = 42` = `C`, `\\mathcal{B}` = `B`); the same
   function under another name (`f(x) = 2x+3` = `y = 2x+3`);
-- refused (`mismatch`): a malformed mixed number (`11 6/6`), primed symbols that differ from
+- refused (`mismatch`): variables that differ from the reference's only in case (`X` is not `x`;
+  math-verify credits it), a malformed mixed number (`11 6/6`), primed symbols that differ from
   the reference's (`E'` is not `E`), a unit other than the reference's (`5 m` is not `5 cm`),
   a trailing ellipsis the reference lacks (`1, 2, 3, ...` is not `1, 2, 3`).
 Every pattern uses bounded repetition: linear in the (at most MAX_ANSWER_CHARS long) answer.
@@ -42,7 +44,10 @@ _FRAC_PERCENT = re.compile(
 # digit groups joined by ",\!" (LaTeX thin space): one number, Indian grouping included
 _GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\\!\d{2}){0,6}(?:,\\!\d{3}){1,6}(?![\d,])")
 _POWER = re.compile(r"(?<=[\w)}])[ \t]{0,2}\*\*[ \t]{0,2}(?=[\w({-])")  # Python's 2**(1/4)
-_PLAIN_SQRT = re.compile(r"(?<![\\A-Za-z])sqrt[ \t]{0,2}\(([^()]{1,60})\)")  # sqrt(3)
+# `sqrt(3)`, `abs(x-1)`, plain `pi`: LaTeX, or math-verify reads s*q*r*t, a*b*s, p*i
+_PLAIN_CALL = re.compile(r"(?<![\\A-Za-z])(sqrt|abs)[ \t]{0,2}\(")
+_PLAIN_PI = re.compile(r"(?<![\\A-Za-z])pi(?![A-Za-z])")
+_BARE_COMMAND = re.compile(r"(?<![\\A-Za-z])(frac|sqrt)(?=[ \t]{0,2}\{)")  # `frac{a}{b}`: a lost backslash
 # plain-text functions (`cos(x)`, `ArcSin(x)`, `ln(6)`): LaTeX commands, or math-verify reads c*o*s
 _PLAIN_FUNC = re.compile(
     r"(?<![\\A-Za-z])((?i:arc(?:sin|cos|tan)|(?:sin|cos|tan)h?|cot|sec|csc|exp|ln|log))(?=[ \t]{0,2}\()"
@@ -59,7 +64,7 @@ _VALUE_EQ_VAR = re.compile(r"([^=<>]{1,600}?)[ \t]{0,3}=[ \t]{0,3}([A-Za-z](?:_\
 # "2.31 \\times 10^{-3}": a number in scientific notation, read as the decimal it is (one value,
 # compared to math-verify's precision like any decimal); not after `^`, `_`, `/` or in a brace
 _TIMES_TEN = re.compile(
-    r"(?<![\w.}{^_/])(-?\d{1,20}(?:\.\d{1,20})?)[ \t]{0,2}(?:\\times|\\cdot|×)[ \t]{0,2}10[ \t]{0,2}\^[ \t]{0,2}"
+    r"(?<![\w.}{^_/])(-?\d{1,20}(?:\.\d{1,20})?)[ \t]{0,2}(?:\\times|\\cdot|×|\*)[ \t]{0,2}10[ \t]{0,2}\^[ \t]{0,2}"
     r"(?:\{[ \t]{0,2}([-+]?\d{1,2})[ \t]{0,2}\}|([-+]?\d))(?![\w.^])"
 )
 _TRIG = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![A-Za-z])")
@@ -92,6 +97,25 @@ def _paren_powers(s: str) -> str:
     return "".join(out) + s[i:]
 
 
+def _plain_calls(s: str) -> str:
+    """`sqrt(...)` -> `\\sqrt{...}`, `abs(...)` -> `\\left|...\\right|`, nested parentheses
+    included (at most 200 characters each; one pass per call found, so linear)."""
+    out, i = [], 0
+    for m in _PLAIN_CALL.finditer(s):
+        if m.start() < i:
+            continue
+        depth, j = 0, m.end() - 1
+        while j < min(len(s), m.end() + 200):
+            depth += {"(": 1, ")": -1}.get(s[j], 0)
+            if depth == 0:
+                inner = _plain_calls(s[m.end() : j])
+                out.append(s[i : m.start()] + (f"\\sqrt{{{inner}}}" if m[1] == "sqrt" else f"\\left|{inner}\\right|"))
+                i = j + 1
+                break
+            j += 1
+    return "".join(out) + s[i:]
+
+
 def _plain_text(s: str) -> str:
     """Plain-text math (Python/SymPy style) as LaTeX: functions, `log(x, base)`, `factorial(n)`,
     `x^(2)`, `==`, a subscript of several letters or digits (`v_zmf` is v_{zmf}, not v_z*m*f)."""
@@ -112,7 +136,8 @@ def rewrite(s: str) -> str:
     if escaped:  # a doubly escaped row break `\\\\` (in a matrix) is `\\`
         s = s.replace("\\\\", "\\")
     s = _TIMES_TEN.sub(_times_ten, s)
-    s = _plain_text(_PLAIN_SQRT.sub(r"\\sqrt{\1}", _POWER.sub("^", s)))
+    s = _BARE_COMMAND.sub(r"\\\1", _PLAIN_PI.sub(r"\\pi ", _plain_calls(_POWER.sub("^", s))))
+    s = _plain_text(s)
     s = _PERCENT_WORD.sub(r"\\%", s)
     flipped = _VALUE_EQ_VAR.fullmatch(s)
     if flipped and not re.fullmatch(r"[ \t]{0,3}[A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?[ \t]{0,3}", flipped[1]):
@@ -202,8 +227,19 @@ def _primes(s: str) -> Counter[tuple[str, int]]:
     return Counter((m[1], len(re.findall(r"'|’|\\prime", m[2]))) for m in _PRIMED.finditer(_value_side(s)))
 
 
+_LONE_LETTER = re.compile(r"(?<![\\A-Za-z])[A-Za-z](?![A-Za-z])")
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+
+
+def _variables(s: str) -> set[str]:
+    return set(_LONE_LETTER.findall(_LATEX_COMMAND.sub(" ", s)))
+
+
 def mismatch(pred: str, gold: str) -> str | None:
     """Why pred differs from gold in a way math-verify would not see, or None."""
+    pv, gv = _variables(pred), _variables(gold)
+    if pv != gv and {v.lower() for v in pv} == {v.lower() for v in gv} and option_letter(gold) is None:
+        return "answer's variables differ in case from the reference's (X is not x)"
     for m in _MIXED.finditer(pred):
         if int(m["den"]) == 0 or int(m["num"]) >= int(m["den"]):
             return f"answer writes {m[0].strip()!r}, not a mixed number (its fraction is not proper)"

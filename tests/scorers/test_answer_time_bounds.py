@@ -98,6 +98,12 @@ ADVERSARIAL = {
     "two-argument logs in the answer": _rep("x", suffix="ANSWER: " + "log(x, 10)*" * 50),
     "long subscripts in the answer": _rep("x", suffix="ANSWER: " + "v_zmf*" * 95),
     "roots as powers in the answer": _rep("x", suffix="ANSWER: " + "x**sqrt(2)*" * 50),
+    "open plain roots and abs in the answer": _rep("x", suffix="ANSWER: " + "sqrt(abs(" * 66),
+    "nested plain roots in the answer": _rep("x", suffix="ANSWER: " + "sqrt(" * 60 + "x" + ")" * 60),
+    "plain pi": _rep("pi*", "ANSWER: "),
+    "proposed answer lines": _rep("Proposed answer: 5\n"),
+    "answer-is phrases with spaces": _rep("answer is:        "),
+    "variables in both cases in the answer": _rep("x", suffix="ANSWER: " + "X+x+" * 145),
 }
 
 
