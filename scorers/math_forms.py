@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from decimal import Decimal
 
 _COMMANDS = (
@@ -80,40 +81,37 @@ def _mixed(m: re.Match[str]) -> str:
     return f"{sign}\\frac{{{top}}}{{{den * 100 if m['pct'] else den}}}"
 
 
-def _paren_powers(s: str) -> str:
-    """`x^(a+b)` -> `x^{(a+b)}`: LaTeX takes one token after `^` (at most 200 characters each, linear)."""
+def _each_parenthesized(s: str, pattern: re.Pattern, rewrite: Callable[[re.Match, int], str]) -> str:
+    """Each match of `pattern` (ending at an opening parenthesis) and the text to its closing one, as
+    `rewrite(match, closing_index)` gives it; one not closed within 200 characters is left (linear)."""
     out, i = [], 0
-    for m in _PAREN_POWER.finditer(s):
+    for m in pattern.finditer(s):
         if m.start() < i:
             continue
-        depth, j = 0, m.end() - 1
-        while j < min(len(s), m.end() + 200):
+        depth = 0
+        for j in range(m.end() - 1, min(len(s), m.end() + 200)):
             depth += {"(": 1, ")": -1}.get(s[j], 0)
             if depth == 0:
-                out.append(s[i : m.start()] + "^{" + s[m.end() - 1 : j + 1] + "}")
+                out.append(s[i : m.start()] + rewrite(m, j))
                 i = j + 1
                 break
-            j += 1
     return "".join(out) + s[i:]
+
+
+def _paren_powers(s: str) -> str:
+    """`x^(a+b)` -> `x^{(a+b)}`: LaTeX takes one token after `^` (at most 200 characters each, linear)."""
+    return _each_parenthesized(s, _PAREN_POWER, lambda m, j: "^{" + s[m.end() - 1 : j + 1] + "}")
 
 
 def _plain_calls(s: str) -> str:
     """`sqrt(...)` -> `\\sqrt{...}`, `abs(...)` -> `\\left|...\\right|`, nested parentheses
     included (at most 200 characters each; one pass per call found, so linear)."""
-    out, i = [], 0
-    for m in _PLAIN_CALL.finditer(s):
-        if m.start() < i:
-            continue
-        depth, j = 0, m.end() - 1
-        while j < min(len(s), m.end() + 200):
-            depth += {"(": 1, ")": -1}.get(s[j], 0)
-            if depth == 0:
-                inner = _plain_calls(s[m.end() : j])
-                out.append(s[i : m.start()] + (f"\\sqrt{{{inner}}}" if m[1] == "sqrt" else f"\\left|{inner}\\right|"))
-                i = j + 1
-                break
-            j += 1
-    return "".join(out) + s[i:]
+
+    def call(m: re.Match, j: int) -> str:
+        inner = _plain_calls(s[m.end() : j])
+        return f"\\sqrt{{{inner}}}" if m[1] == "sqrt" else f"\\left|{inner}\\right|"
+
+    return _each_parenthesized(s, _PLAIN_CALL, call)
 
 
 def _plain_text(s: str) -> str:
