@@ -357,8 +357,10 @@ def test_a_numeric_option_not_a_finite_number_in_range_is_one_line_at_start(opti
 
 
 def test_numeric_options_in_range_start_the_server_with_numbers(monkeypatch):
-    [(model, limits, host, port)] = started_with(monkeypatch, ["--port", "0", "--read-timeout", "2.5"])
-    assert (model, host, port) == ("conductor/sim", "127.0.0.1", 0)
+    [(model, limits, host, port, verbose, _key_env)] = started_with(
+        monkeypatch, ["--port", "0", "--read-timeout", "2.5"]
+    )
+    assert (model, host, port, verbose) == ("conductor/sim", "127.0.0.1", 0, False)
     assert limits == Limits(read_timeout=2.5) and isinstance(limits.max_connections, int)
 
 
