@@ -19,8 +19,8 @@ import pandas as pd
 from reports.tables import markdown
 from training.warmup import FORMS
 
-RIGHT = {"math": FORMS["math"].rstrip("."), "mmlu": FORMS["choice"].rstrip(".")}
 LINES = {"value": FORMS["math"].rstrip("."), "choice": FORMS["choice"].rstrip(".")}
+RIGHT = {"math": "value", "mmlu": "choice"}  # the line each domain's questions should get
 
 
 def line_of(completion: str | None) -> str:
@@ -42,7 +42,7 @@ def form_table(frame: pd.DataFrame, every: int) -> pd.DataFrame:
     frame = frame[frame["domain"].isin(RIGHT)].assign(stretch=frame["step"] // every)
     rows = []
     for (domain, _), part in frame.groupby(["domain", "stretch"]):
-        right = "value" if domain == "math" else "choice"
+        right = RIGHT[domain]
         lines_per_group = part.groupby(["step", "item_id"])["line"].nunique()
         rows.append(
             {
@@ -65,12 +65,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--every", type=int, default=5, help="steps per row")
     args = parser.parse_args(argv)
     runs = sorted(p.parent for p in args.folder.glob("seed-*/rollouts.jsonl"))
-    if args.every < 1 or not runs:
-        raise SystemExit(
-            f"error: {args.folder} has no seed-S/rollouts.jsonl (name a seed sweep's run folder)"
-            if not runs
-            else "error: --every must be at least 1"
-        )
+    if not runs:
+        raise SystemExit(f"error: {args.folder} has no seed-S/rollouts.jsonl (name a seed sweep's run folder)")
+    if args.every < 1:
+        raise SystemExit("error: --every must be at least 1")
     for run in runs:
         print(f"\n{run.name}\n")
         print(markdown(form_table(read_rollouts(run), args.every)))
