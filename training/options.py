@@ -118,6 +118,17 @@ class ScriptArguments:
             " of a group share it, so GRPO gives it no net push and it cannot drift (training/explore.py)"
         },
     )
+    form_anchor_rows: int = field(
+        default=0,
+        metadata={
+            "help": "training questions per GRPO step whose form line (up to the worker id) adds the warm-up's loss,"
+            " the forms in turn (0: off, the paper's): holds the line where the warm-up left it on questions GRPO"
+            " never sees (training/form_anchor.py); a multiple of gradient_accumulation_steps"
+        },
+    )
+    form_anchor_weight: float = field(
+        default=1.0, metadata={"help": "weight of the form anchor's mean NLL in each step's loss (> 0)"}
+    )
     reward: str = field(default="conductor", metadata={"help": "conductor | constant (benchmarks only)"})
     cost_weight: float = field(
         default=0.0,
@@ -178,6 +189,7 @@ def parse(argv: list[str] | None = None) -> tuple[Any, Any, Any]:
         script.cpu_stand_ins = f"{' '.join(CPU_STAND_INS)} ({error})"
     check(script)
     check_exploration(script, config)
+    check_form_anchor(script, config)
     if script.format_warmup_steps:
         warmup_accumulation(script, config)  # refuses a batch the micro-batches cannot make
     if script.interleave_domains:
@@ -243,6 +255,27 @@ def check_exploration(script: ScriptArguments, config: Any) -> None:
                       script.explore_prefix)  # fmt: skip
     except ValueError as error:
         raise SystemExit(f"error: {error}") from None
+
+
+def check_form_anchor(script: ScriptArguments, config: Any) -> None:
+    """Refuse a form anchor that cannot work, naming the fix."""
+    rows, micro = script.form_anchor_rows, config.gradient_accumulation_steps
+    if not rows:
+        return
+    if rows < 0 or rows % micro:
+        raise SystemExit(
+            f"error: form_anchor_rows must be 0 (off) or a positive multiple of gradient_accumulation_steps ({micro}),"
+            f" got {rows}"
+        )
+    if not script.format_warmup_form or not script.format_warmup_steps:
+        raise SystemExit("error: form_anchor_rows holds the warm-up's form line: set format_warmup_steps > 0 and"
+                         " format_warmup_form true too")  # fmt: skip
+    if config.gradient_checkpointing:
+        raise SystemExit("error: form_anchor_rows is not combined with gradient_checkpointing (the padded-attention"
+                         " hook, training/guard.py, holds the last forward's mask; a checkpointed backward would"
+                         " recompute GRPO's layers under the anchor's): set gradient_checkpointing false")  # fmt: skip
+    if not script.form_anchor_weight > 0:
+        raise SystemExit(f"error: form_anchor_weight must be > 0, got {script.form_anchor_weight}")
 
 
 def warmup_accumulation(script: ScriptArguments, config: Any) -> int:

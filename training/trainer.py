@@ -5,7 +5,9 @@ scored by the evaluation's checks) or, for benchmarks, `constant_reward`. The ca
 guard (training/guard.py), `metrics.jsonl` with each step's wall time, a data-parallel run's rollout-log
 gather (training/parallel.py) and the `max_usd` spend cap (training/budget.py). Recursion training
 (`recursion_share`) generates through `training.recursion.RecursionRollout`; exploring groups
-(`explore_workers`) assign first workers at generation (training/explore.py).
+(`explore_workers`) assign first workers at generation (training/explore.py); the form anchor
+(`form_anchor_rows`) adds the warm-up's loss on the form line of a few training questions to each step
+(training/form_anchor.py, through `AnchoredGRPOTrainer`'s `compute_loss`).
 """
 
 from __future__ import annotations
@@ -98,10 +100,43 @@ def run_callbacks(script: Any, config: Any, reward: Any, out: Path) -> RunCallba
     )
 
 
+def anchored_trainer_class() -> type:
+    """TRL's GRPOTrainer, whose loss adds the form anchor's term (training/form_anchor.py) while it trains,
+    and whose logs carry the anchor's NLL; with no anchor set it is GRPOTrainer unchanged."""
+    from trl import GRPOTrainer
+
+    class AnchoredGRPOTrainer(GRPOTrainer):
+        form_anchor = None  # training.form_anchor.AnchoredLoss, set by grpo_trainer
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # noqa: ANN001, ANN201
+            loss = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            if self.form_anchor is not None and model.training:
+                loss = loss + self.form_anchor.term(model, inputs["prompt_ids"].device)
+            return loss
+
+        def log(self, logs, start_time=None):  # noqa: ANN001, ANN201
+            if self.form_anchor is not None and "loss" in logs:
+                logs.update(self.form_anchor.logged())
+            super().log(logs, start_time)
+
+    return AnchoredGRPOTrainer
+
+
+def form_anchor(script: Any, config: Any, tokenizer: Any, dataset: Any) -> Any:
+    """The run's form anchor (training/form_anchor.py), or None when `form_anchor_rows` is 0."""
+    if not script.form_anchor_rows:
+        return None
+    from training.form_anchor import AnchoredLoss
+
+    return AnchoredLoss(tokenizer, dataset.to_list(), script.form_anchor_rows, config.gradient_accumulation_steps,
+                        script.form_anchor_weight, script.format_warmup_form_worker,
+                        seed=config.seed * 1000 + config.process_index)  # fmt: skip
+
+
 def grpo_trainer(script: Any, config: Any, model_args: Any, policy: tuple[Any, Any], dataset: Any, reward: Any,
                  out: Path) -> tuple[Any, RunCallbacks]:  # fmt: skip
     """TRL's GRPOTrainer of `policy` (model, tokenizer) after any warm-up, and the run's callbacks."""
-    from trl import GRPOTrainer, get_peft_config
+    from trl import get_peft_config
 
     model, tokenizer = policy
     if script.explore_workers:  # after the warm-up: only GRPO's rollouts explore (training/explore.py)
@@ -116,7 +151,7 @@ def grpo_trainer(script: Any, config: Any, model_args: Any, policy: tuple[Any, A
 
         rollout_func = RecursionRollout(reward, dataset.to_list(), share=script.recursion_share)
     callbacks = run_callbacks(script, config, reward, out)
-    trainer = GRPOTrainer(
+    trainer = anchored_trainer_class()(
         model=model,
         reward_funcs=[reward],
         args=config,
@@ -126,4 +161,5 @@ def grpo_trainer(script: Any, config: Any, model_args: Any, policy: tuple[Any, A
         rollout_func=rollout_func,
         callbacks=callbacks.all(),
     )
+    trainer.form_anchor = form_anchor(script, config, tokenizer, dataset)
     return trainer, callbacks

@@ -141,7 +141,7 @@ def test_warmup_refuses_empty_input():
 
 
 @pytest.mark.slow
-def test_warmup_then_grpo_on_a_tiny_model(tmp_path):
+def test_warmup_then_grpo_with_the_form_anchor_on_a_tiny_model(tmp_path):
     pytest.importorskip("trl")
     from training.train import main
 
@@ -153,7 +153,7 @@ def test_warmup_then_grpo_on_a_tiny_model(tmp_path):
         "num_generations: 2\nmax_completion_length: 8\nlearning_rate: 1.0e-3\nbeta: 0.0\n"
         "logging_steps: 1\nsave_strategy: 'no'\nreport_to: none\n"
         "format_warmup_steps: 6\nformat_warmup_lr: 3.0e-3\nformat_warmup_form: true\nformat_warmup_max_steps: 1\n"
-        "format_warmup_form_worker: true\n"
+        "format_warmup_form_worker: true\nform_anchor_rows: 2\ngradient_checkpointing: false\n"
     )
     out = tmp_path / "run"
     argv = [str(recipe), "--model_name_or_path", tiny_model(tmp_path / "model"), "--output_dir", str(out)]
@@ -165,6 +165,8 @@ def test_warmup_then_grpo_on_a_tiny_model(tmp_path):
     assert (out / "warmup" / "model.safetensors").is_file() and info["global_step"] == 1
     saved = json.loads((out / "run_info.json").read_text())
     assert saved["warmup"]["checkpoint"] == str(out / "warmup")
+    logged = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
+    assert logged["form_anchor/nll"] > 0  # the form anchor's rows went into the GRPO step
 
 
 def test_negative_warmup_steps_are_refused(tmp_path):
