@@ -62,3 +62,38 @@ def test_main_prints_a_table_per_seed(tmp_path, capsys):
     main([str(tmp_path), "--every", "1"])
     out = capsys.readouterr().out
     assert "seed-7" in out and "| math | 0-0 | 1 | 1 | 0 | 0 | 1 | 0 |" in out
+
+
+def write_held_out(logs, conductor: str | None, task: str, completions):
+    from inspect_ai.model import ModelConfig
+
+    from reports import synthetic as syn
+
+    rows = []
+    for i, completion in enumerate(completions):
+        meta = syn.record("conductor", ["sim/math-strong", "sim/choice-strong"], [syn.step(0, 0, "sim/math-strong")],
+                          conductor=conductor)  # fmt: skip
+        meta["round"]["completion"] = completion
+        rows.append(syn.sample(f"{task}{i}", 1, "C", meta))
+    roles = {"conductor": ModelConfig(model=conductor)} if conductor else None
+    syn.write_log(logs, task, "conductor", {"pool": "sim"}, rows, roles=roles)
+
+
+def test_held_out_lines_count_each_conductors_lines_per_domain(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    write_held_out(logs, "hf/runs/sweep/seed-7", "math500", [VALUE, VALUE, CHOICE, None])
+    write_held_out(logs, "hf/runs/sweep/seed-7", "mmlu", [CHOICE, CHOICE])
+    write_held_out(logs, "hf/runs/sweep/seed-7/warmup", "math500", [VALUE])
+    write_held_out(logs, None, "math500", [CHOICE])  # a single worker's eval: no conductor role, left out
+    main([str(tmp_path), "--held-out"])
+    table = capsys.readouterr().out
+    assert "| seed-7 | math | 4 | 2 | 1 | 1 |" in table
+    assert "| seed-7 | mmlu | 2 | 2 | 0 | 0 |" in table
+    assert "| warmup | math | 1 | 1 | 0 | 0 |" in table
+    assert len(table.strip().splitlines()) == 5  # header, rule and the three rows
+
+
+def test_held_out_without_a_conductor_eval_is_refused(tmp_path):
+    write_held_out(tmp_path / "logs", None, "math500", [CHOICE])
+    with pytest.raises(SystemExit, match="no held-out eval of a conductor"):
+        main([str(tmp_path), "--held-out"])
