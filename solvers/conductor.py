@@ -178,10 +178,11 @@ def finish_sample(
     """Store the round in the sample (metadata, transcript) and make its answer the output;
     `settings` (the conductor's options in force) are stored with it, `method` names the
     solver (a baseline passes its own name), `lead` is the conductor's model (None: none called)."""
-    state.metadata["conductor"] = summary(record, workers, chosen, method=method, lead=lead)
+    secrets = round_secrets(workers, lead)  # once a sample: both records redact with them
+    state.metadata["conductor"] = summary(record, workers, chosen, method=method, lead=lead, secrets=secrets)
     if settings is not None:
         state.metadata["conductor"]["settings"] = asdict(settings)
-    transcript().info(workflow_markdown(record, round_secrets(workers, lead)), source="conductor")
+    transcript().info(workflow_markdown(record, secrets), source="conductor")
     answer = record.answer or ""
     model = record.conductor or workers[0].name
     state.messages.append(ChatMessageAssistant(content=answer, model=model))

@@ -13,12 +13,12 @@ from workers.redact import model_secrets, redact_config, redact_round, redact_te
 
 
 def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *, method: str = "conductor",
-            lead: Model | None = None) -> dict:  # fmt: skip
+            lead: Model | None = None, secrets: Sequence[str] | None = None) -> dict:  # fmt: skip
     """Sample metadata: headline numbers for reports (worker and conductor cost and calls
     apart, as the paper counts them; a cost is None when a price is unknown), then the
     full round tree. Worker configs and error texts are redacted (`workers.redact`): a record
     never holds a header value, a body string or a credential the workers or the conductor
-    (`lead`) were given."""
+    (`lead`) were given; `secrets` are theirs when the caller already has them (`round_secrets`)."""
     workers_used, conducting = record.worker_usage(), record.conductor_usage()
     total = record.total_usage()
     rounds = list(record.rounds())
@@ -44,7 +44,7 @@ def summary(record: RoundRecord, workers: Sequence[Worker], chosen: list[int], *
         "worker_configs": [redact_config(worker_config(w)) for w in workers],  # as each provider receives it
         "worker_sdk": [sdk_settings(w.name, w.model.config.model_dump(), w.model.model_args) for w in workers],
         "pool_indices": chosen,
-        "round": redact_round(record.to_dict(), round_secrets(workers, lead)),
+        "round": redact_round(record.to_dict(), round_secrets(workers, lead) if secrets is None else secrets),
     }
 
 
