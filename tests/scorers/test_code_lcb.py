@@ -349,7 +349,10 @@ CASES = [
 async def test_agreement_through_bwrap(runner, qid, completion, passes, status):
     problem = _problems()[qid]
     limit = 1.5 if status == "timeout" else ROOMY_S  # room for a verdict; an endless loop ends anyway
-    result = await check_livecodebench(completion, problem, runner, timeout=limit)
+    # an endless loop's tests 34 times: the problem's wall limit, (1.5 + 1) * 102 + 5 s, leaves the driver room to
+    # start on a busy machine, so the verdict is test 0's time-out, not the whole problem's
+    tests = problem.tests() * 34 if status == "timeout" else None
+    result = await check_livecodebench(completion, problem, runner, timeout=limit, tests=tests)
     assert result.correct is passes, result.reason
     assert result.details["status"] == status, result.details
 
@@ -362,8 +365,11 @@ async def test_first_failure_stops_and_reports(runner):
     assert not result.correct
     assert result.details["results"] == [True, True, -2]
     assert result.details["first_failure"]["index"] == 2
-    # stop at first failure: a timeout on test 0 leaves the other tests unrun
-    slow = await check_livecodebench(fence("import time\ntime.sleep(5)"), problem, runner, timeout=0.5)
+    # stop at first failure: a timeout on test 0 leaves the other tests unrun; its 3 tests 34 times make the
+    # whole problem's wall limit 158 s ((0.5 + 1) * 102 + 5), room for the driver's start on a busy machine
+    slow = await check_livecodebench(
+        fence("import time\ntime.sleep(5)"), problem, runner, timeout=0.5, tests=problem.tests() * 34
+    )
     assert slow.details["n_run"] == 1 and slow.details["results"] == [-3]
 
 
