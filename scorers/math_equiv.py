@@ -26,14 +26,17 @@
    `\\sqrt{x^2}` = `x`, real for every x).
 
 The time limit that decides is CPU time, not wall time: a comparison gets `timeout` seconds
-of this process's CPU (`_cpu_limit`, SIGPROF), so a busy machine delays a verdict but
-cannot change it. math-verify's own wall-clock alarm stays as a backstop at
-WALL_BACKSTOP times that. Both are signals, which only work in the main thread (off it,
-math-verify raises ValueError). So: in the main thread we call it in-process; from any
-other thread (Inspect scorers via `asyncio.to_thread`,
-TRL reward threads) the comparison runs in up to MAX_WORKERS persistent child
-processes (`python -m scorers._math_worker`, JSON lines over pipes; no
-multiprocessing, so no dependence on __main__), and a hung child is killed.
+of its own thread's CPU (`_cpu_limit`, SIGPROF), so a busy machine delays a verdict but
+cannot change it; math-verify's own wall-clock alarm is off. The signal works only in the
+main thread (off it, math-verify raises ValueError). So: in the main thread we call it
+in-process; from any other thread (Inspect scorers via `asyncio.to_thread`, TRL reward
+threads) the comparison runs in up to MAX_WORKERS persistent child processes
+(`python -m scorers._math_worker`, JSON lines over pipes; no multiprocessing, so no
+dependence on __main__). The parent watches a child's CPU time, not the clock: a child past
+its limit by CPU_OVERRUN_S without answering (stuck in C code that never lets the signal
+in) is killed and the comparison timed out, as the limit would have; a child that gains no
+CPU at all for HANG_S seconds (blocked or stopped: a busy machine slows a child, it does not
+stop it) is killed and the check says it hung, with no verdict on the answer.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -57,7 +61,12 @@ from scorers import math_forms
 from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode
 
 DEFAULT_TIMEOUT = 5.0  # CPU seconds per comparison
-WALL_BACKSTOP = 10  # math-verify's wall-clock alarm, and a worker's wait, as a multiple of the CPU limit
+# a worker child gaining no CPU for this long (wall) is hung; a nice-19 child beside 8 busy nice-0 processes on 2
+# cores still gets about 0.4% of a core (CFS weights 15 vs 1024 each), 0.2 CPU-s a minute
+HANG_S = 60.0
+CPU_OVERRUN_S = 5.0  # CPU seconds past its limit after which a silent child is killed (its own signal failed)
+STARTUP_CPU_S = 30.0  # a new child's first answer also pays for its start-up (imports sympy, math-verify)
+POLL_S = 1.0  # how often the parent reads a busy child's CPU time
 # deeper bracket nesting is refused before math-verify, whose LaTeX parser takes seconds on it
 # (`{` 12 deep: 1.5 s, 15 deep: past its 5 s time-out); MATH answers nest at most 4 deep
 MAX_NESTING = 8
@@ -358,14 +367,21 @@ def _value_of(pred: str, gold: str) -> str:
 
 @contextlib.contextmanager
 def _cpu_limit(secs: int | None) -> Iterator[None]:
-    """Raise math-verify's TimeoutException once this process has spent `secs` CPU seconds
-    (main thread only; None: no limit). math-verify turns it into "not equal" where it catches it."""
+    """Raise math-verify's TimeoutException once this thread has spent `secs` CPU seconds (main
+    thread only; None: no limit). The process's CPU timer may fire early when other threads
+    compute too: the handler then re-arms it for what this thread has left."""
     if not secs:
         yield
         return
     from math_verify.errors import TimeoutException
 
+    start = time.thread_time()
+
     def expire(signum: int, frame: object) -> None:
+        left = secs - (time.thread_time() - start)  # handlers run in the main thread: its own CPU
+        if left > 0:
+            signal.setitimer(signal.ITIMER_PROF, left)
+            return
         raise TimeoutException(f"math-verify: over {secs} s of CPU")
 
     previous = signal.signal(signal.SIGPROF, expire)
@@ -378,13 +394,16 @@ def _cpu_limit(secs: int | None) -> Iterator[None]:
 
 
 def _verify_in_process(gold: str, pred: str, timeout: int | None, positive: bool = False) -> bool:
+    import math_verify.grader
+    import math_verify.parser
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
+    # its wall-clock alarm off (None): `_cpu_limit` is the limit, so its "provide your own" warning is moot
+    math_verify.parser.TIMEOUT_WARNING_SHOWN = math_verify.grader.TIMEOUT_WARNING_SHOWN = True
     config = [LatexExtractionConfig(), ExprExtractionConfig()]
-    wall = timeout * WALL_BACKSTOP if timeout else timeout
     with _cpu_limit(timeout):
-        g = parse(f"${gold}$", extraction_config=config, parsing_timeout=wall)
-        p = parse(f"${pred}$", extraction_config=config, parsing_timeout=wall)
+        g = parse(f"${gold}$", extraction_config=config, parsing_timeout=None)  # type: ignore[arg-type]
+        p = parse(f"${pred}$", extraction_config=config, parsing_timeout=None)  # type: ignore[arg-type]
         if not g or not p:
             return False
         g, p = _imaginary_unit(g, p)
@@ -393,7 +412,7 @@ def _verify_in_process(gold: str, pred: str, timeout: int | None, positive: bool
                 return False
             g, p = _positive_symbols(g), _positive_symbols(p)
         # set/relation comparison: "-2 < x < 2" answers the interval "(-2, 2)"
-        return bool(verify(g, p, timeout_seconds=wall, allow_set_relation_comp=True))
+        return bool(verify(g, p, timeout_seconds=None, allow_set_relation_comp=True))
 
 
 def _imaginary_unit(g: list, p: list) -> tuple[list, list]:
@@ -442,6 +461,10 @@ def _positive_symbols(xs: list) -> list:
     return out
 
 
+class ComparisonHung(RuntimeError):
+    """A worker child gained no CPU for HANG_S seconds: killed, no verdict."""
+
+
 class _Worker:
     """A `python -m scorers._math_worker` child answering one JSON request per line."""
 
@@ -454,22 +477,55 @@ class _Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True, bufsize=1, env=env,
         )  # fmt: skip
+        self.started = False  # has it answered once (its start-up paid)
 
-    def ask(self, gold: str, pred: str, timeout: int, wait: float, positive: bool = False) -> bool | None:
-        """True/False, or None when the child did not answer within `wait` s (killed)."""
+    def cpu_seconds(self) -> float | None:
+        """The child's CPU time so far (user + system), None once it is gone."""
+        import psutil  # Inspect's dependency
+
+        try:
+            times = psutil.Process(self.proc.pid).cpu_times()
+        except psutil.Error:
+            return None
+        return times.user + times.system
+
+    def ask(self, gold: str, pred: str, timeout: int, positive: bool = False, hang_s: float = HANG_S) -> bool | None:
+        """True/False, or None when the comparison ran out of CPU (its own limit answers None; a child
+        past it by CPU_OVERRUN_S without answering is killed). Raises ComparisonHung (child killed)
+        when the child gains no CPU for `hang_s` s of wall time."""
         assert self.proc.stdin and self.proc.stdout
         request = {"gold": gold, "pred": pred, "timeout": timeout, "positive": positive}
+        budget = timeout + CPU_OVERRUN_S + (0.0 if self.started else STARTUP_CPU_S)
         try:
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
-            ready, _, _ = select.select([self.proc.stdout], [], [], wait)
-            line = self.proc.stdout.readline() if ready else ""
+            line = self._answer(budget, hang_s)
         except (OSError, ValueError):
             line = ""
         if not line:
             self.kill()
             return None
-        return bool(json.loads(line).get("equal"))
+        self.started = True
+        equal = json.loads(line).get("equal")
+        return None if equal is None else bool(equal)
+
+    def _answer(self, budget: float, hang_s: float) -> str:
+        """The child's answer line; "" when it ended, or spent `budget` CPU seconds, without one."""
+        assert self.proc.stdout
+        first = last = self.cpu_seconds()
+        progressed = time.monotonic()
+        while True:
+            ready, _, _ = select.select([self.proc.stdout], [], [], POLL_S)
+            if ready:
+                return self.proc.stdout.readline()
+            used = self.cpu_seconds()
+            if used is None or first is None or used - first > budget:
+                return ""
+            if last is None or used > last:
+                last, progressed = used, time.monotonic()
+            elif time.monotonic() - progressed > hang_s:
+                self.kill()
+                raise ComparisonHung(f"math-verify's worker got no CPU for {hang_s:g} s (hung): killed")
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -483,17 +539,15 @@ class _Worker:
 MAX_WORKERS = 2
 _idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
 _slots = threading.BoundedSemaphore(MAX_WORKERS)
-# the first answer includes the child's start-up (imports sympy): allow for it
-_STARTUP_GRACE = 30.0
 
 
 def _verify_in_worker(gold: str, pred: str, secs: int, positive: bool = False) -> bool | None:
     with _slots:
         try:
-            worker, wait = _idle.get_nowait(), secs * WALL_BACKSTOP + 2.0
+            worker = _idle.get_nowait()
         except queue.Empty:
-            worker, wait = _Worker(), secs * WALL_BACKSTOP + _STARTUP_GRACE
-        result = worker.ask(gold, pred, secs, wait, positive)
+            worker = _Worker()
+        result = worker.ask(gold, pred, secs, positive)
         if worker.alive():
             _idle.put(worker)
         return result
@@ -510,7 +564,8 @@ def _stop_workers() -> None:
 
 def symbolic_equal(gold: str, pred: str, timeout: float = DEFAULT_TIMEOUT, positive: bool = False) -> bool | None:
     """math-verify equivalence (with `positive`: the variables taken positive, only where the
-    reference is real only for positive values); None when it timed out. Safe from any thread."""
+    reference is real only for positive values); None when it ran out of CPU time; raises
+    ComparisonHung when its worker hung. Safe from any thread."""
     secs = max(1, int(round(timeout)))
     if threading.current_thread() is threading.main_thread():
         from math_verify.errors import TimeoutException
@@ -519,8 +574,8 @@ def symbolic_equal(gold: str, pred: str, timeout: float = DEFAULT_TIMEOUT, posit
             return _verify_in_process(gold, pred, secs, positive)
         except TimeoutException:
             return None
-    # off the main thread SIGALRM is unavailable: a child process (its own main
-    # thread, so math-verify's alarm works there) that we can kill if it hangs
+    # off the main thread signals are unavailable: a child process (its own main thread,
+    # so the CPU limit works there) that we can kill if it hangs
     return _verify_in_worker(gold, pred, secs, positive)
 
 
@@ -563,7 +618,26 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
     direct = _compare_forms(raw, gold_raw)
     if direct is not None:
         return CheckResult(direct[0], raw, f"{direct[1]} ({how})")
-    same = symbolic_equal(gold_raw, raw, timeout)  # math-verify on the answers as written
+    hung = None
+    try:
+        same = _compare(raw, gold_raw, timeout)
+    except ComparisonHung as e:
+        same, hung = None, str(e)
+    if same:
+        return CheckResult(True, raw, f"equivalent by math-verify ({how})")
+    pred, gold = normalize_math_answer(raw), normalize_math_answer(gold_raw)
+    if pred and (pred == gold or pred.lower() == gold.lower()):
+        return CheckResult(True, raw, f"equal after normalisation ({how})")
+    if hung:
+        return CheckResult(False, raw, f"no verdict: {hung} ({how})")
+    if same is None:
+        return CheckResult(False, raw, f"math-verify timed out after {timeout:g} s of CPU ({how})")
+    return CheckResult(False, raw, f"{pred!r} not equivalent to {gold!r} ({how})")
+
+
+def _compare(raw: str, gold_raw: str, timeout: float) -> bool | None:
+    """math-verify on the answers as written, then on the rewritten forms: True, False, or None (timed out)."""
+    same = symbolic_equal(gold_raw, raw, timeout)
     if not same:
         is_eq = "=" in gold_raw
         gold_mv, pred_mv = _for_math_verify(gold_raw, is_eq), _for_math_verify(raw, is_eq)
@@ -578,11 +652,4 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
             same = symbolic_equal(rhs[1], rhs[0], timeout) or same
     if same is False and (_ROOT.search(gold_raw) or _ROOT.search(raw)):  # "(\\frac{r_0}{r+r_0})^{0.5}": positive values
         same = symbolic_equal(gold_raw, raw, timeout, positive=True) or same
-    if same:
-        return CheckResult(True, raw, f"equivalent by math-verify ({how})")
-    pred, gold = normalize_math_answer(raw), normalize_math_answer(gold_raw)
-    if pred and (pred == gold or pred.lower() == gold.lower()):
-        return CheckResult(True, raw, f"equal after normalisation ({how})")
-    if same is None:
-        return CheckResult(False, raw, f"math-verify timed out after {timeout:g} s of CPU ({how})")
-    return CheckResult(False, raw, f"{pred!r} not equivalent to {gold!r} ({how})")
+    return same

@@ -766,17 +766,24 @@ async def test_workdir_bytes_and_inodes_capped(sample_env, tmp_path):
 
 # ---------------------------------------------------------------- memory of a sandbox as a whole
 
-HOLD = """
-import sys, time
+# Each process holds 150 MiB until released, not for a while: on a busy machine processes that each held
+# for a fixed time could start so far apart that they never held at once. Released once all three have
+# allocated or gone, by a line on stdin (HOLD) or a file in the work dir (HOLD_FOR_FILE).
+ALLOCATE = """
+import os, sys, time
 try:
-    b = bytearray({mib} * 1024 * 1024)  # touched: the pages are really held
+    b = bytearray(150 * 1024 * 1024)  # touched: the pages are really held
     for i in range(0, len(b), 4096):
         b[i] = 1
-    time.sleep({hold})
+    {wait}
     print("HELD")
 except MemoryError:
     print("MemoryError")
 """
+HOLD = ALLOCATE.format(wait='print("READY", flush=True)\n    sys.stdin.read()')
+HOLD_FOR_FILE = ALLOCATE.format(
+    wait="open(sys.argv[1], 'w').close()\n    while not os.path.exists('release'):\n        time.sleep(0.02)"
+)
 
 ROOT_CGROUP = pytest.mark.skipif(
     __import__("sandboxes.cgroup", fromlist=["_parent"])._parent() is None,
@@ -792,8 +799,10 @@ async def test_run_memory_capped_as_a_whole():
     runner = BwrapRunner(Limits(memory_bytes=1024 * MiB, sandbox_memory_bytes=256 * MiB))
     src = (
         "import subprocess, sys\n"
-        f"ps = [subprocess.Popen([sys.executable, '-c', {HOLD.format(mib=150, hold=3)!r}]) for _ in range(3)]\n"
-        "print([p.wait() for p in ps])\n"
+        f"ps = [subprocess.Popen([sys.executable, '-c', {HOLD!r}], stdin=-1, stdout=-1, text=True) for _ in range(3)]\n"
+        "print([p.stdout.readline() for p in ps])\n"  # READY, MemoryError or '' (killed): each allocated or gone
+        "[p.stdin.close() for p in ps]\n"
+        "print([p.stdout.read() for p in ps], [p.wait() for p in ps])\n"
     )
     r = await runner.run(["python3", "-c", src], timeout=ROOMY_S)
     assert r.stdout.count("HELD") < 3, r  # at least one was refused or OOM-killed
@@ -809,9 +818,15 @@ async def test_sample_memory_capped_across_concurrent_execs():
     envs = await BwrapSandboxEnvironment.sample_init("mem-test", cfg, {})
     env = envs["default"]
     try:
-        runs = await asyncio.gather(
-            *(env.exec(["python3", "-c", HOLD.format(mib=150, hold=3)], concurrency=False) for _ in range(3))
-        )
+        execs = [
+            asyncio.ensure_future(env.exec(["python3", "-c", HOLD_FOR_FILE, f"ready{i}"], concurrency=False))
+            for i in range(3)
+        ]
+        async with asyncio.timeout(WAIT_S):  # a hang guard: each has allocated (or is gone) within seconds
+            while not all(e.done() or Path(env.directory, f"ready{i}").exists() for i, e in enumerate(execs)):
+                await asyncio.sleep(0.05)
+        await env.write_file("release", "")
+        runs = await asyncio.gather(*execs)
     finally:
         await BwrapSandboxEnvironment.sample_cleanup("mem-test", cfg, envs, False)
     assert sum("HELD" in r.stdout for r in runs) < 3, runs

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
+from waits import HANG_S
 
+from scorers import math_equiv
 from scorers.checks import check_math, extract_math_answer, find_boxed, normalize_math_answer
 
 # (completion, target, expected correct)
@@ -154,26 +157,55 @@ def test_works_off_the_main_thread():
 
     t = threading.Thread(target=run)
     t.start()
-    t.join(120)
+    t.join(HANG_S)  # a hang guard: the first answer starts a worker, seconds of CPU on a busy machine
     assert "error" not in out, out.get("error")
     assert out["eq"].correct and "math-verify" in out["eq"].reason
     assert not out["ne"].correct
 
 
-def test_hung_worker_is_killed_and_reported_as_timeout():
-    import sys
+def stand_in(after_request: str) -> math_equiv._Worker:
+    """A worker child that reads one request and then runs `after_request` (Python)."""
+    return math_equiv._Worker(cmd=[sys.executable, "-c", f"import sys, time\nsys.stdin.readline()\n{after_request}"])
 
-    from scorers import math_equiv
 
-    hung = math_equiv._Worker(cmd=[sys.executable, "-c", "import time; time.sleep(60)"])
-    assert hung.ask("1", "1", timeout=1, wait=0.5) is None
+def test_a_worker_is_waited_for_by_its_cpu_time_not_the_clock():
+    """A busy machine makes a comparison take long in wall time, not in CPU time: an answer that
+    comes after 3 s of waiting, 30 times its 0.1 s CPU limit (the old wall backstop refused past
+    10 times), is the verdict, not a time-out."""
+    slow = stand_in("time.sleep(3)\nprint('{\"equal\": true}', flush=True)")
+    assert slow.ask("1", "1", timeout=0.1) is True  # type: ignore[arg-type]
+    slow.kill()
+
+
+def test_a_worker_past_its_cpu_limit_is_killed_as_a_time_out(monkeypatch):
+    """A child that computes past its limit without answering (its own signal failed) ends by
+    its CPU time: 0.3 CPU-s here, however long that takes on the wall."""
+    monkeypatch.setattr(math_equiv, "CPU_OVERRUN_S", 0.0)
+    monkeypatch.setattr(math_equiv, "STARTUP_CPU_S", 0.0)
+    spinning = stand_in("while True: pass")
+    assert spinning.ask("1", "1", timeout=0.3) is None  # type: ignore[arg-type]
+    assert not spinning.alive()
+
+
+def test_a_worker_that_gets_no_cpu_is_killed_as_hung_not_as_a_verdict():
+    hung = stand_in("time.sleep(600)")  # blocked: no CPU at all
+    with pytest.raises(math_equiv.ComparisonHung, match="no CPU for 0.5 s"):
+        hung.ask("1", "1", timeout=1, hang_s=0.5)
     assert not hung.alive()
+
+
+def test_a_hung_comparison_is_said_plainly(monkeypatch):
+    def hung(*_a, **_k):
+        raise math_equiv.ComparisonHung("math-verify's worker got no CPU for 60 s (hung): killed")
+
+    monkeypatch.setattr(math_equiv, "symbolic_equal", hung)
+    res = check_math("ANSWER: x^{x^{x}}", "y")
+    assert not res.correct and res.reason.startswith("no verdict: math-verify's worker got no CPU")
+    assert check_math("ANSWER: 2x", "2x").correct  # equal strings need no comparison
 
 
 def test_timeout_in_main_thread_is_reported(monkeypatch):
     from math_verify.errors import TimeoutException
-
-    from scorers import math_equiv
 
     def slow(*_a):
         raise TimeoutException("Operation timed out!")
@@ -193,6 +225,15 @@ def test_the_math_verify_limit_is_cpu_time_so_a_busy_machine_cannot_change_a_ver
 
     with _cpu_limit(1):
         time.sleep(1.5)  # wall time past the limit, no CPU: not a time-out
+
+    def spin() -> None:  # 1.2 s of CPU in its own thread
+        while time.thread_time() < 1.2:
+            pass
+
+    with _cpu_limit(1):  # another thread's CPU time, past the limit, is not the comparison's
+        spinner = threading.Thread(target=spin)
+        spinner.start()
+        spinner.join()
     with pytest.raises(TimeoutException), _cpu_limit(1):
         while True:
             pass

@@ -1,9 +1,12 @@
 """A run's record says exactly what happened: recursion counts are the conductor calls made
 (refusals apart), and every step's recorded inputs are the messages its model received."""
 
+import asyncio
 from itertools import count
 
-from scripted import scripted
+from inspect_ai.model import get_model
+from scripted import output, scripted
+from waits import WAIT_S
 
 from solvers.conducting import Settings, conduct, summary, workflow_markdown
 from solvers.executor import RECURSION_BUDGET, RoundRecord, StepRecord, Worker
@@ -26,7 +29,7 @@ def lead(root: str, nested: str) -> Conductor:
     return Conductor(scripted(lambda messages: nested if len(messages) > 1 else root), "lead", None, grammar=False)
 
 
-def recording_pool(n: int, delays: tuple[float, ...] = ()) -> tuple[list[Worker], dict[str, list]]:
+def recording_pool(n: int) -> tuple[list[Worker], dict[str, list]]:
     """Workers replying a unique text per call; `sent` maps each reply to the messages it answered."""
     sent: dict[str, list] = {}
     replies = count()
@@ -37,7 +40,7 @@ def recording_pool(n: int, delays: tuple[float, ...] = ()) -> tuple[list[Worker]
             sent[text] = messages
             return text
 
-        return Worker(scripted(reply, delay=delays[i] if i < len(delays) else 0.0), f"w{i}", f"member {i}")
+        return Worker(scripted(reply), f"w{i}", f"member {i}")
 
     return [worker(i) for i in range(n)], sent
 
@@ -121,11 +124,19 @@ async def test_records_match_the_messages_in_a_deeper_tree():
 
 
 def slow_first_tree() -> tuple[Conductor, list[Worker]]:
-    """Two conductor steps; the later one runs first (step 0's worker is slow), so the
-    earlier one in list order is the one the budget refuses."""
+    """Two conductor steps, each after a worker's; the later one runs first (step 0's worker answers
+    only once the conductor has been called again: events, not a delay a busy machine could outlast),
+    so the earlier one in list order is the one the budget refuses."""
     conductor = lead(workflow([0, 2, 1, 2], [[], [], [], []]), KEEP)
-    pool, _ = recording_pool(2, delays=(0.3,))
-    return conductor, pool
+    fast = recording_pool(2)[0][1]
+
+    async def slow(messages, tools, tool_choice, config):
+        async with asyncio.timeout(WAIT_S):  # a hang guard: the recursion comes at once on a quiet machine
+            while len(conductor.model.calls) < 2:
+                await asyncio.sleep(0.01)
+        return output("reply of w0")
+
+    return conductor, [Worker(get_model("mockllm/model", custom_outputs=slow, memoize=False), "w0", "member 0"), fast]
 
 
 async def test_the_reward_reads_the_recursive_round_that_ran_not_a_refusal():

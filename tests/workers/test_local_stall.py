@@ -49,6 +49,8 @@ class SlotHandler(BaseHTTPRequestHandler):
             return
         with self.server.free:  # queued inside the server, as llama.cpp does
             time.sleep(self.server.seconds)
+            if self.server.meet and self.server.requests > 1:  # the first call goes alone
+                self.server.full.wait(HOLD_CAP_S)
             self.server.until.wait(HOLD_CAP_S)
         self.server.count(-1)
         self.reply(COMPLETION)
@@ -60,19 +62,22 @@ class SlotHandler(BaseHTTPRequestHandler):
         pass
 
 
-HOLD_CAP_S = WAIT_S  # the longest a request waits for `until`
+HOLD_CAP_S = WAIT_S  # the longest a request waits for `until` or for the slots to fill
 
 
 class SlotServer(ThreadingHTTPServer):
     """A loopback server with `slots` parallel slots and `seconds` per request, each also held
-    until `until` is set (set from the start by default); it records how many requests were
-    open at once, and at each request's arrival (`arrivals`)."""
+    until `until` is set (set from the start by default); with `meet`, each but the first is also
+    held until `slots` requests have once been open together (calls that may overlap do, however
+    slow the machine). It records how many requests were open at once, and at each request's
+    arrival (`arrivals`)."""
 
     daemon_threads = True
 
-    def __init__(self, slots: int, seconds: float, fail_first: bool = False, until=None) -> None:
+    def __init__(self, slots: int, seconds: float, fail_first: bool = False, until=None, meet: bool = False) -> None:
         super().__init__(("127.0.0.1", 0), SlotHandler)
         self.free, self.seconds, self.lock = threading.Semaphore(slots), seconds, threading.Lock()
+        self.slots, self.full, self.meet = slots, threading.Event(), meet
         self.until = until or threading.Event()
         if until is None:
             self.until.set()
@@ -88,6 +93,8 @@ class SlotServer(ThreadingHTTPServer):
             self.requests += step > 0
             self.open += step
             self.most_open = max(self.most_open, self.open)
+            if self.open >= self.slots:
+                self.full.set()
             if step > 0:
                 self.arrivals.append(self.open)
             return self.requests
@@ -104,13 +111,13 @@ def _inspect_dirs(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def served(monkeypatch):
-    """served(slots, seconds, **model_args) -> (a `local/fake` model, its SlotServer)."""
+    """served(slots, seconds, ..., **model_args) -> (a `local/fake` model, its SlotServer)."""
     servers: list[SlotServer] = []
 
-    def make(slots: int, seconds: float, config=None, fail_first: bool = False, until=None, **model_args):
+    def make(slots: int, seconds: float, config=None, fail_first=False, until=None, meet=False, **model_args):
         from inspect_ai.model import GenerateConfig, get_model
 
-        server = SlotServer(slots, seconds, fail_first, until)
+        server = SlotServer(slots, seconds, fail_first, until, meet)
         servers.append(server)
         stub = SimpleNamespace(
             address=server.address, base_url=server.address + "/v1", settings=lp.ServerSettings(n_parallel=slots)
@@ -123,6 +130,7 @@ def served(monkeypatch):
     yield make
     for server in servers:
         server.until.set()
+        server.full.set()
         server.close()
 
 
@@ -151,7 +159,7 @@ def warnings_awaited(count: int):
 
 
 async def test_no_more_requests_in_flight_than_the_server_has_slots(served):
-    model, server = served(slots=2, seconds=0.15)
+    model, server = served(slots=2, seconds=0.15, meet=True)
     outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(6)))
     assert [o.completion for o in outputs] == ["4"] * 6
     assert server.requests == 6 and server.most_open == 2
@@ -168,7 +176,7 @@ async def test_no_more_requests_in_flight_than_the_server_has_slots(served):
 async def test_the_first_call_runs_alone_so_the_others_reuse_its_cached_prompt(served):
     """llama.cpp shares a finished call's prompt prefix with every slot, but calls that start
     together on a cold server each process their whole prompt: the first call goes alone."""
-    model, server = served(slots=2, seconds=0.2)
+    model, server = served(slots=2, seconds=0.2, meet=True)
     outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(3)))
     assert [o.completion for o in outputs] == ["4"] * 3
     assert server.arrivals == [1, 1, 2], "the second call waited for the first; then both slots"
@@ -185,7 +193,7 @@ async def test_a_call_held_back_by_the_first_is_named_so_on_the_console(served):
 
 
 async def test_a_failed_first_call_does_not_hold_the_others_back(served):
-    model, server = served(slots=2, seconds=0.1, fail_first=True)
+    model, server = served(slots=2, seconds=0.1, fail_first=True, meet=True)
     with anyio.fail_after(WAIT_S):  # a hang guard: held back, the others would wait forever
         outputs = await asyncio.gather(*(model.generate(f"{i}+1?") for i in range(3)), return_exceptions=True)
     assert isinstance(outputs[0], Exception)
