@@ -481,7 +481,7 @@ class _Worker:
 
     def cpu_seconds(self) -> float | None:
         """The child's CPU time so far (user + system), None once it is gone."""
-        import psutil  # Inspect's dependency
+        import psutil
 
         try:
             times = psutil.Process(self.proc.pid).cpu_times()
