@@ -422,8 +422,12 @@ def _named_symbols(x: object, positive: bool) -> object:
 
     if not isinstance(x, sympy.Basic):
         return x
-    named = {s: sympy.Symbol(s.name, positive=True) if positive else sympy.Symbol(s.name) for s in x.free_symbols}
-    return x.xreplace(named)
+    symbols = [s for s in x.free_symbols if isinstance(s, sympy.Symbol)]
+    named = {s: sympy.Symbol(s.name, positive=True) if positive else sympy.Symbol(s.name) for s in symbols}
+    try:
+        return x.xreplace(named)
+    except Exception:  # a rebuilt relation SymPy refuses (`Invalid comparison`): compared as it was
+        return x
 
 
 def _values_equal(a: object, b: object) -> bool:
