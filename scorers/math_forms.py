@@ -56,7 +56,8 @@ _PLAIN_FUNC = re.compile(
 _LOG_BASE = re.compile(r"(?<![\\A-Za-z])log[ \t]{0,2}\(([^(),]{1,60}),([^(),]{1,60})\)")  # Python's log(x, base)
 _FACTORIAL = re.compile(r"(?<![\\A-Za-z])factorial[ \t]{0,2}\(([^()]{1,60})\)")
 _PAREN_POWER = re.compile(r"\^[ \t]{0,2}\(")  # `x^(2)` (from Python's `x**(2)`): the whole group is the exponent
-_FUNC_POWER = re.compile(r"\^[ \t]{0,2}\\[a-z]{2,6}[ \t]{0,2}\(")  # `x^\log(y)`: the call is the exponent
+# `x^\log(y)` (from plain `x^log(y)`): the call is the exponent (a function, not `2^\pi(x+1)`)
+_FUNC_POWER = re.compile(r"\^[ \t]{0,2}\\(?:arc(?:sin|cos|tan)|(?:sin|cos|tan)h?|cot|sec|csc|exp|ln|log)[ \t]{0,2}\(")
 # `v_zmf`, `R_12`: one subscript (LaTeX would read v_z*m*f)
 _LONG_SUBSCRIPT = re.compile(r"(?<=[A-Za-z])_([A-Za-z]{2,10}|\d{2,10})(?![A-Za-z0-9])")
 _ROOT_POWER = re.compile(r"\^[ \t]{0,2}(\\sqrt\{[^{}]{1,60}\})")  # `x^\sqrt{2}` (from `x**sqrt(2)`): braced
