@@ -73,8 +73,8 @@ def compare(gold: object, pred: object, values_equal: Callable[[object, object],
         return False
     if isinstance(gold, sympy.Eq):
         var = _solved_for(gold)
-        if var is not None and var == _solved_for(pred) and values_equal(gold.rhs, pred.rhs):
-            return True
+        if var is not None and var == _solved_for(pred):  # `y = f` and `y = g`: the same when f = g
+            return bool(values_equal(gold.rhs, pred.rhs))
         return _constant_ratio(_numerator(_difference(pred)), _numerator(_difference(gold))) is not None
     strict = (sympy.StrictGreaterThan, sympy.StrictLessThan)
     if isinstance(gold, strict) != isinstance(pred, strict):
