@@ -23,7 +23,10 @@
    raises an expression that may be negative to a non-integer power (real only where it is
    positive), a second comparison takes the variables positive (`(1+r/r_0)^{-3/2}` =
    `(r_0/(r+r_0))^{3/2}`; `\\sin^2 e^{\\sqrt{2x}} + \\cos^2 (e^{\\sqrt{x}})^{\\sqrt2}` = 1; not
-   `\\sqrt{x^2}` = `x`, real for every x).
+   `\\sqrt{x^2}` = `x`, real for every x). Two equations or inequalities are compared by
+   scorers.math_relations, not by math-verify's solving (`a^3 b^3 = 0` is not `a b = 0`); plain
+   expressions SymPy does not prove equal, by value at random points (scorers.math_identity); `i`
+   is the imaginary unit wherever it is written.
 
 The time limit that decides is CPU time, not wall time: a comparison gets `timeout` seconds
 of its own thread's CPU (`_cpu_limit`, SIGPROF), so a busy machine delays a verdict but
@@ -53,11 +56,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 
-from scorers import math_forms
+from scorers import math_forms, math_identity, math_relations
 from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode
 
 DEFAULT_TIMEOUT = 5.0  # CPU seconds per comparison
@@ -411,18 +414,56 @@ def _verify_in_process(gold: str, pred: str, timeout: int | None, positive: bool
             if not (_real_only_for_positive(g[0]) or _real_only_for_positive(p[0])):
                 return False
             g, p = _positive_symbols(g), _positive_symbols(p)
+        gold, pred = _named_symbols(g[0], positive), _named_symbols(p[0], positive)
+        relation = _guarded(math_relations.compare, gold, pred, _values_equal)
+        if relation is not None:  # two equations or inequalities: compared as careful graders do
+            return relation
         # set/relation comparison: "-2 < x < 2" answers the interval "(-2, 2)"
-        return bool(verify(g, p, timeout_seconds=None, allow_set_relation_comp=True))
+        if verify(g, p, timeout_seconds=None, allow_set_relation_comp=True):
+            return True
+        # an identity SymPy does not prove, tested by value (every real value, so not on the positive reading)
+        return not positive and bool(_guarded(math_identity.equal_by_value, gold, pred))
+
+
+def _guarded(rule: Callable[..., bool | None], *args: object) -> bool | None:
+    """rule(*args); a comparison SymPy cannot do is "not equal" (math-verify's time-out, a
+    BaseException, passes)."""
+    try:
+        return rule(*args)
+    except Exception:  # SymPy's NotImplementedError, TypeError, ... on an unusual expression
+        return False
+
+
+def _named_symbols(x: object, positive: bool) -> object:
+    """Each variable as a plain SymPy symbol of its name, positive on the positive reading (math-verify
+    gives `x` other assumptions where the text has an `i`, so the two sides' `x` would differ)."""
+    import sympy
+
+    if not isinstance(x, sympy.Basic):
+        return x
+    symbols = [s for s in x.free_symbols if isinstance(s, sympy.Symbol)]
+    named = {s: sympy.Symbol(s.name, positive=True) if positive else sympy.Symbol(s.name) for s in symbols}
+    try:
+        return x.xreplace(named)
+    except Exception:  # a rebuilt relation SymPy refuses (`Invalid comparison`): compared as it was
+        return x
+
+
+def _values_equal(a: object, b: object) -> bool:
+    """math-verify's comparison of two values (its default precision)."""
+    from math_verify.grader import sympy_expr_eq
+
+    return bool(sympy_expr_eq(a, b, 6, 15))
 
 
 def _imaginary_unit(g: list, p: list) -> tuple[list, list]:
-    """A reference written with `i` as the imaginary unit (`1+2i`): read `i` so on both sides."""
+    """`i` in the reference or the answer (`1+2i`, `e^{i\\pi}`) is the imaginary unit: read so on both sides."""
     import sympy
 
     def names_i(x: object) -> bool:
         return isinstance(x, sympy.Basic) and any(s.name == "i" for s in x.free_symbols)
 
-    if not names_i(g[0]):
+    if not (names_i(g[0]) or names_i(p[0])):
         return g, p
 
     def sub(x: object) -> object:

@@ -2,9 +2,9 @@
 
 - rewritten (`rewrite`): doubly escaped LaTeX (`\\\\frac` -> `\\frac`, a matrix's row breaks too);
   scientific notation as its decimal (`2.31 \\times 10^{-3}`, `4.52*10^2`); Python's `2**(1/4)`,
-  `x**(2)`, `==`, `sqrt((x+1)/2)`, `abs(x-1)`, `pi`, `frac{a}{b}` (a lost backslash), `cos(x)` /
-  `ArcSin(x)` / `ln(6)`, `log(x, 10)` (base 10: Python's and SymPy's order), `factorial(n)`, `v_zmf`
-  (one subscript); `33.5 pct` / `percentage` as
+  `x**(2)`, `x^log(y)` (the call is the exponent), `==`, `sqrt((x+1)/2)`, `abs(x-1)`, `pi`,
+  `frac{a}{b}` (a lost backslash), `cos(x)` / `ArcSin(x)` / `ln(6)`, `log(x, 10)` (base 10:
+  Python's and SymPy's order), `factorial(n)`, `v_zmf` (one subscript); `33.5 pct` / `percentage` as
   `33.5\\%`; `2 = x` as `x = 2`; mixed numbers (`4 4/9` -> `\\frac{40}{9}`, `4 4/9%` ->
   `\\frac{40}{900}`; only a proper fraction after a whole number on one line); a fraction with a
   percent sign; degrees inside a trigonometric function (`\\sin 30^\\circ` ->
@@ -56,6 +56,8 @@ _PLAIN_FUNC = re.compile(
 _LOG_BASE = re.compile(r"(?<![\\A-Za-z])log[ \t]{0,2}\(([^(),]{1,60}),([^(),]{1,60})\)")  # Python's log(x, base)
 _FACTORIAL = re.compile(r"(?<![\\A-Za-z])factorial[ \t]{0,2}\(([^()]{1,60})\)")
 _PAREN_POWER = re.compile(r"\^[ \t]{0,2}\(")  # `x^(2)` (from Python's `x**(2)`): the whole group is the exponent
+# `x^\log(y)` (from plain `x^log(y)`): the call is the exponent (a function, not `2^\pi(x+1)`)
+_FUNC_POWER = re.compile(r"\^[ \t]{0,2}\\(?:arc(?:sin|cos|tan)|(?:sin|cos|tan)h?|cot|sec|csc|exp|ln|log)[ \t]{0,2}\(")
 # `v_zmf`, `R_12`: one subscript (LaTeX would read v_z*m*f)
 _LONG_SUBSCRIPT = re.compile(r"(?<=[A-Za-z])_([A-Za-z]{2,10}|\d{2,10})(?![A-Za-z0-9])")
 _ROOT_POWER = re.compile(r"\^[ \t]{0,2}(\\sqrt\{[^{}]{1,60}\})")  # `x^\sqrt{2}` (from `x**sqrt(2)`): braced
@@ -103,6 +105,11 @@ def _paren_powers(s: str) -> str:
     return _each_parenthesized(s, _PAREN_POWER, lambda m, j: "^{" + s[m.end() - 1 : j + 1] + "}")
 
 
+def _func_powers(s: str) -> str:
+    """`x^\\log(y)` -> `x^{\\log(y)}` (at most 200 characters each, linear)."""
+    return _each_parenthesized(s, _FUNC_POWER, lambda m, j: "^{" + s[m.start() + 1 : j + 1].strip() + "}")
+
+
 def _plain_calls(s: str) -> str:
     """`sqrt(...)` -> `\\sqrt{...}`, `abs(...)` -> `\\left|...\\right|`, nested parentheses
     included (at most 200 characters each; one pass per call found, so linear)."""
@@ -119,7 +126,7 @@ def _plain_text(s: str) -> str:
     `x^(2)`, `==`, a subscript of several letters or digits (`v_zmf` is v_{zmf}, not v_z*m*f)."""
     s = _LOG_BASE.sub(lambda m: f"\\log_{{{m[2].strip()}}}({m[1].strip()})", s)
     s = _FACTORIAL.sub(r"(\1)!", s)
-    s = _PLAIN_FUNC.sub(lambda m: "\\" + m[1].lower(), s)
+    s = _func_powers(_PLAIN_FUNC.sub(lambda m: "\\" + m[1].lower(), s))
     s = _ROOT_POWER.sub(r"^{\1}", _LONG_SUBSCRIPT.sub(r"_{\1}", s))
     return _DOUBLE_EQ.sub("=", _paren_powers(s))
 

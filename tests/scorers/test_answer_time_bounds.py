@@ -95,6 +95,8 @@ ADVERSARIAL = {
     "a box then values": _rep(" and 34", "\\boxed{33}"),
     "plain-text functions in the answer": _rep("x", suffix="ANSWER: " + "cos(" * 140),
     "open parenthesised powers in the answer": _rep("x", suffix="ANSWER: " + "x**(" * 140),
+    "function calls as powers in the answer": _rep("x", suffix="ANSWER: " + "x^log(" * 95),
+    "function calls as powers": _rep("x^log(", "ANSWER: "),
     "two-argument logs in the answer": _rep("x", suffix="ANSWER: " + "log(x, 10)*" * 50),
     "long subscripts in the answer": _rep("x", suffix="ANSWER: " + "v_zmf*" * 95),
     "roots as powers in the answer": _rep("x", suffix="ANSWER: " + "x**sqrt(2)*" * 50),
