@@ -12,9 +12,10 @@ points spread over negative, small and large values is no coincidence. The point
 for each comparison from the operating system's randomness (magnitudes log-uniform in 0.1..16, each
 variable's signs in a fixed pattern that gives every sign combination of up to three variables), so
 an answer cannot be written to agree with the reference at known points only (`f(x) + (x-a)(x-b)...`);
-random reals are never integers (where `\\sin(\\pi x)` = 0). The two sides must agree where
-either is non-real, so `\\sqrt{x^2}` is not `x` (x = -2) nor `((x-2)^3)^k` `(x-2)^{3k}`. Piecewise, rounding, min/max, sums, integrals
-and unknown functions are not tested here. Callers bound the time (scorers.math_equiv's CPU limit).
+random reals are never integers (where `\\sin(\\pi x)` = 0). The two sides must agree where either
+is non-real, so `\\sqrt{x^2}` is not `x` (x = -2) nor `((x-2)^3)^k` `(x-2)^{3k}`. Piecewise,
+rounding, min/max, sums, integrals and unknown functions are not tested here. Callers bound the time
+(scorers.math_equiv's CPU limit).
 """
 
 from __future__ import annotations
