@@ -7,15 +7,15 @@ them so) agree to 12 significant digits at every one of SAMPLES real points wher
 finite, at least MIN_POINTS of them: `\\sin(x/2)/(1+\\tan x \\tan(x/2))` = `\\sin(x/2)\\cos x`,
 `x^{\\log y}` = `y^{\\log x}`, `\\log|x^2-9|` = `\\log|x-3| + \\log|x+3|`,
 `((x+3)^2 (x+3))^{1/3}` = `((x+3)(x^2+6x+9))^{1/3}`, `0.333333333333333 x^2` = `x^2/3`.
-Two analytic expressions that differ do so on all but a set of measure zero, so agreement at
-points spread over negative, small and large values is no coincidence. The points are drawn afresh
-for each comparison from the operating system's randomness (magnitudes log-uniform in 0.1..16, each
-variable's signs in a fixed pattern that gives every sign combination of up to three variables), so
-an answer cannot be written to agree with the reference at known points only (`f(x) + (x-a)(x-b)...`);
-random reals are never integers (where `\\sin(\\pi x)` = 0). The two sides must agree where either
-is non-real, so `\\sqrt{x^2}` is not `x` (x = -2) nor `((x-2)^3)^k` `(x-2)^{3k}`. Piecewise,
-rounding, min/max, sums, integrals and unknown functions are not tested here. Callers bound the time
-(scorers.math_equiv's CPU limit).
+Two analytic expressions that differ do so on all but a set of measure zero, so agreement at points
+spread over negative, small and large values is no coincidence. The points are drawn afresh for each
+comparison from the operating system's randomness (magnitudes log-uniform in 0.1..1, 1..4 and 4..16
+in turn, each variable's signs in a fixed pattern that gives every sign combination of up to three
+variables), so an answer cannot be written to agree with the reference at known points only (`f(x) +
+(x-a)(x-b)...`); random reals are never integers (where `\\sin(\\pi x)` = 0). The two sides must
+agree where either is non-real, so `\\sqrt{x^2}` is not `x` (x = -2) nor `((x-2)^3)^k` `(x-2)^{3k}`.
+Piecewise, rounding, min/max, sums, integrals and unknown functions are not tested here. Callers
+bound the time (scorers.math_equiv's CPU limit).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import random
 import sympy
 
 SAMPLES = 12
+BANDS = ((-1.0, 0.0), (0.0, 0.6), (0.6, 1.2))  # log10 magnitudes: small, middling and large values, in turn
 MIN_POINTS = 8
 DIGITS = 30  # working precision of each evaluation
 RELATIVE = sympy.Float("1e-12")
@@ -48,12 +49,14 @@ def _value(x: sympy.Expr, point: dict) -> sympy.Expr | None:
 
 
 def sample_points(names: list) -> list[dict]:
-    """SAMPLES points (rules above): variable j at point k is negative where bit j of k is set."""
+    """SAMPLES points (rules above): variable j at point k is negative where bit j of k is set, its magnitude
+    from BANDS in turn (every sign with every band for one variable)."""
     draw = random.SystemRandom()
     return [
-        {s: sympy.Float((-1) ** ((k >> j) & 1) * 10 ** draw.uniform(-1, 1.2), DIGITS) for j, s in enumerate(names)}
+        {s: sympy.Float((-1) ** ((k >> j) & 1) * 10 ** draw.uniform(*BANDS[(k + j) % 3]), DIGITS)
+         for j, s in enumerate(names)}
         for k in range(SAMPLES)
-    ]
+    ]  # fmt: skip
 
 
 def equal_by_value(gold: object, pred: object) -> bool:
