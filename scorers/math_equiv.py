@@ -470,6 +470,8 @@ def _imaginary_unit(g: list, p: list) -> tuple[list, list]:
         if not names_i(x):
             return x
         assert isinstance(x, sympy.Basic)
+        if isinstance(x, sympy.Eq):  # kept a relation: `e^{i\\pi} = -1` must not evaluate to True
+            return sympy.Eq(sub(x.lhs), sub(x.rhs), evaluate=False)
         return x.subs({s: sympy.I for s in x.free_symbols if s.name == "i"})
 
     return [sub(x) for x in g], [sub(x) for x in p]

@@ -9,7 +9,7 @@ finite, at least MIN_POINTS of them: `\\sin(x/2)/(1+\\tan x \\tan(x/2))` = `\\si
 `((x+3)^2 (x+3))^{1/3}` = `((x+3)(x^2+6x+9))^{1/3}`, `0.333333333333333 x^2` = `x^2/3`.
 Two analytic expressions that differ do so on all but a set of measure zero, so agreement at points
 spread over negative, small and large values is no coincidence. The points are drawn afresh for each
-comparison from the operating system's randomness (magnitudes log-uniform in 0.1..1, 1..4 and 4..16
+comparison from the operating system's randomness (magnitudes log-uniform in 0.1..1, 1..2, 2..4 and 4..16
 in turn, each variable's signs in a fixed pattern that gives every sign combination of up to three
 variables), so an answer cannot be written to agree with the reference at known points only (`f(x) +
 (x-a)(x-b)...`); random reals are never integers (where `\\sin(\\pi x)` = 0). The two sides must
@@ -25,7 +25,7 @@ import random
 import sympy
 
 SAMPLES = 12
-BANDS = ((-1.0, 0.0), (0.0, 0.6), (0.6, 1.2))  # log10 magnitudes: small, middling and large values, in turn
+BANDS = ((-1.0, 0.0), (0.0, 0.30103), (0.30103, 0.60206), (0.60206, 1.2))  # log10 magnitudes 0.1-1, 1-2, 2-4, 4-16
 MIN_POINTS = 8
 DIGITS = 30  # working precision of each evaluation
 RELATIVE = sympy.Float("1e-12")
@@ -50,10 +50,10 @@ def _value(x: sympy.Expr, point: dict) -> sympy.Expr | None:
 
 def sample_points(names: list) -> list[dict]:
     """SAMPLES points (rules above): variable j at point k is negative where bit j of k is set, its magnitude
-    from BANDS in turn (every sign with every band for one variable)."""
+    from BANDS in turn, two points a band (every band with both signs for one variable)."""
     draw = random.SystemRandom()
     return [
-        {s: sympy.Float((-1) ** ((k >> j) & 1) * 10 ** draw.uniform(*BANDS[(k + j) % 3]), DIGITS)
+        {s: sympy.Float((-1) ** ((k >> j) & 1) * 10 ** draw.uniform(*BANDS[(k // 2 + j) % len(BANDS)]), DIGITS)
          for j, s in enumerate(names)}
         for k in range(SAMPLES)
     ]  # fmt: skip
