@@ -22,7 +22,8 @@ a letter ruled out before it (`Not C, wait, C`); `C++` and `C#` are names, not o
 letter past the allowed ones extends them to it (gold `E` or `N`: the options run at least to it).
 Without any marker, the last "the answer is (X)" / "the answer: X" / "correct option is X"
 phrase counts, its letter on the same line or the next ("the best answer is:", then "(B) ...";
-also "... is:" with a lettered option below), else a letter alone on the last line (not the last
+also "... is:" with a lettered option below), else the letter the last line selects or states ("Choose B.",
+"It must be [C]"; not negated or hedged), else a letter alone on the last line (not the last
 of a column of letters), else one alone on the first line with no other option letter below.
 Text before the last `</think>` is reasoning and is not read.
 """
@@ -298,6 +299,9 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
     text = response_part(completion).replace("\u00a0", " ")
     last = last_match(_PHRASE, text)
     if last is None:
+        stated = _stated_letter(text, letters)
+        if stated:
+            return stated, "no answer marker; the letter the last line selects or states"
         lines = [line for line in text.rstrip().rsplit("\n", 8)[-8:] if line.strip()][-2:]
         lone = [_LONE_LETTER.fullmatch(line) for line in lines]
         if lone and lone[-1] and lone[-1].group(1) in letters and not (len(lone) == 2 and lone[0]):
@@ -314,6 +318,26 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
     if letter is None:
         return None, f"'the answer is' phrase: {why}"
     return letter, "no answer marker; from 'the answer is X' phrase"
+
+
+# "it must be [C]", "this is (B)": a capital letter stated as what the answer is
+_STATED = re.compile(
+    r"(?i:\b(?:it|this|that)(?:[ \t]{1,3}(?:is|must[ \t]{1,3}be|has[ \t]{1,3}to[ \t]{1,3}be)|['’]s)[ \t]{1,3})"
+    rf"(?=[(\[]?[A-Z][)\]]?(?![{_WORDISH}'’+#]))"
+)
+
+
+def _stated_letter(text: str, letters: str) -> str | None:
+    """The letter the last line selects ("Choose B. for this one.") or states ("It must be [C]"),
+    unless negated or hedged there; None otherwise."""
+    line = text.rstrip().rsplit("\n", 1)[-1][-MAX_ANSWER_CHARS:]
+    said = last_match(_SELECTION, line) or last_match(_STATED, line)
+    if said is None or _negated_before(line, said.start()):
+        return None
+    letter, _ = letter_of(line[said.start() :], letters, marked=True)
+    if letter is None and said.re is _STATED:
+        letter, _ = letter_of(line[said.end() :], letters, selection=False, marked=True)
+    return letter
 
 
 _RUN = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

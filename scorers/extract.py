@@ -331,6 +331,73 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
     return answer[:_SPAN], how
 
 
+# ------------------------------------------------------------------ without a marker
+
+# "The answer is: **25**" anywhere (the rest of its line, up to ". "), not "the answer is not 5"
+_ANSWER_IS = re.compile(
+    r"(?i:\banswer[ \t]{1,3}(?:is|would[ \t]be|=)(?![ \t:]{0,4}(?:not|n['’]t)\b)[ \t:]{0,4})([^\n]{1,200})"
+)
+# chat-template tokens a generation may end with ("<|im_end|>", "<|im_start|>user")
+_TRAILING_TOKENS = re.compile(r"(?:[ \t\n]{0,8}<\|[A-Za-z_]{1,20}\|>[ \t]{0,3}(?:user|assistant)?)+[ \t\n]{0,8}$")
+# what makes a sentence state a value: "x = 4", "the area is 12", "we get \\[ \\frac12 \\]"
+_STATES = re.compile(
+    r"(?<![<>!=])=(?!=)|≈|\\approx(?![A-Za-z])"
+    r"|(?<![A-Za-z])(?i:is|are|was|were|has|have|had|equals|(?:would|will|must)[ \t]{1,3}be|comes[ \t]{1,3}to"
+    r"|we[ \t]{1,3}(?:get|obtain|have|find)|gives|yields)(?![A-Za-z])"
+)
+# a sentence that doubts, negates, asks or conditions states no answer
+_DOUBT = re.compile(
+    r"(?<![A-Za-z])(?i:or|either|maybe|perhaps|probably|possibly|might|could|guess|unsure|not|no|never"
+    r"|wrong|incorrect|if|unless|whether|assume|suppose|check|verify)(?![A-Za-z])|n['’]t(?![A-Za-z])|\?"
+)
+_SENTENCE_END = re.compile(r"[.!][ \t]{1,8}(?=\S)")
+_VALUE_SIGN = re.compile(r"[\d$\\]")
+_AND = re.compile(r"(?<![A-Za-z])(?i:and)(?![A-Za-z])")
+_ARITHMETIC = re.compile(r"[\s\d.,+\-*/×÷·()^${}]{1,200}")  # "is 5 + 3 = 8": a computation, then its value
+
+
+def final_statement(text: str) -> str | None:
+    """The value the response's last sentence states, without any marker: "The probability is 0.75.",
+    "Therefore, x = 4.", "We get \\[ \\frac{1}{2} \\]". The last sentence of the last non-empty line
+    must state one value (`is`, `=`, `we get`...; what follows the first such word is returned, with a digit
+    or math in it and no "and"; a later one may only name it, "the answer is $x = 5$", or give the value of
+    a computation, "the total is 5 + 3 = 8") and must not doubt, negate, ask or set a
+    condition (a careful grader reads such a sentence as the answer; one that hedges is no answer)."""
+    text = _TRAILING_TOKENS.sub("", response_part(text)[-4 * _SPAN :]).rstrip()
+    line = text[text.rfind("\n") + 1 :].strip()[-_SPAN:]
+    starts = [m.end() for m in _SENTENCE_END.finditer(line)]
+    sentence = line[starts[-1] if starts else 0 :].strip()
+    verbs = list(_STATES.finditer(sentence))
+    if not verbs or _DOUBT.search(sentence):
+        return None
+    between = [sentence[a.end() : b.start()] for a, b in zip(verbs, verbs[1:], strict=False)]
+    valued = [b for b in between if re.search(r"\d", b)]
+    if any(not _ARITHMETIC.fullmatch(b) for b in valued):
+        return None  # two values: "the cost is 10 and the profit is 20"
+    value = strip_markdown(sentence[verbs[-1 if valued else 0].end() :].strip().rstrip(".!").strip())
+    if not _VALUE_SIGN.search(value) or _AND.search(value):
+        return None  # no value, or a list: "1,000 apples and 2,000 pears"
+    return value
+
+
+def unmarked_answer(text: str | None) -> tuple[str | None, str]:
+    """Where no marker is found: the last sentence's stated value (`final_statement`), else the last
+    "the answer is X" phrase on its line; (None, why not) without either."""
+    if not text or not text.strip():
+        return None, "empty output"
+    value = final_statement(text)
+    if value is not None:
+        return value, "no marker; the value the last sentence states"
+    text = response_part(text)
+    phrase = last_match(_ANSWER_IS, text)
+    if phrase is not None:
+        opening = re.split(r"[.!?][ \t]|\n", text[max(0, phrase.start() - _SPAN) : phrase.start()])[-1]
+        if _DOUBT.search(opening + phrase.group(0).split(". ")[0]):  # "Maybe the answer is 4."
+            return None, "no marker; the 'the answer is X' sentence doubts, negates or asks (no answer)"
+        return phrase.group(1).split(". ")[0].strip(), "no marker; last 'the answer is X' phrase"
+    return None, "no answer marker (ANSWER: line, <answer> tags, \\boxed{}, 'final answer is') nor stated value"
+
+
 _SUPERSCRIPT = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,6}")
 
 

@@ -1,7 +1,9 @@
 """Math answer equivalence for MATH500-style answers (pure: no Inspect import).
 
 1. Extract the final answer: the last explicit marker (scorers.extract.final_answer:
-   `ANSWER:` line, `<answer>` tags, "the final answer is", `\\boxed{}`).
+   `ANSWER:` line, `<answer>` tags, "the final answer is", `\\boxed{}`); without one, the value
+   the last sentence states ("The probability is 0.75.") or the last "the answer is X" phrase
+   (scorers.extract.unmarked_answer).
 2. Refuse what a careful grader refuses, before any comparison: an answer longer than
    MAX_ANSWER_CHARS; brackets nested deeper than MAX_NESTING and the reference (math-verify
    would take seconds); words that change or hedge a value and that the reference lacks
@@ -61,7 +63,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from scorers import math_forms, math_identity, math_relations
-from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode
+from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode, unmarked_answer
 
 DEFAULT_TIMEOUT = 5.0  # CPU seconds per comparison
 # a worker child gaining no CPU for this long (wall) is hung; a nice-19 child beside 8 busy nice-0 processes on 2
@@ -80,6 +82,8 @@ MAX_NESTING = 8
 def extract_math_answer(completion: str | None) -> tuple[str | None, str]:
     """Return (raw answer string or None, how found / why not)."""
     answer, how = final_answer(completion)
+    if answer is None and not how.startswith("empty output"):
+        answer, how = unmarked_answer(completion)
     if answer is None:
         return None, how
     if not answer:

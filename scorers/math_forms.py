@@ -165,6 +165,7 @@ _UNIT_SPOT = re.compile(
     r"(?<=[\d}])[ \t]{0,3}(?:\\[,;: ][ \t]{0,3})?"
     r"(?:\\(?:text|mathrm|mbox|textnormal|operatorname)[ \t]{0,2}\{[ \t]{0,3})?"
     r"(?:(square|sq\.?|cubic)[ \t]{1,3})?([A-Za-z]{1,12})(?![A-Za-z])"
+    r"(?:[ \t]{0,2}/[ \t]{0,2}([A-Za-z]{1,6})(?![A-Za-z]))?"  # a rate: "km/h", "m/s"
     r"[ \t]{0,2}\}?[ \t]{0,2}(?:\^[ \t]{0,2}\{?([23])\}?)?"
 )
 _UNITS = {
@@ -205,19 +206,26 @@ def units(s: str) -> set[str]:
     """Measurement units written after a number (`5 cm`, `5\\text{ cm}^2`, `3 square feet`)."""
     found = set()
     for m in _UNIT_SPOT.finditer(s):
-        unit = _unit(m[2])
-        if unit:
-            power = m[3] or {"square": "2", "sq": "2", "sq.": "2", "cubic": "3"}.get((m[1] or "").lower(), "")
-            found.add(unit + (f"^{power}" if power else ""))
+        unit, per = _unit(m[2]), _unit(m[3]) if m[3] else ""
+        if unit and per is not None:
+            power = m[4] or {"square": "2", "sq": "2", "sq.": "2", "cubic": "3"}.get((m[1] or "").lower(), "")
+            found.add(unit + (f"/{per}" if per else "") + (f"^{power}" if power else ""))
     return found
 
 
 def strip_units(s: str) -> str:
-    """Unit words dropped (`5 \\text{ cm}^2` -> `5`); a bare one-letter unit stays (`2m` may be 2*m)."""
+    """Unit words dropped (`5 \\text{ cm}^2` -> `5`, `50 km/h` -> `50`); a bare one-letter unit stays (`2m`
+    may be 2*m) unless it is part of a rate (`5 m/s`)."""
 
     def drop(m: re.Match[str]) -> str:
         wrapped, closed = "{" in m[0], re.search(r"\}[ \t]{0,2}(?:\^.{0,4})?$", m[0]) is not None
-        if not _unit(m[2]) or (wrapped and not closed) or (not wrapped and len(m[2]) == 1):
+        rate = bool(m[3]) and _unit(m[3]) is not None  # "5 m/s": a rate of two units is a unit
+        if (
+            not _unit(m[2])
+            or (m[3] and not rate)
+            or (wrapped and not closed)
+            or (not wrapped and len(m[2]) == 1 and not rate)
+        ):
             return m[0]
         return " }" if closed and not wrapped else " "  # a closing brace not ours (`\\boxed{5 cm}`) stays
 

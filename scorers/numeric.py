@@ -1,7 +1,8 @@
 """Numeric answer check for GSM8K / AIME (pure: no Inspect import).
 
 The answer (scorers.extract.final_answer; without a marker, a GSM8K `#### X` line, else the
-last "the answer is X" on its line) must state one number, compared exactly as a fraction:
+value the last sentence states or the last "the answer is X" on its line: `unmarked_answer`)
+must state one number, compared exactly as a fraction:
 - read: `1,000`, `1 000`, `5cm`, `2nd` (a number glued to other letters, `42abc`, is none),
   `$18.00`, `45%` (= 45), `070`, `-7`/`−7`, `3/4`, `\\frac{3}{4}`,
   `1 1/2` (= 3/2), `1½`, `1.2345e3`, `3.0e-2`, `1.5 \\times 10^{3}`, full-width digits;
@@ -9,6 +10,7 @@ last "the answer is X" on its line) must state one number, compared exactly as a
 - `x = 26` and `2025 - 1999 = 26` read the part after the last `=`;
 - several different numbers count only when the last follows a conclusion word
   (`5 apples and 3 pears, so 8`); otherwise (`1, 2, 3`, `5 - 3`, `5-10`) it is no answer;
+- a lone letter after the number other than a unit (`4 y`, not `4 m`) makes it an expression: none;
 - hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `±`, conditions (`if`, `otherwise`),
   a box followed by another value (`\\boxed{33} and 34`).
 """
@@ -26,6 +28,7 @@ from scorers.extract import (
     last_match,
     normalize_unicode,
     response_part,
+    unmarked_answer,
 )
 from scorers.math_forms import UNIT_WORDS
 
@@ -54,11 +57,9 @@ _HEDGE = re.compile(r"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else
 _CONCLUDE = re.compile(
     r"(?i:\b(?:so|thus|therefore|hence|total|totals|is|are|was|equals?|gives|makes|get|gets)\b)|=|⇒|\\Rightarrow"
 )
+# a lone letter after the number, a factor rather than a unit or article: "4 y", "4 * n" (not "4 m", "20 a day")
+_TIMES_VARIABLE = re.compile(r"[ \t]{0,3}[*·]?[ \t]{0,3}([A-Za-z])(?![A-Za-z])")
 _GSM8K = re.compile(r"####[ \t]{0,8}([^\n]{0,200})")
-# without a marker: "The answer is: **25**" (the rest of its line, up to ". ")
-_ANSWER_IS = re.compile(
-    r"(?i:\banswer[ \t]{1,3}(?:is|would[ \t]be|=)(?![ \t:]{0,4}(?:not|n['’]t)\b)[ \t:]{0,4})([^\n]{1,200})"
-)
 # a box followed by another value on its line: "\boxed{33} and 34" answers two values
 _AFTER_BOX = re.compile(r"[ \t]{0,3}(?:,|;|&|(?i:and|or)\b)[ \t]{0,3}\$?[ \t]{0,2}[-+]?\.?\d")
 
@@ -67,6 +68,7 @@ def _clean(text: str) -> str:
     text = normalize_unicode(text)
     text = text.replace("\\$", "$").replace("\\%", "%").replace("\\!", "").replace("{,}", ",")
     text = re.sub(r"\\[,;: ]|~", " ", text)
+    text = re.sub(r"\([ \t]{0,2}([-+])[ \t]{1,2}(?=\d)", r"(\1", text)  # "(- 1)" is -1
     text = re.sub(r"\\(?:left|right)(?![A-Za-z])", "", text)
     for _ in range(2):
         text = _WRAP.sub(r" \1 ", text)
@@ -114,6 +116,9 @@ def read_number(text: str) -> tuple[Fraction | None, str]:
     if not found:
         return None, f"no number in the answer: {s[:60]!r}"
     last_m, last_v = found[-1]
+    variable = _TIMES_VARIABLE.match(s, last_m.end())
+    if variable and variable[1] not in UNIT_WORDS | {"a", "A", "I"}:  # "$20 a day" keeps its article
+        return None, f"answer is an expression in {variable[1]!r}, not a number: {s[:60]!r}"
     distinct = {v for _, v in found}
     if len(distinct) > 1:
         prev_end = found[-2][0].end()
@@ -146,8 +151,8 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
         last = last_match(_GSM8K, text)
         if last is not None:
             answer, how = last.group(1).strip(), "no marker; last '####' line"
-        elif (phrase := last_match(_ANSWER_IS, text)) is not None:
-            answer, how = phrase.group(1).split(". ")[0].strip(), "no marker; last 'the answer is X' phrase"
+        else:
+            answer, how = unmarked_answer(completion)
     if answer is None:
         return None, None, how
     if not answer.strip():

@@ -106,6 +106,11 @@ ADVERSARIAL = {
     "proposed answer lines": _rep("Proposed answer: 5\n"),
     "answer-is phrases with spaces": _rep("answer is:        "),
     "variables in both cases in the answer": _rep("x", suffix="ANSWER: " + "X+x+" * 145),
+    "statements without a marker": _rep("x is 5 = "),
+    "statement chains on the last line": _rep("x", suffix="\n" + "y = 1 + " * 300 + "2."),
+    "chat tokens after a statement": _rep("<|im_end|>", "So x is 5."),
+    "stated letters": _rep("It must be [C] ", "x\n"),
+    "doubted answer phrases": _rep("maybe the answer is 4. "),
 }
 
 

@@ -57,7 +57,8 @@ CASES = [
     ("", "1", False),
     ("ANSWER:", "1", False),
     ("ANSWER: twelve", "12", False),
-    ("The total is 12.", "12", False),  # no ANSWER line, no box: not guessed
+    ("The total is 12.", "12", True),  # no marker: the value the last sentence states
+    ("The total is 12, maybe.", "12", False),  # ... unless it doubts it
     (None, "1", False),
 ]
 
