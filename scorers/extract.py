@@ -353,6 +353,10 @@ _DOUBT = re.compile(
 _SENTENCE_END = re.compile(r"[.!][ \t]{1,8}(?=\S)")
 _VALUE_SIGN = re.compile(r"[\d$\\]")
 _AND = re.compile(r"(?<![A-Za-z])(?i:and)(?![A-Za-z])")
+_NAMES_ANSWER = re.compile(
+    r"(?i:(?:the|my|our)[ \t]{1,3})?(?i:final[ \t]{1,3}|correct[ \t]{1,3})?(?i:answer|result|solution)"
+)
+_CONNECTIVE = re.compile(r"^[ \t]{0,3}(?i:so|thus|therefore|hence)?[ \t,]{0,3}")
 _ARITHMETIC = re.compile(r"[\s\d.,+\-*/×÷·()^${}]{1,200}")  # "is 5 + 3 = 8": a computation, then its value
 
 
@@ -361,7 +365,7 @@ def final_statement(text: str) -> str | None:
     "Therefore, x = 4.", "We get \\[ \\frac{1}{2} \\]". The last sentence of the last non-empty line
     must state one value (`is`, `=`, `we get`...; what follows the first such word is returned, with a digit
     or math in it and no "and"; a later one may only name it, "the answer is $x = 5$", or give the value of
-    a computation, "the total is 5 + 3 = 8") and must not doubt, negate, ask or set a
+    a computation, "the total is 5 + 3 = 8"; "4 is the answer" names it before) and must not doubt, negate, ask or set a
     condition (a careful grader reads such a sentence as the answer; one that hedges is no answer)."""
     text = _TRAILING_TOKENS.sub("", response_part(text)[-4 * _SPAN :]).rstrip()
     line = text[text.rfind("\n") + 1 :].strip()[-_SPAN:]
@@ -375,6 +379,8 @@ def final_statement(text: str) -> str | None:
     if any(not _ARITHMETIC.fullmatch(b) for b in valued):
         return None  # two values: "the cost is 10 and the profit is 20"
     value = strip_markdown(sentence[verbs[-1 if valued else 0].end() :].strip().rstrip(".!").strip())
+    if _NAMES_ANSWER.fullmatch(value):  # "x = 4 is the answer", "Thus 4 is the final answer."
+        value = _CONNECTIVE.sub("", sentence[verbs[-2].end() if len(verbs) > 1 else 0 : verbs[-1].start()]).strip()
     if not _VALUE_SIGN.search(value) or _AND.search(value):
         return None  # no value, or a list: "1,000 apples and 2,000 pears"
     return value
