@@ -205,7 +205,7 @@ def letter_of(
         and (second.group(1).isupper() or letter.islower() or second.group(0).rstrip().endswith((")", "]")))
     ):
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
-    paired = _PAIRED.match(rest)  # "B/I", "D or H": a second letter past the options known from the gold
+    paired = _PAIRED.match(rest)  # "B/I", "D or H", "A and E": a second letter past the options known from the gold
     if paired and paired.group(1) != letter.upper():
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     other = next((m for m in _STANDALONE.finditer(rest[:MAX_ANSWER_CHARS]) if m.group(0) in letters), None)
@@ -219,15 +219,15 @@ def letter_of(
     return letter.upper(), ""
 
 
-# a second capital letter joined to the first by "/" or "or" (a letter past the known options too)
-_PAIRED = re.compile(r"[ \t]{0,2}(?:/|or[ \t])[ \t]{0,2}[(\[]?([A-J])[)\]]?(?![A-Za-z0-9'’])")
+# a second capital letter joined to the first by "/", "or", "and", "&" or "," (a letter past the known options too)
+_PAIRED = re.compile(r"[ \t]{0,2}(?:/|&|,|(?:or|and)[ \t])[ \t]{0,2}[(\[]?([A-J])[)\]]?(?![A-Za-z0-9'’])")
 _STANDALONE = re.compile(rf"(?<![{_WORDISH}'’])[A-Z](?![{_WORDISH}'’+#])")  # not "C++", "C#", "ID_B"
 # "Answer: D", "I choose (C)", "the answer is actually C": an explicit selection, its letter next
 # ("option D is wrong" names D, it does not select it: choice/option/selection need "is" or ":")
 _SELECTION = re.compile(
     r"(?i:\banswer(?:[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be))?(?:[ \t]{0,3}[:=][ \t]{0,3}|[ \t]{1,3})"
     r"|\b(?:choice|option|selection)(?:[ \t]{1,3}is[ \t]{1,3}|[ \t]{0,3}:[ \t]{0,3})"
-    r"|\b(?:choose|chose|pick|select|go[ \t]with|opt[ \t]for|settled?[ \t]on)[ \t]{1,3}"
+    r"|\b(?:choose|chose|pick|select|go[ \t]with|opt[ \t]for|settled?[ \t]on|finali[sz]e(?:[ \t]on)?)[ \t]{1,3}"
     r"|(?P<rev>\b(?:actually|no[ \t,]{1,3}wait|wait[ \t]{0,2}[,:]|on[ \t]second[ \t]thought"
     r"|correction[ \t]{0,2}:)[ \t,]{0,3})"
     r"|\b(?:option|choice)[ \t]{1,3}"  # "Option B is correct" selects B ("option D is wrong" does not)
@@ -320,9 +320,10 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
     return letter, "no answer marker; from 'the answer is X' phrase"
 
 
-# "it must be [C]", "this is (B)": a capital letter stated as what the answer is
+# "it must be [C]", "this is (B)", "the statement is X": a capital letter stated as what the answer is
 _STATED = re.compile(
-    r"(?i:\b(?:it|this|that)(?:[ \t]{1,3}(?:is|must[ \t]{1,3}be|has[ \t]{1,3}to[ \t]{1,3}be)|['’]s)[ \t]{1,3})"
+    r"(?i:\b(?:it|this|that|the[ \t]{1,3}[a-z]{2,20})"
+    r"(?:[ \t]{1,3}(?:is|must[ \t]{1,3}be|has[ \t]{1,3}to[ \t]{1,3}be)|['’]s)[ \t]{1,3})"
     rf"(?=[(\[]?[A-Z][)\]]?(?![{_WORDISH}'’+#]))"
 )
 

@@ -637,8 +637,27 @@ _ROOT = re.compile(
 )
 
 
+# a plain decimal: sign, digits, point, digits ("3.1416", "-0.25")
+_DECIMAL = re.compile(r"[ \t$]{0,3}(-?)(\d{1,15})\.(\d{1,15})[ \t$]{0,3}")
+
+
+def rounds_to(pred: str, gold: str) -> bool:
+    """Does the decimal pred, given to more places than the decimal gold, round (half up) to it? Only where the
+    gold looks rounded: two decimal places or more and four significant digits or more (`3.14159` for `3.1416`;
+    not `0.254` for `0.25`, which may be exact)."""
+    p, g = _DECIMAL.fullmatch(pred), _DECIMAL.fullmatch(gold)
+    if not p or not g or len(p[3]) <= len(g[3]) or len(g[3]) < 2 or len((g[2] + g[3]).lstrip("0")) < 4:
+        return False
+    places = len(g[3])
+    scaled = int(p[2] + p[3][:places]) + (p[3][places] >= "5")
+    return p[1] == g[1] and scaled == int(g[2] + g[3])
+
+
 def _compare_forms(pred: str, gold: str) -> tuple[bool, str] | None:
-    """Clock times and choice letters, which math-verify misreads: (equal, why) or None."""
+    """Clock times, choice letters and decimals given to more places than a rounded reference, which
+    math-verify misreads or compares at its own precision: (equal, why) or None."""
+    if rounds_to(pred, gold):
+        return True, "rounds to the reference at its decimal places"
     tp, tg = math_forms.clock_seconds(pred), math_forms.clock_seconds(gold)
     if tp is not None and tg is not None:
         return tp == tg, f"clock times {'equal' if tp == tg else 'differ'}"

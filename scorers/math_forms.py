@@ -135,8 +135,39 @@ def _times_ten(m: re.Match[str]) -> str:
     return format(Decimal(m[1]).scaleb(int(m[2] or m[3])), "f")
 
 
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+        " seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+_NUMBER_WORD = re.compile(
+    r"[ \t$]{0,3}(?:\\(?:text|mathrm|textbf)[ \t]{0,2}\{)?[ \t]{0,3}(?i:(minus|negative)[ \t]{1,3})?"
+    r"([A-Za-z]{3,9})(?:[ \t]{0,2}-[ \t]{0,2}([A-Za-z]{3,5}))?[ \t]{0,3}\}?[ \t.$]{0,3}"
+)
+
+
+def number_word(s: str) -> int | None:
+    """The value of an answer that is only a number in words below 100 (`five`, `\\text{forty-two}`,
+    `minus three`), else None."""
+    m = _NUMBER_WORD.fullmatch(s)
+    if m is None:
+        return None
+    first = m[2].lower()
+    if m[3]:  # "forty-two"
+        ones = _NUMBER_WORDS.get(m[3].lower(), 0)
+        value = _TENS[first] + ones if first in _TENS and 0 < ones < 10 else None
+    else:
+        value = _NUMBER_WORDS.get(first, _TENS.get(first))
+    return None if value is None else (-value if m[1] else value)
+
+
 def rewrite(s: str) -> str:
     """The answer with the forms above rewritten into ones math-verify reads as meant."""
+    if (word := number_word(s)) is not None:
+        return str(word)
     s, escaped = _DOUBLE_ESCAPED.subn(r"\\", s)
     if escaped:  # a doubly escaped row break `\\\\` (in a matrix) is `\\`
         s = s.replace("\\\\", "\\")

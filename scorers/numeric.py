@@ -6,10 +6,12 @@ must state one number, compared exactly as a fraction:
 - read: `1,000`, `1 000`, `5cm`, `2nd` (a number glued to other letters, `42abc`, is none),
   `$18.00`, `45%` (= 45), `070`, `-7`/`−7`, `3/4`, `\\frac{3}{4}`,
   `1 1/2` (= 3/2), `1½`, `1.2345e3`, `3.0e-2`, `1.5 \\times 10^{3}`, full-width digits;
+- a number in words below 100, alone: `twelve`, `forty-two`, `minus three`;
 - scale words multiply: `1.5 million` = 1500000 (so it never equals a target of 1.5);
 - `x = 26` and `2025 - 1999 = 26` read the part after the last `=`;
 - several different numbers count only when the last follows a conclusion word
   (`5 apples and 3 pears, so 8`); otherwise (`1, 2, 3`, `5 - 3`, `5-10`) it is no answer;
+- equal as fractions, or within 1e-6 (a float's printing): `42.0000001` = 42, not `42.00001`;
 - a lone letter after the number other than a unit (`4 y`, not `4 m`) makes it an expression: none;
 - hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `±`, conditions (`if`, `otherwise`),
   a box followed by another value (`\\boxed{33} and 34`).
@@ -30,8 +32,9 @@ from scorers.extract import (
     response_part,
     unmarked_answer,
 )
-from scorers.math_forms import UNIT_WORDS
+from scorers.math_forms import UNIT_WORDS, number_word
 
+FLOAT_NOISE = Fraction(1, 10**6)  # a difference this small is a float's printing, not another value
 # ordinal and unit suffixes a number may be glued to ("2nd", "5usd")
 _SUFFIXES = {"st", "nd", "rd", "th", "usd", "pct", "percent", "mph", "kph"}
 
@@ -59,6 +62,8 @@ _CONCLUDE = re.compile(
 )
 # a lone letter after the number, a factor rather than a unit or article: "4 y", "4 * n" (not "4 m", "20 a day")
 _TIMES_VARIABLE = re.compile(r"[ \t]{0,3}[*·]?[ \t]{0,3}([A-Za-z])(?![A-Za-z])")
+# a number alone under a markdown heading on the last line: "### 150"
+_HEADING = re.compile(r"(?:^|\n)#{2,3}[ \t]{1,8}(\$?[-+]?\d[\d,.]{0,30})[ \t]{0,8}\n?$")
 _GSM8K = re.compile(r"####[ \t]{0,8}([^\n]{0,200})")
 # a box followed by another value on its line: "\boxed{33} and 34" answers two values
 _AFTER_BOX = re.compile(r"[ \t]{0,3}(?:,|;|&|(?i:and|or)\b)[ \t]{0,3}\$?[ \t]{0,2}[-+]?\.?\d")
@@ -104,6 +109,8 @@ def _value(m: re.Match[str]) -> Fraction | None:
 
 def read_number(text: str) -> tuple[Fraction | None, str]:
     """The one number an answer states, or (None, why not). See the module doc."""
+    if (word := number_word(text)) is not None:  # "twelve", "\\text{forty-two}"
+        return Fraction(word), ""
     s = _clean(text)
     if len(s) > MAX_ANSWER_CHARS:
         return None, f"answer longer than {MAX_ANSWER_CHARS} characters"
@@ -153,6 +160,9 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
             answer, how = last.group(1).strip(), "no marker; last '####' line"
         else:
             answer, how = unmarked_answer(completion)
+            heading = _HEADING.search(text[-200:]) if answer is None else None
+            if heading is not None:
+                answer, how = heading.group(1), "no marker; a last line '### <number>'"
     if answer is None:
         return None, None, how
     if not answer.strip():
@@ -164,7 +174,9 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
 
 
 def check_numeric(completion: str | None, target: str) -> CheckResult:
-    """Exact numeric equality between the one number answered and the target."""
+    """Numeric equality between the one number answered and the target: exact, or within FLOAT_NOISE
+    (1e-6, and a thousandth of the target's last decimal place), the error of a float's printing (`42.0000001`
+    for 42; not `42.00001`, `1000001` for 1000000, `0` for 0.0000005)."""
     gold = parse_number(str(target))
     if gold is None:
         return CheckResult(False, None, f"target is not a number: {target!r}")
@@ -174,4 +186,7 @@ def check_numeric(completion: str | None, target: str) -> CheckResult:
     extracted = _format(value)
     if value == gold:
         return CheckResult(True, extracted, f"{extracted} == {_format(gold)} ({how})")
+    decimals = len(m.group(1)) if (m := re.search(r"\.(\d+)", str(target))) else 0
+    if abs(value - gold) <= min(FLOAT_NOISE, Fraction(1, 10 ** (decimals + 3))):  # "42.0000001": a float's printing
+        return CheckResult(True, extracted, f"{extracted} == {_format(gold)} within {float(FLOAT_NOISE):g} ({how})")
     return CheckResult(False, extracted, f"{extracted} != {_format(gold)} ({how})")

@@ -56,7 +56,9 @@ CASES = [
     ("ANSWER: v2 is 10", "10", True),
     ("", "1", False),
     ("ANSWER:", "1", False),
-    ("ANSWER: twelve", "12", False),
+    ("ANSWER: twelve", "12", True),  # a number in words, alone
+    ("ANSWER: twelve", "13", False),
+    ("ANSWER: twelve apples and a pear", "12", False),
     ("The total is 12.", "12", True),  # no marker: the value the last sentence states
     ("The total is 12, maybe.", "12", False),  # ... unless it doubts it
     (None, "1", False),
@@ -88,8 +90,9 @@ def test_reason_and_extracted():
 
 
 def test_non_numeric_target():
-    res = check_numeric("ANSWER: 4", "four")
+    res = check_numeric("ANSWER: 4", "a few")
     assert not res.correct and "target is not a number" in res.reason
+    assert check_numeric("ANSWER: 4", "four").correct  # a number in words is one
 
 
 @pytest.mark.parametrize(
