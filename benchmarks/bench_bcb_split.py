@@ -63,6 +63,14 @@ async def _compare(problems: list[BCBProblem], timeout: float, shared_if_failed:
         print(f"DIFF {task_id}\n  split: {split_reason}\n  shared: {shared_reason_}")
 
 
+def _read(dataset: Path) -> list[BCBProblem]:
+    """The tasks of a BigCodeBench jsonl; a file that is not one ends the command with one line."""
+    try:
+        return [BCBProblem.from_record(json.loads(line)) for line in dataset.read_text().splitlines() if line]
+    except (OSError, ValueError, AttributeError) as ex:  # a decoding error is a ValueError
+        sys.exit(f"bench_bcb_split.py: {dataset}: {ex}; fix: give the hub dataset's BigCodeBench.jsonl")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", type=Path)
@@ -75,7 +83,7 @@ def main() -> None:
     parser.add_argument("--mount", action="append", default=[], help="a directory to mount read-only")
     parser.add_argument("--force-split", action="store_true", help="--ids may name shared tasks (run split)")
     args = parser.parse_args()
-    problems = [BCBProblem.from_record(json.loads(line)) for line in args.dataset.read_text().splitlines() if line]
+    problems = _read(args.dataset)
     reasons: dict[str, list[str]] = collections.defaultdict(list)
     split = []
     for problem in problems:
