@@ -206,7 +206,7 @@ def letter_of(
     ):
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     paired = _PAIRED.match(rest)  # "B/I", "D or H", "A and E": a second letter past the options known from the gold
-    if paired and paired.group(1) != letter.upper():
+    if paired and (paired.group(1) or paired.group(2)) != letter.upper():
         return None, f"answer names more than one option (a hedge scores 0): {s[:60]!r}"
     other = next((m for m in _STANDALONE.finditer(rest[:MAX_ANSWER_CHARS]) if m.group(0) in letters), None)
     if other is not None and other.group(0) != letter.upper():
@@ -220,7 +220,11 @@ def letter_of(
 
 
 # a second capital letter joined to the first by "/", "or", "and", "&" or "," (a letter past the known options too)
-_PAIRED = re.compile(r"[ \t]{0,2}(?:/|&|,|(?:or|and)[ \t])[ \t]{0,2}[(\[]?([A-J])[)\]]?(?![A-Za-z0-9'’])")
+# (after a comma only where the letter ends a list item: not "D, E=mc^2 explains it")
+_PAIRED = re.compile(
+    r"[ \t]{0,2}(?:(?:/|&|(?:or|and)[ \t])[ \t]{0,2}[(\[]?([A-J])[)\]]?(?![A-Za-z0-9'’])"
+    r"|,[ \t]{0,2}[(\[]?([A-J])[)\]]?(?=[ \t]{0,2}(?:[,.;]|$|(?:or|and)(?![A-Za-z]))))"
+)
 _STANDALONE = re.compile(rf"(?<![{_WORDISH}'’])[A-Z](?![{_WORDISH}'’+#])")  # not "C++", "C#", "ID_B"
 # "Answer: D", "I choose (C)", "the answer is actually C": an explicit selection, its letter next
 # ("option D is wrong" names D, it does not select it: choice/option/selection need "is" or ":")
@@ -320,21 +324,39 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
     return letter, "no answer marker; from 'the answer is X' phrase"
 
 
-# "it must be [C]", "this is (B)", "the statement is X": a capital letter stated as what the answer is
+# "it must be [C]", "this is (B)", "the statement is X": a capital letter stated as what the answer is (by a
+# pronoun or a word for the answer: "the vertex is C" names a point, not an option)
 _STATED = re.compile(
-    r"(?i:\b(?:it|this|that|the[ \t]{1,3}[a-z]{2,20})"
+    r"(?i:\b(?:it|this|that|the[ \t]{1,3}(?:(?:correct|right|best|only)[ \t]{1,3})?"
+    r"(?:answer|option|choice|letter|statement|one|solution|response)\w?)"
     r"(?:[ \t]{1,3}(?:is|must[ \t]{1,3}be|has[ \t]{1,3}to[ \t]{1,3}be)|['’]s)[ \t]{1,3})"
     rf"(?=[(\[]?[A-Z][)\]]?(?![{_WORDISH}'’+#]))"
+)
+_SAID_LETTER = re.compile(r"(?i:(?:actually|definitely|clearly)[ \t]{1,3})?[(\[]?[A-Za-z][)\]]?")
+# what may follow the letter on the line: nothing, a sentence's end or a reason ("Choose B. for this one.",
+# "It is C because ..."), not more words ("Pick B up from the station", "It's B-ish")
+_TAIL = re.compile(r"[ \t]{0,3}(?:[.!:;,)\]]|$)|[ \t]{1,3}(?i:because|since|as)(?![A-Za-z])")
+_LINE_DOUBT = re.compile(
+    r"(?<![A-Za-z])(?i:maybe|perhaps|possibly|probably|possible|guess|unsure|unless|if|else|or|either|could|might"
+    r"|kidding)(?![A-Za-z])|\?|~~"
 )
 
 
 def _stated_letter(text: str, letters: str) -> str | None:
     """The letter the last line selects ("Choose B. for this one.") or states ("It must be [C]"),
-    unless negated or hedged there; None otherwise."""
+    unless negated or doubted in the clause before it, or followed by doubt, a condition or another
+    option letter ("Choose B, I guess.", "It is B if x > 0, else C."); None otherwise."""
     line = text.rstrip().rsplit("\n", 1)[-1][-MAX_ANSWER_CHARS:]
     said = last_match(_SELECTION, line) or last_match(_STATED, line)
     if said is None or _negated_before(line, said.start()):
         return None
+    clause = _CLAUSE.split(line[max(0, said.start() - 24) : said.start()])[-1]
+    said_letter = _SAID_LETTER.match(line, said.end())  # the lookaheads of both patterns ensure a letter
+    rest = line[said_letter.end() if said_letter else said.end() :]
+    if _LINE_DOUBT.search(clause + rest) or not _TAIL.match(rest) or "~~" in line:
+        return None
+    if any(t.group(0) in letters for t in _STANDALONE.finditer(rest)):
+        return None  # "Choose B for speed, C for accuracy."
     letter, _ = letter_of(line[said.start() :], letters, marked=True)
     if letter is None and said.re is _STATED:
         letter, _ = letter_of(line[said.end() :], letters, selection=False, marked=True)

@@ -337,19 +337,30 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
 _ANSWER_IS = re.compile(
     r"(?i:\banswer[ \t]{1,3}(?:is|would[ \t]be|=)(?![ \t:]{0,4}(?:not|n['’]t)\b)[ \t:]{0,4})([^\n]{1,200})"
 )
-# chat-template tokens a generation may end with ("<|im_end|>", "<|im_start|>user")
-_TRAILING_TOKENS = re.compile(r"(?:[ \t\n]{0,8}<\|[A-Za-z_]{1,20}\|>[ \t]{0,3}(?:user|assistant)?)+[ \t\n]{0,8}$")
-# what makes a sentence state a value: "x = 4", "the area is 12", "we get \\[ \\frac12 \\]"
+# chat-template tokens a generation may end with ("<|im_end|>", "<|im_start|>user", "</s>")
+_TRAILING_TOKENS = re.compile(
+    r"(?:[ \t\n]{0,8}(?:<\|[A-Za-z_]{1,20}\|>|</s>)[ \t]{0,3}(?:user|assistant)?)+[ \t\n]{0,8}$"
+)
+# what makes a sentence state a value: "x = 4", "the area is 12", "it's 6", "we get \\[ \\frac12 \\]"
 _STATES = re.compile(
-    r"(?<![<>!=])=(?!=)|≈|\\approx(?![A-Za-z])"
+    r"(?<![<>!=])=(?!=)|≈|\\approx(?![A-Za-z])|(?<![A-Za-z])(?i:it|that|what|there|here)['’]s(?![A-Za-z])"
     r"|(?<![A-Za-z])(?i:is|are|was|were|has|have|had|equals|(?:would|will|must)[ \t]{1,3}be|comes[ \t]{1,3}to"
     r"|we[ \t]{1,3}(?:get|obtain|have|find)|gives|yields)(?![A-Za-z])"
 )
-# a sentence that doubts, negates, asks or conditions states no answer
+# a sentence that doubts, negates, asks, conditions, sets up or offers another candidate states no answer
 _DOUBT = re.compile(
-    r"(?<![A-Za-z])(?i:or|either|maybe|perhaps|probably|possibly|might|could|guess|unsure|not|no|never"
-    r"|wrong|incorrect|if|unless|whether|assume|suppose|check|verify)(?![A-Za-z])|n['’]t(?![A-Za-z])|\?"
+    r"(?<![A-Za-z])(?i:or|either|maybe|perhaps|probably|possibly|likely|presumably|might|could|guess|unsure"
+    r"|tentative\w{0,3}|unverified|confirm\w{0,3}|estimate\w{0,2}|not|no|never|wrong|incorrect|mistake\w?|doubt\w{0,3}"
+    r"|if|unless|whether|when|otherwise|else|assum\w{1,3}|suppose|given|provided|let|try|check|verify|case"
+    r"|another|also|alternatively|for[ \t]{1,3}(?:even|odd|all|every|each|any|some|positive|negative|large|small))"
+    r"(?![A-Za-z])|n['’]t(?![A-Za-z])|\?|~~"
 )
+# after an answer phrase: a revision or retraction takes it back ("The answer is 5. Actually it's 6.")
+_REVISED = re.compile(r"(?<![A-Za-z])(?i:actually|wait|instead|rather|correction|scratch)(?![A-Za-z])")
+# a committed answer's contrast, kept out of the doubt test: "6, not 5.", "x = 6 (not 5)."
+_CONTRAST = re.compile(r"(?:,[ \t]{0,3}|[ \t]{0,3}\([ \t]{0,3})not[ \t]{1,3}[^,;()\n]{1,40}\)?[ \t.!]{0,3}$")
+# a line that is one item of a list or of a case split: "3. x = 6", "- x = 4", "(b) 7", "Case 2: ...", "Step 1: ..."
+_LIST_ITEM = re.compile(r"[ \t]{0,8}(?:\d{1,3}[.)][ \t]|[-*•+][ \t]|\(?[a-z]\)[ \t]|(?i:case|step|part)\b)")
 _SENTENCE_END = re.compile(r"[.!][ \t]{1,8}(?=\S)")
 _VALUE_SIGN = re.compile(r"[\d$\\]")
 _AND = re.compile(r"(?<![A-Za-z])(?i:and)(?![A-Za-z])")
@@ -358,19 +369,46 @@ _NAMES_ANSWER = re.compile(
 )
 _CONNECTIVE = re.compile(r"^[ \t]{0,3}(?i:so|thus|therefore|hence)?[ \t,]{0,3}")
 _ARITHMETIC = re.compile(r"[\s\d.,+\-*/×÷·()^${}]{1,200}")  # "is 5 + 3 = 8": a computation, then its value
+_NUMBER_RUN = re.compile(r"\d{1,40}(?:[.,]\d{1,40}){0,8}")
+# prose between two numbers makes them two values: "7 in base 10", "5 out of 6", "4 & 5" (not "2\\sqrt{3}")
+_PROSE_GAP = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}|&")
+
+
+def one_value(value: str) -> bool:
+    """Does value state one value: brackets balanced, no prose between two of its numbers?"""
+    if any(value.count(o) != value.count(c) for o, c in ("()", "[]", "{}")):
+        return False  # cut inside a bracket: "4 (resp. 5)"
+    runs = list(_NUMBER_RUN.finditer(value))
+    return not any(_PROSE_GAP.search(value[a.end() : b.start()]) for a, b in zip(runs, runs[1:], strict=False))
+
+
+def _sentences(text: str) -> tuple[str, list[str]]:
+    """The last non-empty line of text (after chat tokens) and its sentences ("" when the line's last
+    sentence starts before the MAX_ANSWER_CHARS window: its opening, a condition perhaps, unseen)."""
+    text = _TRAILING_TOKENS.sub("", text[-4 * _SPAN :]).rstrip()
+    line = text[text.rfind("\n") + 1 :].strip()
+    window = line[-_SPAN:]
+    starts = [0] if len(window) == len(line) else []
+    starts += [m.end() for m in _SENTENCE_END.finditer(window)]
+    return line, [window[a:b].strip() for a, b in zip(starts, [*starts[1:], len(window)], strict=False)]
 
 
 def final_statement(text: str) -> str | None:
     """The value the response's last sentence states, without any marker: "The probability is 0.75.",
-    "Therefore, x = 4.", "We get \\[ \\frac{1}{2} \\]". The last sentence of the last non-empty line
-    must state one value (`is`, `=`, `we get`...; what follows the first such word is returned, with a digit
-    or math in it and no "and"; a later one may only name it, "the answer is $x = 5$", or give the value of
-    a computation, "the total is 5 + 3 = 8"; "4 is the answer" names it before) and must not doubt, negate, ask or set a
-    condition (a careful grader reads such a sentence as the answer; one that hedges is no answer)."""
-    text = _TRAILING_TOKENS.sub("", response_part(text)[-4 * _SPAN :]).rstrip()
-    line = text[text.rfind("\n") + 1 :].strip()[-_SPAN:]
-    starts = [m.end() for m in _SENTENCE_END.finditer(line)]
-    sentence = line[starts[-1] if starts else 0 :].strip()
+    "Therefore, x = 4.", "We get \\[ \\frac{1}{2} \\]", "It's 6, not 5.". The last sentence of the last
+    non-empty line (a closing one with no value, "I hope this helps!", is passed over) must state one value
+    (`is`, `=`, `we get`...; what follows the first such word, with a digit or math in it, no "and", no prose
+    between two numbers; a later such word may only name it, "the answer is $x = 5$", or give the value of a
+    computation, "the total is 5 + 3 = 8"; "4 is the answer" names it before), must not doubt, negate, ask,
+    set a condition or offer another candidate, and its line must not be an item of a list or case split
+    (a careful grader reads such a sentence as the answer; one that hedges is no answer)."""
+    line, sentences = _sentences(response_part(text))
+    if not sentences or _LIST_ITEM.match(line):
+        return None
+    sentence = sentences[-1]
+    if len(sentences) > 1 and not _VALUE_SIGN.search(sentence) and not _DOUBT.search(sentence):
+        sentence = sentences[-2]  # "... is 0.75. I hope this helps!"
+    sentence = _CONTRAST.sub("", sentence)
     verbs = list(_STATES.finditer(sentence))
     if not verbs or _DOUBT.search(sentence):
         return None
@@ -381,34 +419,41 @@ def final_statement(text: str) -> str | None:
     value = strip_markdown(sentence[verbs[-1 if valued else 0].end() :].strip().rstrip(".!").strip())
     if _NAMES_ANSWER.fullmatch(value):  # "x = 4 is the answer", "Thus 4 is the final answer."
         value = _CONNECTIVE.sub("", sentence[verbs[-2].end() if len(verbs) > 1 else 0 : verbs[-1].start()]).strip()
-    if not _VALUE_SIGN.search(value) or _AND.search(value):
-        return None  # no value, or a list: "1,000 apples and 2,000 pears"
+    if not _VALUE_SIGN.search(value) or _AND.search(value) or not one_value(value):
+        return None  # no value, or several: "1,000 apples and 2,000 pears", "7 in base 10"
     return value
 
 
 def unmarked_answer(text: str | None) -> tuple[str | None, str]:
     """Where no marker is found: the last sentence's stated value (`final_statement`), else the last
-    "the answer is X" phrase on its line; (None, why not) without either."""
+    "the answer is X" phrase, when neither its sentence nor anything after it doubts, revises or retracts
+    it and it states one value; (None, why not) otherwise."""
     if not text or not text.strip():
         return None, "empty output"
     value = final_statement(text)
     if value is not None:
         return value, "no marker; the value the last sentence states"
-    text = response_part(text)
+    text = _TRAILING_TOKENS.sub("", response_part(text))
     phrase = last_match(_ANSWER_IS, text)
-    if phrase is not None:
-        opening = re.split(r"[.!?][ \t]|\n", text[max(0, phrase.start() - _SPAN) : phrase.start()])[-1]
-        if _DOUBT.search(opening + phrase.group(0).split(". ")[0]):  # "Maybe the answer is 4."
-            return None, "no marker; the 'the answer is X' sentence doubts, negates or asks (no answer)"
-        return phrase.group(1).split(". ")[0].strip(), "no marker; last 'the answer is X' phrase"
-    return None, "no answer marker (ANSWER: line, <answer> tags, \\boxed{}, 'final answer is') nor stated value"
+    if phrase is None:
+        return None, "no answer marker (ANSWER: line, <answer> tags, \\boxed{}, 'final answer is') nor stated value"
+    opening = re.split(r"[.!?][ \t]|\n", text[max(0, phrase.start() - _SPAN) : phrase.start()])[-1]
+    rest = phrase.group(1)
+    value = _CONTRAST.sub("", rest.split(". ")[0]).strip().rstrip(".!").strip()
+    after = rest[len(rest.split(". ")[0]) :] + text[phrase.end() :]
+    said = opening + phrase.group(0)[: len(phrase.group(0)) - len(rest)] + value
+    if len(after) > _SPAN or _DOUBT.search(said + after) or _REVISED.search(after):
+        return None, "no marker; the 'the answer is X' phrase is doubted, revised or followed by more (no answer)"
+    if not one_value(value):
+        return None, f"no marker; the 'the answer is X' phrase states several values: {value[:60]!r}"
+    return value, "no marker; last 'the answer is X' phrase"
 
 
 _SUPERSCRIPT = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,6}")
 
 
 def normalize_unicode(text: str) -> str:
-    """NFKC (full-width letters and digits), unicode minus, vulgar fractions as " a/b",
+    """NFKC (full-width letters and digits), unicode minus and a dash before a digit, vulgar fractions as " a/b",
     superscripts as powers (`10⁻³` -> `10^{-3}`)."""
     text = _SUPERSCRIPT.sub(lambda m: "^{" + unicodedata.normalize("NFKC", m.group(0)) + "}", text)
     out = []
@@ -419,6 +464,7 @@ def normalize_unicode(text: str) -> str:
         else:
             out.append(ch)
     text = unicodedata.normalize("NFKC", "".join(out))
+    text = re.sub("[\u2010-\u2015](?=\\d)", "-", text)  # a dash before a digit is a minus sign: "–5"
     return text.replace("\u2212", "-").replace("\u2044", "/")
 
 

@@ -11,7 +11,7 @@ must state one number, compared exactly as a fraction:
 - `x = 26` and `2025 - 1999 = 26` read the part after the last `=`;
 - several different numbers count only when the last follows a conclusion word
   (`5 apples and 3 pears, so 8`); otherwise (`1, 2, 3`, `5 - 3`, `5-10`) it is no answer;
-- equal as fractions, or within 1e-6 (a float's printing): `42.0000001` = 42, not `42.00001`;
+- equal as fractions, or within 1e-7 of the target, relative (a float's printing): `42.0000001` = 42;
 - a lone letter after the number other than a unit (`4 y`, not `4 m`) makes it an expression: none;
 - hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `±`, conditions (`if`, `otherwise`),
   a box followed by another value (`\\boxed{33} and 34`).
@@ -34,7 +34,7 @@ from scorers.extract import (
 )
 from scorers.math_forms import UNIT_WORDS, number_word
 
-FLOAT_NOISE = Fraction(1, 10**6)  # a difference this small is a float's printing, not another value
+FLOAT_NOISE = Fraction(1, 10**7)  # a relative difference this small is a float's printing (float32), not a value
 # ordinal and unit suffixes a number may be glued to ("2nd", "5usd")
 _SUFFIXES = {"st", "nd", "rd", "th", "usd", "pct", "percent", "mph", "kph"}
 
@@ -45,25 +45,31 @@ _NUMBER = re.compile(
     r"(?:[eE](?P<exp>[-+]?\d{1,4}))?"
     r"(?:[ \t]{0,2}/[ \t]{0,2}(?P<den>\d+(?:\.\d+)?))?"
     r"|\.(?P<dec>\d+))"
-    r"(?:[ \t]{0,3}(?P<scale>(?i:thousand|million|billion|trillion))\b)?"
+    r"(?:[ \t]{0,3}(?P<scale>(?i:dozen|hundred|thousand|million|billion|trillion))\b)?"
     # a number ends at a non-alphanumeric or at a unit or ordinal suffix: "5cm", "2nd", not "42abc"
     rf"(?=(?i:{'|'.join(sorted(UNIT_WORDS | _SUFFIXES, key=len, reverse=True))})"
     r"(?![A-Za-z])|[^A-Za-z0-9]|$)"
 )
-_SCALE = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_SCALE = {"dozen": 12, "hundred": 10**2, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _TIMES_TEN = re.compile(
     r"[ \t]{0,3}(?:\\times|\\cdot|×|\*|x)[ \t]{0,3}10[ \t]{0,2}\^[ \t]{0,2}\{?[ \t]{0,2}([-+]?\d{1,4})[ \t]{0,2}\}?"
 )
 _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,200})\}")
 _FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,40})\}[ \t]{0,3}\{([^{}]{1,40})\}")
-_HEDGE = re.compile(r"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else)\b)|±|\+/-|\\pm(?![A-Za-z])")
+_HEDGE = re.compile(
+    r"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else)\b)|±|\+/-|\\pm(?![A-Za-z])"
+    # a bound or a change of the value, not the value: "at least 5", "less than 5", "5+", "twice 5", "4-ish"
+    r"|(?i:\b(?:at[ \t]least|at[ \t]most|up[ \t]to|(?:less|more|fewer|greater)[ \t]than|above|below|twice|half"
+    r"|double|triple|squared|cubed|ish)\b)|[≥≤]|[<>]=?(?=[ \t]{0,2}[-+]?\d)|(?<=\d)\+(?![\d])"
+)
 _CONCLUDE = re.compile(
     r"(?i:\b(?:so|thus|therefore|hence|total|totals|is|are|was|equals?|gives|makes|get|gets)\b)|=|⇒|\\Rightarrow"
 )
 # a lone letter after the number, a factor rather than a unit or article: "4 y", "4 * n" (not "4 m", "20 a day")
 _TIMES_VARIABLE = re.compile(r"[ \t]{0,3}[*·]?[ \t]{0,3}([A-Za-z])(?![A-Za-z])")
-# a number alone under a markdown heading on the last line: "### 150"
-_HEADING = re.compile(r"(?:^|\n)#{2,3}[ \t]{1,8}(\$?[-+]?\d[\d,.]{0,30})[ \t]{0,8}\n?$")
+# a number alone under a level-3 markdown heading on the last line, the only such heading: "### 150"
+_HEADING = re.compile(r"(?:^|\n)###[ \t]{1,8}(\$?[-+]?\d[\d,.]{0,30})[ \t]{0,8}\n?$")
+_HEADINGS = re.compile(r"(?m:^[ \t]{0,3}###[ \t]{1,8}\$?[-+]?\d)")
 _GSM8K = re.compile(r"####[ \t]{0,8}([^\n]{0,200})")
 # a box followed by another value on its line: "\boxed{33} and 34" answers two values
 _AFTER_BOX = re.compile(r"[ \t]{0,3}(?:,|;|&|(?i:and|or)\b)[ \t]{0,3}\$?[ \t]{0,2}[-+]?\.?\d")
@@ -74,6 +80,9 @@ def _clean(text: str) -> str:
     text = text.replace("\\$", "$").replace("\\%", "%").replace("\\!", "").replace("{,}", ",")
     text = re.sub(r"\\[,;: ]|~", " ", text)
     text = re.sub(r"\([ \t]{0,2}([-+])[ \t]{1,2}(?=\d)", r"(\1", text)  # "(- 1)" is -1
+    text = re.sub(r"-[ \t]{0,2}\([ \t]{0,2}(\d[\d.,]{0,30})[ \t]{0,2}\)", r"(-\1)", text)  # "-(4)" is -4
+    text = re.sub(r"</?[A-Za-z]{1,6}>", " ", text)  # HTML emphasis: "<b>4</b>"
+    text = re.sub(r"(?i:\b(?:minus|negative)[ \t]{1,3})(?=\d)", "-", text)  # "minus 5"
     text = re.sub(r"\\(?:left|right)(?![A-Za-z])", "", text)
     for _ in range(2):
         text = _WRAP.sub(r" \1 ", text)
@@ -115,7 +124,7 @@ def read_number(text: str) -> tuple[Fraction | None, str]:
     if len(s) > MAX_ANSWER_CHARS:
         return None, f"answer longer than {MAX_ANSWER_CHARS} characters"
     if _HEDGE.search(s):
-        return None, f"answer hedges between values (scores 0): {s[:60]!r}"
+        return None, f"answer hedges or bounds its value (scores 0): {s[:60]!r}"
     if "=" in s:
         s = s[s.rindex("=") + 1 :]
     found = [(m, _value(m)) for m in _NUMBER.finditer(s)]
@@ -161,7 +170,7 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
         else:
             answer, how = unmarked_answer(completion)
             heading = _HEADING.search(text[-200:]) if answer is None else None
-            if heading is not None:
+            if heading is not None and len(_HEADINGS.findall(text)) == 1:  # "### 149" above it: two answers
                 answer, how = heading.group(1), "no marker; a last line '### <number>'"
     if answer is None:
         return None, None, how
@@ -174,9 +183,9 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
 
 
 def check_numeric(completion: str | None, target: str) -> CheckResult:
-    """Numeric equality between the one number answered and the target: exact, or within FLOAT_NOISE
-    (1e-6, and a thousandth of the target's last decimal place), the error of a float's printing (`42.0000001`
-    for 42; not `42.00001`, `1000001` for 1000000, `0` for 0.0000005)."""
+    """Numeric equality between the one number answered and the target: exact, or within FLOAT_NOISE of the
+    target (1e-7 relative, a float32's printing error: `42.0000001` for 42, `3.1400001` for 3.14; not
+    `42.00001`, `0.1000009` for 0.1, `0.333333` for 1/3, nothing but 0 for 0)."""
     gold = parse_number(str(target))
     if gold is None:
         return CheckResult(False, None, f"target is not a number: {target!r}")
@@ -186,7 +195,6 @@ def check_numeric(completion: str | None, target: str) -> CheckResult:
     extracted = _format(value)
     if value == gold:
         return CheckResult(True, extracted, f"{extracted} == {_format(gold)} ({how})")
-    decimals = len(m.group(1)) if (m := re.search(r"\.(\d+)", str(target))) else 0
-    if abs(value - gold) <= min(FLOAT_NOISE, Fraction(1, 10 ** (decimals + 3))):  # "42.0000001": a float's printing
-        return CheckResult(True, extracted, f"{extracted} == {_format(gold)} within {float(FLOAT_NOISE):g} ({how})")
+    if abs(value - gold) <= FLOAT_NOISE * abs(gold):  # "42.0000001": a float's printing
+        return CheckResult(True, extracted, f"{extracted} == {_format(gold)} to a float's precision ({how})")
     return CheckResult(False, extracted, f"{extracted} != {_format(gold)} ({how})")
