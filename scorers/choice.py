@@ -40,6 +40,7 @@ from scorers.extract import (
     last_match,
     normalize_unicode,
     response_part,
+    retraction,
     strip_markdown,
 )
 
@@ -100,7 +101,7 @@ _LOWER_SELECTED = re.compile(
 # an answer that says it is unsure ("B but I'm not sure", "A? just a guess") commits to nothing
 _UNSURE = re.compile(
     r"(?i:\b(?:not|n['’]t)[ \t]{1,3}(?:sure|certain)\b|\b(?:unsure|uncertain)\b"
-    r"|\bno[ \t]idea\b|\bjust[ \t]a[ \t]guess\b)"
+    r"|\bno[ \t]idea\b|\bjust[ \t](?:a[ \t]guess|kidding)\b|\bi[ \t]doubt\b)"
 )
 
 
@@ -219,10 +220,12 @@ def letter_of(
     return letter.upper(), ""
 
 
-# a second capital letter joined to the first by "/", "or", "and", "&" or "," (a letter past the known options too)
+# a second capital letter joined to the first by "/", "or", "and", "plus", "with", "&" or ",", past the known
+# options too
 # (after a comma only where the letter ends a list item: not "D, E=mc^2 explains it")
 _PAIRED = re.compile(
-    r"[ \t]{0,2}(?:(?:/|&|(?:or|and)[ \t])[ \t]{0,2}[(\[]?([A-J])[)\]]?(?![A-Za-z0-9'’])"
+    r"[ \t]{0,2}(?:(?:/|&|(?:or|and|plus|with|as[ \t]well[ \t]as|along[ \t]with)[ \t])[ \t]{0,2}[(\[]?([A-J])[)\]]?"
+    r"(?![A-Za-z0-9'’])"
     r"|,[ \t]{0,2}[(\[]?([A-J])[)\]]?(?=[ \t]{0,2}(?:[,.;]|$|(?:or|and)(?![A-Za-z]))))"
 )
 _STANDALONE = re.compile(rf"(?<![{_WORDISH}'’])[A-Z](?![{_WORDISH}'’+#])")  # not "C++", "C#", "ID_B"
@@ -298,7 +301,7 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
             return None, f"{how}: answer is empty"
         letter, why = letter_of(answer, letters)
         return (letter, f"from {how}") if letter else (None, f"{how}: {why}")
-    if completion is None or how.startswith("empty output"):
+    if completion is None or not how.startswith("no answer marker"):
         return None, how
     text = response_part(completion).replace("\u00a0", " ")
     last = last_match(_PHRASE, text)
@@ -317,6 +320,10 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
         return None, "no answer marker and no 'the answer is X' phrase"
     line_end = text.find("\n", last.end(), last.end() + 200)
     phrase = text[last.end() : line_end if line_end >= 0 else last.end() + 200]
+    if retraction(text, last.end() + len(phrase.split(". ")[0])) or _UNSURE.search(
+        text, last.end(), last.end() + MAX_ANSWER_CHARS
+    ):
+        return None, "'the answer is' phrase: taken back or hedged after it"
     phrase = phrase.split(". ")[0]
     letter, why = letter_of(phrase, letters, marked=True)
     if letter is None:

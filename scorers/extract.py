@@ -316,6 +316,9 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
     mk = last_marker(text)
     if mk is None:
         return None, "no answer marker (ANSWER: line, <answer> tags, \\boxed{}, 'final answer is')"
+    retracted = retraction(text, mk.cend)
+    if retracted is not None:  # "ANSWER: 5\nOr 6.", "\boxed{5}\nThat is wrong."
+        return None, f"retracted: the answer is taken back or hedged after it: {retracted.group(0)!r}"
     how = {
         "answer_line": "last ANSWER line",
         "answer_tag": "last <answer> tags",
@@ -352,9 +355,28 @@ _DOUBT = re.compile(
     r"(?<![A-Za-z])(?i:or|either|maybe|perhaps|probably|possibly|likely|presumably|might|could|guess|unsure"
     r"|tentative\w{0,3}|unverified|confirm\w{0,3}|estimate\w{0,2}|not|no|never|wrong|incorrect|mistake\w?|doubt\w{0,3}"
     r"|if|unless|whether|when|otherwise|else|assum\w{1,3}|suppose|given|provided|let|try|check|verify|case"
-    r"|another|also|alternatively|for[ \t]{1,3}(?:even|odd|all|every|each|any|some|positive|negative|large|small))"
+    r"|another|also|alternatively|hope|pending|test|range|vs|approx|ish"
+    r"|for[ \t]{1,3}(?:even|odd|all|every|each|any|some|positive|negative|large|small))"
     r"(?![A-Za-z])|n['’]t(?![A-Za-z])|\?|~~"
 )
+# a closing sentence with no value, passed over: "I hope this helps!", "Q.E.D."
+_CLOSING = re.compile(
+    r"(?i:i[ \t]hope[ \t](?:this|that|it)(?:[ \t][a-z]{1,10}){1,2}|hope[ \t]this[ \t]helps|q\.?e\.?d\.?|done)[.!]?|∎|□"
+)
+# after an answer (its marker's content or its phrase): a retraction or another candidate takes it back
+# ("That is wrong.", "Just kidding.", "I doubt it.", "Or 6.", "Or maybe B.")
+_RETRACTED = re.compile(
+    r"(?<![A-Za-z])(?:(?i:or)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly))?[ \t]{1,3}(?:\(?[A-J]\)?(?![A-Za-z])|[-+$]?\d)"
+    r"|(?i:(?:that|this|it)(?:[ \t]{1,3}(?:is|was)|['’]s)[ \t]{1,3}(?:wrong|incorrect|not[ \t]right)"
+    r"|just[ \t]kidding|i[ \t]doubt|not[ \t]sure))(?![A-Za-z])"
+)
+
+
+def retraction(text: str, start: int) -> re.Match[str] | None:
+    """A retraction or another candidate in the MAX_ANSWER_CHARS after start ("That is wrong.", "Or 6.")."""
+    return _RETRACTED.search(text, start, start + _SPAN)
+
+
 # after an answer phrase: a revision or retraction takes it back ("The answer is 5. Actually it's 6.")
 _REVISED = re.compile(r"(?<![A-Za-z])(?i:actually|wait|instead|rather|correction|scratch)(?![A-Za-z])")
 # a committed answer's contrast, kept out of the doubt test: "6, not 5.", "x = 6 (not 5)."
@@ -374,12 +396,17 @@ _NUMBER_RUN = re.compile(r"\d{1,40}(?:[.,]\d{1,40}){0,8}")
 _PROSE_GAP = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}|&")
 
 
-def one_value(value: str) -> bool:
-    """Does value state one value: brackets balanced, no prose between two of its numbers?"""
+def one_value(value: str, words: frozenset[str] = frozenset()) -> bool:
+    """Does value state one value: brackets balanced, no prose between two of its numbers (but `words`,
+    units say)?"""
     if any(value.count(o) != value.count(c) for o, c in ("()", "[]", "{}")):
         return False  # cut inside a bracket: "4 (resp. 5)"
     runs = list(_NUMBER_RUN.finditer(value))
-    return not any(_PROSE_GAP.search(value[a.end() : b.start()]) for a, b in zip(runs, runs[1:], strict=False))
+    return not any(
+        w.group(0).lower() not in words
+        for a, b in zip(runs, runs[1:], strict=False)
+        for w in _PROSE_GAP.finditer(value[a.end() : b.start()])
+    )
 
 
 def _sentences(text: str) -> tuple[str, list[str]]:
@@ -406,7 +433,9 @@ def final_statement(text: str) -> str | None:
     if not sentences or _LIST_ITEM.match(line):
         return None
     sentence = sentences[-1]
-    if len(sentences) > 1 and not _VALUE_SIGN.search(sentence) and not _DOUBT.search(sentence):
+    if len(sentences) > 1 and (
+        _CLOSING.fullmatch(sentence) or not (_VALUE_SIGN.search(sentence) or _DOUBT.search(sentence))
+    ):
         sentence = sentences[-2]  # "... is 0.75. I hope this helps!"
     sentence = _CONTRAST.sub("", sentence)
     verbs = list(_STATES.finditer(sentence))
@@ -442,6 +471,7 @@ def unmarked_answer(text: str | None) -> tuple[str | None, str]:
     value = _CONTRAST.sub("", rest.split(". ")[0]).strip().rstrip(".!").strip()
     after = rest[len(rest.split(". ")[0]) :] + text[phrase.end() :]
     said = opening + phrase.group(0)[: len(phrase.group(0)) - len(rest)] + value
+    after = _CLOSING.sub("", after)
     if len(after) > _SPAN or _DOUBT.search(said + after) or _REVISED.search(after):
         return None, "no marker; the 'the answer is X' phrase is doubted, revised or followed by more (no answer)"
     if not one_value(value):

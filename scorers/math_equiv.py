@@ -82,7 +82,7 @@ MAX_NESTING = 8
 def extract_math_answer(completion: str | None) -> tuple[str | None, str]:
     """Return (raw answer string or None, how found / why not)."""
     answer, how = final_answer(completion)
-    if answer is None and not how.startswith("empty output"):
+    if answer is None and how.startswith("no answer marker"):
         answer, how = unmarked_answer(completion)
     if answer is None:
         return None, how
@@ -232,7 +232,7 @@ def _for_math_verify(s: str, gold_is_equation: bool) -> str:
 _VALUE_WORDS = frozenset(
     "hundred thousand million billion trillion dozen times squared cubed not no none never"
     " between either maybe perhaps possibly probably approximately roughly about around nearly"
-    " almost least most otherwise unless else if".split()
+    " almost least most otherwise unless else if than half twice double triple".split()
 )
 # what separates several values in math-verify's reading (it keeps only the last one)
 _VALUE_SEPARATORS = re.compile(
@@ -248,23 +248,25 @@ _BARE_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:/\d+)?(?:\s?%)?")  # "
 _LIST_GAP = re.compile(r"[\s,;]{0,6}(?:(?:and|or)[\s,]{0,3})?")
 
 
-def _as_sentence(pred: str, gold: str) -> str:
+def _as_sentence(pred: str, gold: str) -> tuple[str, str | None]:
     """An answer written as a sentence ("Thus $x \\geq 5$ is the solution.") -> its value.
 
     The value is the last math segment or bare number; values joined only by commas,
-    "and" or "or" stay together (a list, refused when the reference has one value).
+    "and" or "or" stay together (a list, refused when the reference has one value). Returns (value, None),
+    or (pred, why) where an earlier value stands before the last with no conclusion between ("7 in base 10",
+    "12 at t = 3": which is the answer?).
     """
     outside = _MATH_SEGMENT.sub(lambda m: " " * len(m.group(0)), pred)  # keeps positions
     prose = _words(outside) - _words(gold) - _UNITS - _FUNCS - {"and", "or"}
     if not any(len(w) >= 3 for w in prose):
-        return pred
+        return pred, None
     tokens: list[tuple[int, int, str]] = []
     for m in _MATH_SEGMENT.finditer(pred):
         tokens.append((m.start(), m.end(), next(g for g in m.groups() if g is not None)))
     for m in _BARE_NUMBER.finditer(outside):
         tokens.append((m.start(), m.end(), m.group(0)))
     if not tokens:
-        return pred
+        return pred, None
     tokens.sort()
     value = [tokens[-1]]
     for tok in reversed(tokens[:-1]):
@@ -272,10 +274,18 @@ def _as_sentence(pred: str, gold: str) -> str:
             break
         value.append(tok)
     if _HEDGED_BEFORE.search(pred[max(0, value[-1][0] - 12) : value[-1][0]]):
-        return pred  # "<something> or 0": the sentence hedges, judged whole (refused)
-    return ", ".join(t[2].strip() for t in reversed(value))
+        return pred, None  # "<something> or 0": the sentence hedges, judged whole (refused)
+    earlier = [t for t in tokens if t[1] <= value[-1][0]]
+    if earlier and not _CONCLUDES.search(pred[earlier[-1][1] : value[-1][0]]):
+        return pred, "answer states an earlier value and no conclusion before its last one (`7 in base 10`)"
+    return ", ".join(t[2].strip() for t in reversed(value)), None
 
 
+# what makes the last value of a sentence its conclusion after an earlier one: "... we get 8, so the answer is 0",
+# "10, which is 1,000.99" (not "t = 3": an equals sign after a lone variable sets a condition)
+_CONCLUDES = re.compile(
+    r"(?i:\b(?:so|thus|therefore|hence|is|are|equals|gives|get|makes)\b)|(?<![A-Za-z][ \t])(?<![A-Za-z])="
+)
 _HEDGED_BEFORE = re.compile(r"(?i:\b(?:or|either|otherwise|unless|else))\W{0,4}$")
 _SCALE = re.compile(
     r"(\d)[ \t]{0,3}(?:\\(?:text|mathrm|mbox)[ \t]{0,3}\{[ \t]{0,3})?"
@@ -677,7 +687,9 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
     raw, gold_raw = _as_tuples(raw, gold_raw)
     why = refusal(raw, gold_raw, count=False)
     if why is None:
-        raw = _value_of(_as_sentence(raw, gold_raw), gold_raw)
+        sentence_value, why = _as_sentence(raw, gold_raw)
+    if why is None:
+        raw = _value_of(sentence_value, gold_raw)
         why = refusal(raw, gold_raw)
     if why is not None:
         return CheckResult(False, raw, f"{why} ({how})")

@@ -168,6 +168,7 @@ def rewrite(s: str) -> str:
     """The answer with the forms above rewritten into ones math-verify reads as meant."""
     if (word := number_word(s)) is not None:
         return str(word)
+    s = re.sub(r"(?i:\b(?:minus|negative)[ \t]{1,3})(?=\d)", "-", s)  # "minus 5" is -5
     s, escaped = _DOUBLE_ESCAPED.subn(r"\\", s)
     if escaped:  # a doubly escaped row break `\\\\` (in a matrix) is `\\`
         s = s.replace("\\\\", "\\")
@@ -279,8 +280,15 @@ def _variables(s: str) -> set[str]:
     return set(_LONE_LETTER.findall(_LATEX_COMMAND.sub(" ", s)))
 
 
+_BOUND = re.compile(
+    r"[ \t$]{0,3}(?:[≥≤~≈]|\\(?:geq?|leq?|sim|approx)(?![A-Za-z]))"
+)  # "≥ 5", "~5" (not "a \\approx 0.5")
+
+
 def mismatch(pred: str, gold: str) -> str | None:
     """Why pred differs from gold in a way math-verify would not see, or None."""
+    if _BOUND.match(pred) and not _BOUND.match(gold) and not _variables(pred):
+        return "answer bounds or approximates the value (`≥ 5`, `~5`) where the reference states it"
     pv, gv = _variables(pred), _variables(gold)
     if pv != gv and {v.lower() for v in pv} == {v.lower() for v in gv} and option_letter(gold) is None:
         return "answer's variables differ in case from the reference's (X is not x)"

@@ -58,7 +58,8 @@ _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{
 _FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,40})\}[ \t]{0,3}\{([^{}]{1,40})\}")
 _HEDGE = re.compile(
     r"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else)\b)|±|\+/-|\\pm(?![A-Za-z])"
-    # a bound or a change of the value, not the value: "at least 5", "less than 5", "5+", "twice 5", "4-ish"
+    # a bound or a change of the value, not the value: "at least 5", "5+", "twice 5", "4-ish" ("about 5" is read
+    # as 5, as inspect_ai's and reward-kit's tests read "approximately": a stated estimate of the value)
     r"|(?i:\b(?:at[ \t]least|at[ \t]most|up[ \t]to|(?:less|more|fewer|greater)[ \t]than|above|below|twice|half"
     r"|double|triple|squared|cubed|ish)\b)|[≥≤]|[<>]=?(?=[ \t]{0,2}[-+]?\d)|(?<=\d)\+(?![\d])"
 )
@@ -162,7 +163,7 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
         tail = response_part(completion or "")[box.cend + 1 : box.cend + 40] if box else ""
         if _AFTER_BOX.match(tail):
             return answer, None, f"{how}: another value follows the box: {tail.strip()[:30]!r}"
-    if answer is None and not how.startswith("empty output") and completion:
+    if answer is None and how.startswith("no answer marker") and completion:
         text = response_part(completion)
         last = last_match(_GSM8K, text)
         if last is not None:
