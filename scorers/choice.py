@@ -339,6 +339,11 @@ _STATED = re.compile(
     r"(?:[ \t]{1,3}(?:is|must[ \t]{1,3}be|has[ \t]{1,3}to[ \t]{1,3}be)|['’]s)[ \t]{1,3})"
     rf"(?=[(\[]?[A-Z][)\]]?(?![{_WORDISH}'’+#]))"
 )
+# "C is correct", "Option A is the best choice": a capital letter asserted as the answer on the last line
+_ASSERTED = re.compile(
+    r"(?<![A-Za-z])(?i:(?:option|choice)[ \t]{1,3})?[(\[]?([A-Z])[)\]]?[ \t]{1,3}(?i:is)[ \t]{1,3}"
+    r"(?i:the[ \t]{1,3})?(?i:correct|right|best)(?:[ \t]{1,3}(?i:answer|option|choice|one))?(?![A-Za-z])"
+)
 _SAID_LETTER = re.compile(r"(?i:(?:actually|definitely|clearly)[ \t]{1,3})?[(\[]?[A-Za-z][)\]]?")
 # what may follow the letter on the line: nothing, a sentence's end or a reason ("Choose B. for this one.",
 # "It is C because ..."), not more words ("Pick B up from the station", "It's B-ish")
@@ -350,20 +355,23 @@ _LINE_DOUBT = re.compile(
 
 
 def _stated_letter(text: str, letters: str) -> str | None:
-    """The letter the last line selects ("Choose B. for this one.") or states ("It must be [C]"),
+    """The letter the last line selects ("Choose B. for this one."), states ("It must be [C]") or asserts
+    ("C is correct"),
     unless negated or doubted in the clause before it, or followed by doubt, a condition or another
     option letter ("Choose B, I guess.", "It is B if x > 0, else C."); None otherwise."""
     line = text.rstrip().rsplit("\n", 1)[-1][-MAX_ANSWER_CHARS:]
-    said = last_match(_SELECTION, line) or last_match(_STATED, line)
+    said = last_match(_SELECTION, line) or last_match(_STATED, line) or last_match(_ASSERTED, line)
     if said is None or _negated_before(line, said.start()):
         return None
     clause = _CLAUSE.split(line[max(0, said.start() - 24) : said.start()])[-1]
-    said_letter = _SAID_LETTER.match(line, said.end())  # the lookaheads of both patterns ensure a letter
+    said_letter = None if said.re is _ASSERTED else _SAID_LETTER.match(line, said.end())  # ensured by lookaheads
     rest = line[said_letter.end() if said_letter else said.end() :]
     if _LINE_DOUBT.search(clause + rest) or not _TAIL.match(rest) or "~~" in line:
         return None
     if any(t.group(0) in letters for t in _STANDALONE.finditer(rest)):
         return None  # "Choose B for speed, C for accuracy."
+    if said.re is _ASSERTED:
+        return said.group(1) if said.group(1) in letters else None
     letter, _ = letter_of(line[said.start() :], letters, marked=True)
     if letter is None and said.re is _STATED:
         letter, _ = letter_of(line[said.end() :], letters, selection=False, marked=True)

@@ -2,7 +2,8 @@
 
 The final answer is the content of the LAST explicit marker in the output:
 - an `ANSWER:` line (upper case anywhere; `Final answer:` / `Final choice:` / `Final option:`
-  anywhere; `Answer:` at a line start, also after `Proposed` / `Suggested` / `Correct` / `My` / `Our`;
+  anywhere; `Answer:` at a line start or after a sentence's end, also after `Proposed` / `Suggested` /
+  `Correct` / `My` / `Our`; a `### Final Answer` heading, the answer on the lines below;
   `ANSWER: \\[` or `$$` alone on the line: the display math below, up to its closer),
 - `<answer>...</answer>` tags (an unclosed tag runs to the end of the text; `answer>` at a line
   start is a tag that lost its `<`),
@@ -70,6 +71,8 @@ _ANSWER_TAG = re.compile(
     r"(?<![A-Za-z])ANSWER[ \t*_]{0,8}:"
     r"|(?<![A-Za-z])(?i:final[ \t]{1,3}(?:answer|choice|option))[ \t*_]{0,8}:"
     r"|^[ \t*_#>]{0,8}(?i:(?:proposed|suggested|correct|my|our)[ \t]{1,3})?(?i:answer)[ \t*_]{0,8}:"
+    r"|(?<=[.!?] )(?i:answer)[ \t*_]{0,8}:"  # after a sentence: "Done. Answer: 42"
+    r"|^[ \t]{0,3}#{1,6}[ \t]{1,3}(?i:final[ \t]{1,3}answer)[ \t*_:]{0,8}$"  # a heading: "### Final Answer"
     r"|^[ \t]{0,8}(?i:answer)>",  # a tag that lost its "<": "answer> d"
     re.MULTILINE,
 )
