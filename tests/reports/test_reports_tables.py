@@ -275,3 +275,13 @@ def test_a_worker_recorded_alone_leaves_its_pool_simulated(tmp_path):
     syn.write_log(tmp_path, "math500", "single_worker", {"pool": "sim", "worker": 2}, [syn.sample("q", 1, "C", record)])
     frame = load_samples(tmp_path)
     assert set(frame["pool_kind"]) == {"simulated"} and set(frame["label"]) == {"single_worker (sim/mediocre)"}
+
+
+def test_a_benchmark_the_paper_does_not_report_has_no_missing_paper_row_note(tmp_path):
+    """The table of a user's own task has no paper table to pair with: no row says the paper lacks it
+    (the tutorial's table read "no paper row: the paper's Table other has no row for this method")."""
+    syn.write_log(
+        tmp_path, "gsm8k", "single_worker", {"pool": "sim", "worker": 2}, [syn.sample("g", 1, "C", single(SIM, 2))]
+    )
+    other = by_id(tb.build_tables(load_samples(tmp_path), tb.read_reference()), "other")
+    assert list(other.wide["row"]) == ["single_worker (sim/mediocre)"] and "note" not in other.wide
