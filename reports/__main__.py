@@ -118,42 +118,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "reproduce":
         args.tasks = args.tasks or default_tasks()
     argv_text = " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
-    console = Console(args.out, args.verbose)
-    if decided:
-        console.say(decided)
     if args.logs and (problem := logs_problem(args.logs)):
         print(f"error: --logs {args.logs} {problem}; fix: pass the directory your evals wrote to (`inspect eval "
               f"--log-dir`, default ./logs; the matrix runner's: {PRESENT_LOGS})", file=sys.stderr)  # fmt: skip
         return 1
+    matrix_args = None if args.command != "reproduce" or args.logs else matrix_arguments(args)
+    if matrix_args is not None:
+        from solvers.matrix import parser as matrix_parser
+        from solvers.matrix import refuse_mistakes
+
+        try:
+            refuse_mistakes(matrix_parser().parse_args(matrix_args))
+        except ValueError as error:  # a task, pool, method or count it refuses: said alone, before anything runs
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+    console = Console(args.out, args.verbose)
+    if decided:
+        console.say(decided)
     with console.library_warnings():
-        return run(args, decided, console, f"python -m reports {argv_text}")
+        return run(args, matrix_args, decided, console, f"python -m reports {argv_text}")
 
 
-def run(args: argparse.Namespace, decided: str, console: Console, command: str) -> int:
-    """Run the matrix (reproduce without --logs), then build; progress and the summary on `console`."""
+def matrix_arguments(args: argparse.Namespace) -> list[str]:
+    """The matrix runner's arguments for `reproduce` without --logs (sets args.pool, limit, log_dir)."""
+    args.pool, args.limit = args.pool or "local", 2 if args.limit is None else args.limit
+    args.log_dir = args.log_dir or f"logs/reproduce-{args.pool}"
+    matrix_args = [
+        "--tasks",
+        args.tasks,
+        "--pool",
+        args.pool,
+        "--limit",
+        str(args.limit),
+        "--log-dir",
+        args.log_dir,
+        "--display",
+        "plain" if args.verbose else "none",  # none: a progress line per quarter of the evals
+    ] + (["--methods", args.methods] if args.methods else [])
+    return matrix_args + (["--epochs", str(args.epochs)] if args.epochs is not None else [])  # 0: refused, not dropped
+
+
+def run(args: argparse.Namespace, matrix_args: list[str] | None, decided: str, console: Console, command: str) -> int:
+    """Run the matrix (`matrix_args`: reproduce without --logs), then build; progress and the summary on `console`."""
     logs, code = args.logs, 0
-    if args.command == "reproduce" and not logs:
-        args.pool, args.limit = args.pool or "local", 2 if args.limit is None else args.limit
-        logs = args.log_dir or f"logs/reproduce-{args.pool}"
-        matrix_args = [
-            "--tasks",
-            args.tasks,
-            "--pool",
-            args.pool,
-            "--limit",
-            str(args.limit),
-            "--log-dir",
-            logs,
-            "--display",
-            "plain" if args.verbose else "none",  # none: a progress line per quarter of the evals
-        ] + (["--methods", args.methods] if args.methods else [])
-        matrix_args += ["--epochs", str(args.epochs)] if args.epochs is not None else []  # 0 is refused, not dropped
+    if matrix_args is not None:
+        logs = args.log_dir
         console.say(f"running the matrix: python -m solvers.matrix {shlex.join(matrix_args)}")
         from solvers.matrix import main as matrix_main
 
         try:
             code = matrix_main(matrix_args)
-        except ValueError as error:  # a task, pool, method or count it refuses: before any eval runs
+        except ValueError as error:  # what refuse_mistakes cannot see before the evals (Inspect's own checks)
             print(f"error: {error}", file=sys.stderr)
             return 1
         if code:

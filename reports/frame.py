@@ -191,7 +191,7 @@ def identity(group: pd.DataFrame, recorded_method: pd.Series) -> dict:
         pool_map.update(zip(indices or range(len(names or [])), names or [], strict=False))
     workers = [pool_map[i] for i in sorted(pool_map)] if pool_map else []
     if pool_map and sorted(pool_map) != list(range(len(pool_map))):
-        workers = [pool_map.get(i, f"worker {i}") for i in range(max(pool_map) + 1)]
+        workers = [pool_map.get(i, "") for i in range(max(pool_map) + 1)]  # "": a slot no sample used
     conductors = [c for c in group["conductor_model"] if isinstance(c, str) and c]
     # the conductor role only names the conductor when no sample recorded who conducted (a baseline
     # records conductor None and ignores the role)

@@ -160,12 +160,12 @@ def run_fields(
     key_parts, label_parts = [name], []
     for k, v in changed.items():
         key_parts.append(f"{k}={short(v) if isinstance(v, str) else v}")
-        if k == "worker" and isinstance(v, int) and 0 <= v < len(workers):
+        if k == "worker" and isinstance(v, int) and 0 <= v < len(workers) and workers[v]:
             label_parts.append(no_host_path(workers[v]))
         else:
             label_parts.append(f"{k}={no_host_path(v)}")
     pool = pool_label(str(args.get("pool") or (settings or {}).get("pool") or DEFAULT_POOL))
-    kind = pool_makeup(workers)
+    kind = pool_makeup([w for w in workers if w])  # "": a slot the samples did not use, no model known
     return {
         "method": name,
         "key": "|".join(key_parts),

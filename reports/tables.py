@@ -452,8 +452,8 @@ def build_table(
             if (not comparable and len(rows) and ref is not None)
             else []
         )
-        if not comparable and len(rows) and ref is not None and not under:
-            notes.append(no_counterpart(spec, ref, key, kind))
+        if not comparable and len(rows) and ref is not None and not under and spec.title != OTHER_TITLE:
+            notes.append(no_counterpart(spec, ref, key, kind))  # the paper has no table of a user's own task
         wide["note"] = "; ".join(n for n in notes if n)
         wide_rows.append(wide)
         wide_rows += under

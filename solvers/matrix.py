@@ -190,21 +190,42 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def refuse_mistakes(args: argparse.Namespace) -> None:
+    """Raise ValueError, with one line saying what to give, for a count, task file, pool or method the runner
+    cannot run (before anything is printed or run: `python -m reports reproduce` checks with it too)."""
+    from workers.pools import load_pool
+
     if args.epochs is not None and args.epochs < 1:
         raise ValueError(f"--epochs {args.epochs}: give an integer >= 1")
     if args.limit is not None and args.limit < 0:  # 0 runs evals that score no sample: said, exit 1
         raise ValueError(f"--limit {args.limit}: give an integer >= 1")
+    for name in task_names(args):
+        task_function(name)
+    load_pool(args.pool)
+    names = [m["name"] for m in load_matrix(Path(args.matrix))["methods"]]
+    if unknown := sorted(set(method_names(args) or []) - set(names)):
+        raise ValueError(f"unknown method(s) {unknown}; the matrix has {', '.join(names)}")
+
+
+def task_names(args: argparse.Namespace) -> list[str]:
+    return [t.strip() for t in args.tasks.split(",") if t.strip()]
+
+
+def method_names(args: argparse.Namespace) -> list[str] | None:
+    return [m.strip() for m in args.methods.split(",")] if args.methods else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    refuse_mistakes(args)
     from workers.pools import load_pool
 
     data = load_matrix(Path(args.matrix))
-    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-    for name in tasks:
-        task_function(name)
+    tasks = task_names(args)
     pool = load_pool(args.pool)
-    only = [m.strip() for m in args.methods.split(",")] if args.methods else None
-    matrix = build_matrix(data["methods"], tasks, args.pool, len(pool.workers), registered_solvers(), only)
+    matrix = build_matrix(
+        data["methods"], tasks, args.pool, len(pool.workers), registered_solvers(), method_names(args)
+    )
     print(f"{len(matrix.runs)} evals: {len(tasks)} task(s) x methods on pool {pool.name} ({len(pool.workers)} workers)")
     for line in [*(f"NOT RUN (missing) {m}" for m in matrix.missing), *(f"NOT RUN (pool) {m}" for m in matrix.skipped)]:
         print(line)

@@ -573,23 +573,31 @@ def _decoded(slot: dict) -> Any:
     return token.get("n_decoded", "?") if isinstance(token, dict) else "?"
 
 
+_SAID: dict[str, int] = {}  # server address -> the most `every` periods a call had run when a line was printed
+
+
 async def warn_while_running(model: str, address: str, gate: SlotGate, every: float) -> None:
-    """Every `every` seconds until cancelled (the attempt ended), one warning line on stderr: a slow
-    or stalled call shows on the console as it happens, with the queue state. Printed, not logged
-    as a warning: Inspect's console log handler wraps a record into a block of ~10 lines (its time,
-    level and source columns); the record is logged at INFO for the eval log and the trace."""
+    """Every `every` seconds until cancelled (the attempt ended), a record with the queue state, logged at
+    INFO for the eval log and the trace; on stderr, one warning line when this call has run longer than
+    any call to the server had when a line was printed: a slow or stalled call shows on the console as
+    it happens, while on a loaded machine, where every call runs long, the console does not get a line
+    per call a minute. Printed, not logged as a warning: Inspect's console log handler wraps a record
+    into a block of ~10 lines (its time, level and source columns)."""
     import anyio
 
-    started = time.monotonic()
+    started, periods = time.monotonic(), 0
     while True:
         await anyio.sleep(every)
+        periods += 1
         state = await anyio.to_thread.run_sync(server_slots, address, abandon_on_cancel=True)
         line = (
             f"local model {model} ({address}): a call has run {time.monotonic() - started:.0f} s without an "
             f"answer; {gate.describe()}; {state}. A loaded machine slows llama.cpp (see -M n_threads)."
         )
         logger.info(line)
-        print(f"warning: {line}", file=sys.stderr, flush=True)
+        if periods > _SAID.get(address, 0):
+            _SAID[address] = periods
+            print(f"warning: {line}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- Inspect API

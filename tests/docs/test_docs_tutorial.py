@@ -62,6 +62,11 @@ def page_steps(path: Path, section: str | None = None) -> list[Step]:
     return steps
 
 
+def shown_output(path: Path) -> list[str]:
+    """The bodies of a page's `text` blocks: the output it says a step prints."""
+    return [body for info, body in FENCE.findall(path.read_text()) if info.split()[:1] == ["text"]]
+
+
 def user_env(home: Path) -> dict[str, str]:
     """A new user's environment: this one's Python and packages, a fresh HOME, no Inspect or XDG settings."""
     fresh = ("INSPECT_", "XDG_", "CONDUCTOR_BENCH_")
@@ -140,5 +145,10 @@ def test_the_tutorial_runs_and_its_report_shows_every_method(tmp_path, record_pr
     rows = {line.split(" | ")[0].lstrip("| ") for line in section.splitlines() if line.startswith("| ")}
     assert {"cheap_then_check", "conductor [conductor fixed-workflows]", "single_worker (sim/mediocre)"} <= rows
     assert "(n=8x2)" in section and "±" in section
+    shown = [line for body in shown_output(TUTORIAL) for line in body.splitlines() if line.strip()]
+    assert shown, "the page shows the report's table"
+    for line in shown:  # the page's example output is what the steps print (`...`: text left out)
+        pattern = ".*".join(map(re.escape, line.split("...")))
+        assert any(re.fullmatch(pattern, made) for made in table.splitlines()), f"not in the report: {line}"
     assert (work / "report" / "index.html").is_file()
     assert list((work / "logs-provider").glob("*.eval"))  # the conductor/<pool> model ran too

@@ -119,14 +119,16 @@ def test_a_missing_or_empty_log_dir_is_refused_in_one_line(tmp_path, capsys, com
         (["--epochs", "0"], "--epochs 0: give an integer >= 1"),  # was dropped: one epoch ran
         (["--limit", "-3"], "--limit -3: give an integer >= 1"),
         (["--pool", "sim-scriptd"], "no pool file"),
+        (["--methods", "conductr"], "unknown method(s) ['conductr']"),
     ],
 )
-def test_reproduce_refuses_a_mistake_in_one_line_before_any_eval_runs(tmp_path, capsys, options, error):
+@pytest.mark.parametrize("pool", [["--pool", "sim-scripted"], []], ids=["pool", "default-plan"])
+def test_reproduce_refuses_a_mistake_in_one_line_before_any_eval_runs(tmp_path, capsys, options, error, pool):
     runs = tmp_path / "runs"
-    argv = ["reproduce", "--pool", "sim-scripted", "--log-dir", str(runs), "--out", str(tmp_path / "o"), *options]
+    argv = ["reproduce", *pool, "--log-dir", str(runs), "--out", str(tmp_path / "o"), *options]
     assert main(argv) == 1
-    err = capsys.readouterr().err
-    assert err.startswith(f"error: {error}") and err.count("\n") == 1, err
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"error: {error}") and err.count("\n") == 1, out + err  # was 2-3 lines
     assert not runs.exists() and not (tmp_path / "o").exists()
 
 

@@ -265,3 +265,23 @@ def test_unfinished_logs_are_listed(tmp_path):
     assert row(by_id(built, "7"), "conductor")["MATH500"] == "100.00 (n=1x1, 2 missing)"
     text = ms.listing(built, frame, ms.places(frame, str(tmp_path)))
     assert "status error, 1 of 3 samples x epochs held" in text
+
+
+def test_a_worker_recorded_alone_leaves_its_pool_simulated(tmp_path):
+    """A single worker's record names only the worker it used (`pool_indices` [2], as the baselines record
+    it): the slots it did not use are unknown, not real models, so its pool stays SIMULATION (was MIXED,
+    shown in the workflow plot's title and, by row order, in a section heading)."""
+    record = {**single(SIM, 2), "workers": [SIM[2]], "pool_indices": [2]}
+    syn.write_log(tmp_path, "math500", "single_worker", {"pool": "sim", "worker": 2}, [syn.sample("q", 1, "C", record)])
+    frame = load_samples(tmp_path)
+    assert set(frame["pool_kind"]) == {"simulated"} and set(frame["label"]) == {"single_worker (sim/mediocre)"}
+
+
+def test_a_benchmark_the_paper_does_not_report_has_no_missing_paper_row_note(tmp_path):
+    """The table of a user's own task has no paper table to pair with: no row says the paper lacks it
+    (the tutorial's table read "no paper row: the paper's Table other has no row for this method")."""
+    syn.write_log(
+        tmp_path, "gsm8k", "single_worker", {"pool": "sim", "worker": 2}, [syn.sample("g", 1, "C", single(SIM, 2))]
+    )
+    other = by_id(tb.build_tables(load_samples(tmp_path), tb.read_reference()), "other")
+    assert list(other.wide["row"]) == ["single_worker (sim/mediocre)"] and "note" not in other.wide

@@ -227,6 +227,28 @@ async def test_a_slow_call_is_warned_about_while_it_runs(served, capsys):
     assert "server: 1/1 slots processing (slot 0: 7 tokens)" in message
 
 
+async def test_a_call_no_slower_than_one_already_said_is_only_logged(served, capsys):
+    """On a loaded machine every call runs long: the console says how long the slowest so far has run
+    (a line each time a call runs longer than any before it), the eval log keeps every call's records."""
+    until = threading.Event()
+    with warnings_awaited(2) as (records, warned):
+        model, _ = served(slots=1, seconds=0.0, until=until, warn_after=0.3)
+        first = asyncio.ensure_future(model.generate("1+1?"))
+        await anyio.to_thread.run_sync(warned.wait, WAIT_S)
+        until.set()  # the first call answers after its 2 warnings (or 3, on a slow machine)
+        assert (await first).completion == "4"
+        said = len(records)
+        first_lines = capsys.readouterr().err.splitlines()
+        assert first_lines == [f"warning: {r.getMessage()}" for r in records]  # each a longer run than before
+    until.clear()
+    with warnings_awaited(said) as (records, warned):  # the second call as long as the first, no longer
+        second = asyncio.ensure_future(model.generate("2+2?"))
+        await anyio.to_thread.run_sync(warned.wait, WAIT_S)
+        until.set()
+        assert (await second).completion == "4"
+    assert len(records) >= said and capsys.readouterr().err == ""  # was a line per record: one per call a minute
+
+
 async def test_a_quick_call_is_not_warned_about(served, monkeypatch, capsys):
     """The watcher starts with the attempt and ends with it, so it cannot warn later."""
     lifecycle = []
