@@ -366,18 +366,23 @@ _DOUBT = re.compile(
 _CLOSING = re.compile(
     r"(?i:i[ \t]hope[ \t](?:this|that|it)(?:[ \t][a-z]{1,10}){1,2}|hope[ \t]this[ \t]helps|q\.?e\.?d\.?|done)[.!]?|∎|□"
 )
-# after an answer (its marker's content or its phrase): a retraction or another candidate takes it back
-# ("That is wrong.", "Just kidding.", "I doubt it.", "Or 6.", "Or maybe B.")
+# the sentence right after an answer, when it takes the answer back or offers another: it starts with "or"
+# and a letter or number ("Or 6.", "Or maybe B."), or is only a retraction ("That is wrong.", "Just kidding.",
+# "I doubt it.", "Not sure."); explanations that mention other options ("A or C would not fit") are not
+_NEXT_SENTENCE = re.compile(r"[\s.,;:!)*_`$\]}]{0,20}([^\n.!?]{0,200})")
 _RETRACTED = re.compile(
-    r"(?<![A-Za-z])(?:(?i:or)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly))?[ \t]{1,3}(?:\(?[A-J]\)?(?![A-Za-z])|[-+$]?\d)"
+    r"(?:(?i:or)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly))?[ \t]{1,3}(?:\(?[A-J]\)?(?![A-Za-z])|[-+$]?\d)"
     r"|(?i:(?:that|this|it)(?:[ \t]{1,3}(?:is|was)|['’]s)[ \t]{1,3}(?:wrong|incorrect|not[ \t]right)"
-    r"|just[ \t]kidding|i[ \t]doubt|not[ \t]sure))(?![A-Za-z])"
+    r"|just[ \t]kidding|i[ \t]doubt(?:[ \t]{1,3}(?:it|that|this))?"
+    r"|(?:i['’]?m[ \t]|i[ \t]am[ \t])?not[ \t](?:sure|certain))"
+    r"[ \t]{0,3}$)"
 )
 
 
 def retraction(text: str, start: int) -> re.Match[str] | None:
-    """A retraction or another candidate in the MAX_ANSWER_CHARS after start ("That is wrong.", "Or 6.")."""
-    return _RETRACTED.search(text, start, start + _SPAN)
+    """The sentence right after start when it retracts the answer or offers another ("That is wrong.", "Or 6.")."""
+    nxt = _NEXT_SENTENCE.match(text, start, start + _SPAN)
+    return _RETRACTED.match(nxt.group(1)) if nxt else None
 
 
 # after an answer phrase: a revision or retraction takes it back ("The answer is 5. Actually it's 6.")
