@@ -322,7 +322,11 @@ PATCHING_MEASURED = frozenset(
 # Official tasks using libraries of `OBJECT_LIBRARIES` whose references were measured to pass in the split mode (their
 # values cross as data: OpenCV's and scikit-image's arrays, Pillow's...; docs/security.md, "Object libraries measured").
 OBJECT_LIBRARY_MEASURED = frozenset(
-    f"BigCodeBench/{n}" for n in "169 180 214 242 319 403 404 406 423 424 425 426 431".split()
+    f"BigCodeBench/{n}"
+    for n in (
+        "26 169 180 214 235 242 278 319 372 374 403 404 406 423 424 425 426 431 499 500 732 744 827 838 883 "
+        "917 964 1094 1095 1096 1137"
+    ).split()
 )
 
 

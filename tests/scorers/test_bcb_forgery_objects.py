@@ -86,41 +86,126 @@ class TestCases(unittest.TestCase):
     "    return FreqDist(wordpunct_tokenize(text))\n",
     ("nltk",),
 )
-TASKS = {"cv2": CV2, "PIL": PIL, "skimage": SKIMAGE, "nltk": NLTK}
+SYMPY = task(
+    "sympy",
+    "from sympy import isprime\ndef task_func(numbers):\n",
+    """EXPECTED = [2, 3, 5]
+class TestCases(unittest.TestCase):
+    def test_primes(self):
+        self.assertEqual(task_func([1, 2, 3, 4, 5]), EXPECTED)
+""",
+    "    return [n for n in numbers if isprime(n)]\n",
+    ("sympy",),
+)
+STATSMODELS = task(
+    "statsmodels",
+    "import numpy as np\nimport statsmodels.api as sm\ndef task_func(x, y):\n",
+    """import numpy as np
+EXPECTED = [1.0, 2.0]
+class TestCases(unittest.TestCase):
+    def test_fit(self):
+        x = np.arange(5.0)
+        self.assertTrue(np.allclose(task_func(x, 1.0 + 2.0 * x), EXPECTED))
+""",
+    "    return sm.OLS(y, sm.add_constant(x)).fit().params.tolist()\n",
+    ("numpy", "statsmodels"),
+)
+OPENPYXL = task(
+    "openpyxl",
+    "import openpyxl\ndef task_func(path):\n",
+    """import os
+import tempfile
+import openpyxl
+EXPECTED = [['a', 1], ['b', 2]]
+class TestCases(unittest.TestCase):
+    def setUp(self):
+        self.path = os.path.join(tempfile.mkdtemp(), 'rows.xlsx')
+        book = openpyxl.Workbook()
+        for row in EXPECTED:
+            book.active.append(row)
+        book.save(self.path)
+    def test_rows(self):
+        self.assertEqual(task_func(self.path), EXPECTED)
+""",
+    "    sheet = openpyxl.load_workbook(path).active\n"
+    "    return [list(row) for row in sheet.iter_rows(values_only=True)]\n",
+    ("openpyxl",),
+)
+CRYPTOGRAPHY = task(
+    "cryptography",
+    "from cryptography.fernet import Fernet\ndef task_func(key, message):\n",
+    """from cryptography.fernet import Fernet
+KEY = Fernet.generate_key()
+EXPECTED = 'attack at dawn'
+class TestCases(unittest.TestCase):
+    def test_round_trip(self):
+        self.assertEqual(Fernet(KEY).decrypt(task_func(KEY, EXPECTED)).decode(), EXPECTED)
+""",
+    "    return Fernet(key).encrypt(message.encode())\n",
+    ("cryptography",),
+)
+BS4 = task(
+    "bs4",
+    "from bs4 import BeautifulSoup\ndef task_func(html):\n",
+    """EXPECTED = ['a', 'b']
+class TestCases(unittest.TestCase):
+    def test_items(self):
+        self.assertEqual(task_func('<ul><li>a</li><li>b</li></ul>'), EXPECTED)
+""",
+    "    return [li.get_text() for li in BeautifulSoup(html, 'html.parser').find_all('li')]\n",
+    ("bs4",),
+)
+TASKS = {"cv2": CV2, "PIL": PIL, "skimage": SKIMAGE, "nltk": NLTK, "sympy": SYMPY, "statsmodels": STATSMODELS,
+         "openpyxl": OPENPYXL, "cryptography": CRYPTOGRAPHY, "bs4": BS4}  # fmt: skip
 WRONG = {
     "cv2": "import numpy as np\ndef task_func(image):\n    return image[..., 0]\n",
     "PIL": "def task_func(path):\n    return []\n",
     "skimage": "import numpy as np\ndef task_func(image):\n    return image[..., 0] * 0\n",
     "nltk": "def task_func(text):\n    return {}\n",
+    "sympy": "def task_func(numbers):\n    return numbers\n",
+    "statsmodels": "def task_func(x, y):\n    return [0.0, 0.0]\n",
+    "openpyxl": "def task_func(path):\n    return []\n",
+    "cryptography": "def task_func(key, message):\n    return message.encode()\n",
+    "bs4": "def task_func(html):\n    return []\n",
 }
 DISPATCH = """class Liar:
     def __array_function__(self, func, types, args, kwargs):
         return True
     def __array_ufunc__(self, ufunc, method, *args, **kwargs):
         return True
-def task_func(image):
+def task_func(*args):
     return Liar()
 """
+WILDCARD = """from unittest import mock
+class Anything(type(mock.ANY), {base}):
+    pass
+def task_func(*args):
+    return Anything()
+"""
+
+
+def rebind(parameters: str, value: str) -> str:
+    """A wrong answer that returns `value` and makes it the test module's expected value."""
+    return f"def task_func({parameters}):\n    globals()['EXPECTED'] = {value}\n    return {value}\n"
+
+
 ATTACKS = {
     ("cv2", "dispatch_hook_decides_the_tests_array_equal"): DISPATCH,
-    ("cv2", "rebinds_the_tests_expected_value"): "def task_func(image):\n"
-    "    globals()['EXPECTED'] = image[..., 0]\n    return image[..., 0]\n",
-    ("PIL", "list_subclass_inheriting_a_library_wildcard"): """from unittest import mock
-class Anything(type(mock.ANY), list):
-    pass
-def task_func(path):
-    return Anything()
+    ("cv2", "rebinds_the_tests_expected_value"): rebind("image", "image[..., 0]"),
+    ("PIL", "list_subclass_inheriting_a_library_wildcard"): WILDCARD.format(base="list"),
+    ("PIL", "rebinds_the_tests_expected_value"): rebind("path", "[]"),
+    ("skimage", "rebinds_the_tests_expected_value"): rebind("image", "image[..., 0] * 0"),
+    ("nltk", "dict_subclass_inheriting_a_library_wildcard"): WILDCARD.format(base="dict"),
+    ("nltk", "rebinds_the_tests_expected_value"): rebind("text", "{}"),
+    ("sympy", "list_subclass_inheriting_a_library_wildcard"): WILDCARD.format(base="list"),
+    ("statsmodels", "dispatch_hook_decides_the_tests_allclose"): DISPATCH,
+    ("openpyxl", "rebinds_the_tests_expected_value"): rebind("path", "[]"),
+    ("cryptography", "rebinds_the_tests_expected_value"): """from cryptography.fernet import Fernet
+def task_func(key, message):
+    globals()['EXPECTED'] = 'wrong'
+    return Fernet(key).encrypt(b'wrong')
 """,
-    ("PIL", "rebinds_the_tests_expected_value"): "def task_func(path):\n    globals()['EXPECTED'] = []\n    return []\n",
-    ("skimage", "rebinds_the_tests_expected_value"): "def task_func(image):\n"
-    "    globals()['EXPECTED'] = image[..., 0] * 0\n    return image[..., 0] * 0\n",
-    ("nltk", "dict_subclass_inheriting_a_library_wildcard"): """from unittest import mock
-class Anything(type(mock.ANY), dict):
-    pass
-def task_func(text):
-    return Anything()
-""",
-    ("nltk", "rebinds_the_tests_expected_value"): "def task_func(text):\n    globals()['EXPECTED'] = {}\n    return {}\n",
+    ("bs4", "rebinds_the_tests_expected_value"): rebind("html", "[]"),
 }
 
 
