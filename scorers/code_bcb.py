@@ -319,8 +319,8 @@ PATCHING_MEASURED = frozenset(
 )
 
 
-# Official tasks using libraries of `OBJECT_LIBRARIES` whose references were measured to pass in the split mode (their
-# values cross as data: OpenCV's and scikit-image's arrays, Pillow's...; docs/security.md, "Object libraries measured").
+# Official tasks using libraries of `OBJECT_LIBRARIES` that run split: their references were measured to pass in the
+# split mode, their values crossing as data (arrays, lists, counts; docs/security.md, "Object libraries measured").
 OBJECT_LIBRARY_MEASURED = frozenset(
     f"BigCodeBench/{n}"
     for n in (
