@@ -344,6 +344,10 @@ _ASSERTED = re.compile(
     r"(?<![A-Za-z])(?i:(?:option|choice)[ \t]{1,3})?[(\[]?([A-Z])[)\]]?[ \t]{1,3}(?i:is)[ \t]{1,3}"
     r"(?i:the[ \t]{1,3})?(?i:correct|right|best)(?:[ \t]{1,3}(?i:answer|option|choice|one))?(?![A-Za-z])"
 )
+_BELIEF = re.compile(
+    r"[ \t*_>]{0,6}(?i:(?:so|thus|therefore|hence|overall|finally)[ \t,]{1,3})?"
+    r"(?i:(?:i|we)[ \t]{1,3}(?:think|believe|conclude|am[ \t]confident)(?:[ \t]{1,3}that)?[ \t,]{1,3})?"
+)
 _SAID_LETTER = re.compile(r"(?i:(?:actually|definitely|clearly)[ \t]{1,3})?[(\[]?[A-Za-z][)\]]?")
 # what may follow the letter on the line: nothing, a sentence's end or a reason ("Choose B. for this one.",
 # "It is C because ..."), not more words ("Pick B up from the station", "It's B-ish")
@@ -370,8 +374,10 @@ def _stated_letter(text: str, letters: str) -> str | None:
         return None
     if any(t.group(0) in letters for t in _STANDALONE.finditer(rest)):
         return None  # "Choose B for speed, C for accuracy."
-    if said.re is _ASSERTED:
-        return said.group(1) if said.group(1) in letters else None
+    if (
+        said.re is _ASSERTED
+    ):  # only after nothing or a plain belief: "I think C is correct" (not "If ..., C is correct")
+        return said.group(1) if said.group(1) in letters and _BELIEF.fullmatch(line[: said.start()]) else None
     letter, _ = letter_of(line[said.start() :], letters, marked=True)
     if letter is None and said.re is _STATED:
         letter, _ = letter_of(line[said.end() :], letters, selection=False, marked=True)

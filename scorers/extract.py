@@ -71,11 +71,18 @@ _ANSWER_TAG = re.compile(
     r"(?<![A-Za-z])ANSWER[ \t*_]{0,8}:"
     r"|(?<![A-Za-z])(?i:final[ \t]{1,3}(?:answer|choice|option))[ \t*_]{0,8}:"
     r"|^[ \t*_#>]{0,8}(?i:(?:proposed|suggested|correct|my|our)[ \t]{1,3})?(?i:answer)[ \t*_]{0,8}:"
-    r"|(?<=[.!?] )(?i:answer)[ \t*_]{0,8}:"  # after a sentence: "Done. Answer: 42"
-    r"|^[ \t]{0,3}#{1,6}[ \t]{1,3}(?i:final[ \t]{1,3}answer)[ \t*_:]{0,8}$"  # a heading: "### Final Answer"
     r"|^[ \t]{0,8}(?i:answer)>",  # a tag that lost its "<": "answer> d"
     re.MULTILINE,
 )
+# "Done. Answer: 42": after a sentence's end, on the response's last line only (not "... example. Answer: 4 is
+# given there" with more below)
+_LATE_ANSWER = re.compile(r"(?<=[.!?] )(?i:answer)[ \t*_]{0,8}:")
+# a heading, "### Final Answer" or "**Final Answer**" alone on its line: the block below it is the answer
+_ANSWER_HEADING = re.compile(
+    r"^[ \t]{0,3}(?:#{1,6}[ \t]{1,3})?[*_]{0,2}(?i:final[ \t]{1,3}answer)[*_]{0,2}[ \t:]{0,3}[*_]{0,2}[ \t]{0,3}$",
+    re.MULTILINE,
+)
+_NEXT_HEADING = re.compile(r"^[ \t]{0,3}#", re.MULTILINE)
 _FINAL_IS = re.compile(r"(?i:final[ \t]{1,3}answer[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be)[ \t:]{0,4})")
 _ANSWER_OPEN = re.compile(r"(?i:<answer>)")
 _ANSWER_CLOSE = re.compile(r"(?i:</answer>)")
@@ -198,6 +205,13 @@ def markers(text: str) -> list[Marker]:
     found: list[Marker] = []
     for m in _ANSWER_TAG.finditer(text):
         found.append(Marker("answer_line", m.start(), *_line_content(text, m.end())))
+    for m in _LATE_ANSWER.finditer(text):
+        start, end = _line_content(text, m.end())
+        if not text[end:].strip():
+            found.append(Marker("answer_line", m.start(), start, end))
+    for m in _ANSWER_HEADING.finditer(text):
+        below = _NEXT_HEADING.search(text, m.end() + 1)
+        found.append(Marker("heading", m.start(), m.end(), below.start() if below else len(text)))
     for m in _FINAL_IS.finditer(text):
         found.append(Marker("final_is", m.start(), *_final_is_content(text, m.end())))
     opens = list(_ANSWER_OPEN.finditer(text))
@@ -325,12 +339,13 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
     how = {
         "answer_line": "last ANSWER line",
         "answer_tag": "last <answer> tags",
+        "heading": "last 'Final Answer' heading",
         "final_is": "last 'final answer is'",
         "boxed": "last \\boxed{}",
     }[mk.kind]
     if mk.kind == "boxed":
         answer = _box_run(text, mk)
-    elif mk.kind == "answer_tag":  # may hold a whole solution: read its end
+    elif mk.kind in ("answer_tag", "heading"):  # may hold a whole solution: read its end
         answer = _unwrap(text[max(mk.cstart, mk.cend - 4 * _SPAN) : mk.cend])
     else:  # read at most one character past the limit: the checks refuse longer answers
         answer = _unwrap(text[mk.cstart : min(mk.cend, mk.cstart + _SPAN)])
@@ -362,16 +377,17 @@ _DOUBT = re.compile(
     r"|for[ \t]{1,3}(?:even|odd|all|every|each|any|some|positive|negative|large|small))"
     r"(?![A-Za-z])|n['’]t(?![A-Za-z])|\?|~~"
 )
-# a closing sentence with no value, passed over: "I hope this helps!", "Q.E.D."
+# a closing sentence, passed over: "I hope this helps!", "Let me know if you have questions!", "Q.E.D."
 _CLOSING = re.compile(
-    r"(?i:i[ \t]hope[ \t](?:this|that|it)(?:[ \t][a-z]{1,10}){1,2}|hope[ \t]this[ \t]helps|q\.?e\.?d\.?|done)[.!]?|∎|□"
+    r"[ \t]{0,3}(?:(?i:(?:i[ \t])?hope[ \t](?:this|that|it)(?:[ \t][a-z]{1,10}){1,2}|q\.?e\.?d\.?|done|good[ \t]luck"
+    r"|(?:let[ \t]me[ \t]know|feel[ \t]free|happy[ \t]to[ \t]help)(?:[ \t][a-z'’]{1,12}){0,8})[.!]?|∎|□)[ \t]{0,3}"
 )
 # the sentence right after an answer, when it takes the answer back or offers another: it starts with "or"
 # and a letter or number ("Or 6.", "Or maybe B."), or is only a retraction ("That is wrong.", "Just kidding.",
 # "I doubt it.", "Not sure."); explanations that mention other options ("A or C would not fit") are not
-_NEXT_SENTENCE = re.compile(r"[\s.,;:!)*_`$\]}]{0,20}([^\n.!?]{0,200})")
+_NEXT_SENTENCE = re.compile(r"[\s.,;:!)*_`$\]}(]{0,20}((?:[^\n.!?]|\.(?=\d)){0,200})(?![^\n.!?]|\.\d)(?!\?)")
 _RETRACTED = re.compile(
-    r"(?:(?i:or)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly))?[ \t]{1,3}(?:\(?[A-J]\)?(?![A-Za-z])|[-+$]?\d)"
+    r"(?:(?i:or)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly))?[ \t]{1,3}(?:\(?[A-J]\)?|[-+$]?\d[\d.,/]{0,20})[ \t)]{0,3}$"
     r"|(?i:(?:that|this|it)(?:[ \t]{1,3}(?:is|was)|['’]s)[ \t]{1,3}(?:wrong|incorrect|not[ \t]right)"
     r"|just[ \t]kidding|i[ \t]doubt(?:[ \t]{1,3}(?:it|that|this))?"
     r"|(?:i['’]?m[ \t]|i[ \t]am[ \t])?not[ \t](?:sure|certain))"
@@ -431,7 +447,7 @@ def _sentences(text: str) -> tuple[str, list[str]]:
 def final_statement(text: str) -> str | None:
     """The value the response's last sentence states, without any marker: "The probability is 0.75.",
     "Therefore, x = 4.", "We get \\[ \\frac{1}{2} \\]", "It's 6, not 5.". The last sentence of the last
-    non-empty line (a closing one with no value, "I hope this helps!", is passed over) must state one value
+    non-empty line (a closing one, "I hope this helps!", is passed over) must state one value
     (`is`, `=`, `we get`...; what follows the first such word, with a digit or math in it, no "and", no prose
     between two numbers; a later such word may only name it, "the answer is $x = 5$", or give the value of a
     computation, "the total is 5 + 3 = 8"; "4 is the answer" names it before), must not doubt, negate, ask,
@@ -441,9 +457,7 @@ def final_statement(text: str) -> str | None:
     if not sentences or _LIST_ITEM.match(line):
         return None
     sentence = sentences[-1]
-    if len(sentences) > 1 and (
-        _CLOSING.fullmatch(sentence) or not (_VALUE_SIGN.search(sentence) or _DOUBT.search(sentence))
-    ):
+    if len(sentences) > 1 and _CLOSING.fullmatch(sentence):
         sentence = sentences[-2]  # "... is 0.75. I hope this helps!"
     sentence = _CONTRAST.sub("", sentence)
     verbs = list(_STATES.finditer(sentence))
@@ -479,7 +493,7 @@ def unmarked_answer(text: str | None) -> tuple[str | None, str]:
     value = _CONTRAST.sub("", rest.split(". ")[0]).strip().rstrip(".!").strip()
     after = rest[len(rest.split(". ")[0]) :] + text[phrase.end() :]
     said = opening + phrase.group(0)[: len(phrase.group(0)) - len(rest)] + value
-    after = _CLOSING.sub("", after)
+    after = " ".join(t for t in re.split(r"(?<=[.!?])[ \t]{1,8}|\n", after) if not _CLOSING.fullmatch(t))
     if len(after) > _SPAN or _DOUBT.search(said + after) or _REVISED.search(after):
         return None, "no marker; the 'the answer is X' phrase is doubted, revised or followed by more (no answer)"
     if not one_value(value):
@@ -502,7 +516,7 @@ def normalize_unicode(text: str) -> str:
         else:
             out.append(ch)
     text = unicodedata.normalize("NFKC", "".join(out))
-    text = re.sub("[\u2010-\u2015](?=\\d)", "-", text)  # a dash before a digit is a minus sign: "–5"
+    text = re.sub("(?<![\\w.])[\u2010-\u2015](?=\\d)", "-", text)  # a dash as a sign: "–5" (not "12–15")
     return text.replace("\u2212", "-").replace("\u2044", "/")
 
 

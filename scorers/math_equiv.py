@@ -276,7 +276,8 @@ def _as_sentence(pred: str, gold: str) -> tuple[str, str | None]:
     if _HEDGED_BEFORE.search(pred[max(0, value[-1][0] - 12) : value[-1][0]]):
         return pred, None  # "<something> or 0": the sentence hedges, judged whole (refused)
     earlier = [t for t in tokens if t[1] <= value[-1][0]]
-    if earlier and not _CONCLUDES.search(pred[earlier[-1][1] : value[-1][0]]):
+    gap = pred[earlier[-1][1] : value[-1][0]] if earlier else ""
+    if earlier and not _CONCLUDES.search(gap) and not _EXPLAINS.match(gap):
         return pred, "answer states an earlier value and no conclusion before its last one (`7 in base 10`)"
     return ", ".join(t[2].strip() for t in reversed(value)), None
 
@@ -286,6 +287,8 @@ def _as_sentence(pred: str, gold: str) -> tuple[str, str | None]:
 _CONCLUDES = re.compile(
     r"(?i:\b(?:so|thus|therefore|hence|is|are|equals|gives|get|makes)\b)|(?<![A-Za-z][ \t])(?<![A-Za-z])="
 )
+# an explanation after the answer ("$5$ (since $2+3=5$)"): left to the rules before this one, as before
+_EXPLAINS = re.compile(r"[ \t,;]{0,3}(?:\(|(?i:since|because|as|from|by|i\.e\.)\b)")
 _HEDGED_BEFORE = re.compile(r"(?i:\b(?:or|either|otherwise|unless|else))\W{0,4}$")
 _SCALE = re.compile(
     r"(\d)[ \t]{0,3}(?:\\(?:text|mathrm|mbox)[ \t]{0,3}\{[ \t]{0,3})?"

@@ -45,12 +45,13 @@ _NUMBER = re.compile(
     r"(?:[eE](?P<exp>[-+]?\d{1,4}))?"
     r"(?:[ \t]{0,2}/[ \t]{0,2}(?P<den>\d+(?:\.\d+)?))?"
     r"|\.(?P<dec>\d+))"
-    r"(?:[ \t]{0,3}(?P<scale>(?i:dozen|hundred|thousand|million|billion|trillion))\b)?"
+    r"(?:[ \t]{0,3}(?P<scale>(?i:hundred|thousand|million|billion|trillion)"
+    r"(?:[ \t]{1,3}(?i:thousand|million|billion))?)\b)?"
     # a number ends at a non-alphanumeric or at a unit or ordinal suffix: "5cm", "2nd", not "42abc"
     rf"(?=(?i:{'|'.join(sorted(UNIT_WORDS | _SUFFIXES, key=len, reverse=True))})"
     r"(?![A-Za-z])|[^A-Za-z0-9]|$)"
 )
-_SCALE = {"dozen": 12, "hundred": 10**2, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_SCALE = {"hundred": 10**2, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _TIMES_TEN = re.compile(
     r"[ \t]{0,3}(?:\\times|\\cdot|×|\*|x)[ \t]{0,3}10[ \t]{0,2}\^[ \t]{0,2}\{?[ \t]{0,2}([-+]?\d{1,4})[ \t]{0,2}\}?"
 )
@@ -82,7 +83,7 @@ def _clean(text: str) -> str:
     text = re.sub(r"\\[,;: ]|~", " ", text)
     text = re.sub(r"\([ \t]{0,2}([-+])[ \t]{1,2}(?=\d)", r"(\1", text)  # "(- 1)" is -1
     text = re.sub(r"-[ \t]{0,2}\([ \t]{0,2}(\d[\d.,]{0,30})[ \t]{0,2}\)", r"(-\1)", text)  # "-(4)" is -4
-    text = re.sub(r"</?[A-Za-z]{1,6}>", " ", text)  # HTML emphasis: "<b>4</b>"
+    text = re.sub(r"</?[A-Za-z]{1,10}(?:[ \t][^<>]{0,100})?>", " ", text)  # HTML: "<b>4</b>", "<span class=...>"
     text = re.sub(r"(?i:\b(?:minus|negative)[ \t]{1,3})(?=\d)", "-", text)  # "minus 5"
     text = re.sub(r"\\(?:left|right)(?![A-Za-z])", "", text)
     for _ in range(2):
@@ -113,7 +114,8 @@ def _value(m: re.Match[str]) -> Fraction | None:
     except (ValueError, ZeroDivisionError):
         return None
     if m.group("scale"):
-        value *= _SCALE[m.group("scale").lower()]
+        for word in m.group("scale").lower().split():  # "2 hundred thousand" = 200000
+            value *= _SCALE[word]
     return -value if m.group("sign") == "-" else value
 
 
@@ -185,8 +187,8 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
 
 def check_numeric(completion: str | None, target: str) -> CheckResult:
     """Numeric equality between the one number answered and the target: exact, or within FLOAT_NOISE of the
-    target (1e-7 relative, a float32's printing error: `42.0000001` for 42, `3.1400001` for 3.14; not
-    `42.00001`, `0.1000009` for 0.1, `0.333333` for 1/3, nothing but 0 for 0)."""
+    target when the answer is not a whole number (1e-7 relative, a float32's printing error: `42.0000001` for 42,
+    `3.1400001` for 3.14; not `42.00001`, `10000001` for 10000000, `0.1000009` for 0.1, `0.333333` for 1/3)."""
     gold = parse_number(str(target))
     if gold is None:
         return CheckResult(False, None, f"target is not a number: {target!r}")
@@ -196,6 +198,6 @@ def check_numeric(completion: str | None, target: str) -> CheckResult:
     extracted = _format(value)
     if value == gold:
         return CheckResult(True, extracted, f"{extracted} == {_format(gold)} ({how})")
-    if abs(value - gold) <= FLOAT_NOISE * abs(gold):  # "42.0000001": a float's printing
+    if value.denominator != 1 and abs(value - gold) <= FLOAT_NOISE * abs(gold):  # "42.0000001": a float's printing
         return CheckResult(True, extracted, f"{extracted} == {_format(gold)} to a float's precision ({how})")
     return CheckResult(False, extracted, f"{extracted} != {_format(gold)} ({how})")

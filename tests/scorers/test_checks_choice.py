@@ -57,8 +57,8 @@ CASES = [
     ("   \n  ", None),
     (None, None),
     ("I am not sure.", None),
-    ("B is tempting but A is right", "A"),  # no marker: the letter the last line asserts right
-    ("B is tempting but A is right, or C", None),  # ... with another candidate after it
+    ("B is tempting but A is right", None),  # no marker; an assertion counts only alone or after a belief
+    ("I think A is right", "A"),
 ]
 
 
