@@ -285,7 +285,7 @@ _BOUND = re.compile(
 )  # "≥ 5", "~5" (not "a \\approx 0.5")
 
 
-# "a = 9": one variable given a value (no variable on the right)
+# "a = 9", "y = 2x + 5": one variable on the left of the only equals sign
 _SOLVED = re.compile(
     r"[ \t$]{0,3}([A-Za-z](?:_\{?[A-Za-z0-9]{1,5}\}?)?)[ \t]{0,3}=[ \t]{0,3}([^=]{1,200}?)[ \t$.]{0,3}"
 )
@@ -293,14 +293,16 @@ _SOLVED = re.compile(
 
 def _solved_for(s: str) -> str | None:
     m = _SOLVED.fullmatch(s)
-    return m[1] if m and not _variables(m[2]) else None
+    return m[1] if m else None
 
 
 def mismatch(pred: str, gold: str) -> str | None:
     """Why pred differs from gold in a way math-verify would not see, or None."""
     solved, wanted = _solved_for(pred), _solved_for(gold)
-    if solved and wanted and solved != wanted:
-        return f"answer gives the value of {solved}, the reference of {wanted} (b = 9 is not a = 9)"
+    if solved and wanted and solved != wanted and _variables(pred) != _variables(gold):
+        return (
+            f"answer solves for {solved}, the reference for {wanted} (b = 9 is not a = 9, x = x/2 + 5 not y = x/2 + 5)"
+        )
     if _BOUND.match(pred) and not _BOUND.match(gold) and not _variables(pred):
         return "answer bounds or approximates the value (`≥ 5`, `~5`) where the reference states it"
     pv, gv = _variables(pred), _variables(gold)
