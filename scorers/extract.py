@@ -420,17 +420,12 @@ _NUMBER_RUN = re.compile(r"\d{1,40}(?:[.,]\d{1,40}){0,8}")
 _PROSE_GAP = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}|&")
 
 
-def one_value(value: str, words: frozenset[str] = frozenset()) -> bool:
-    """Does value state one value: brackets balanced, no prose between two of its numbers (but `words`,
-    units say)?"""
+def _one_value(value: str) -> bool:
+    """Does value state one value: brackets balanced, no prose between two of its numbers?"""
     if any(value.count(o) != value.count(c) for o, c in ("()", "[]", "{}")):
         return False  # cut inside a bracket: "4 (resp. 5)"
     runs = list(_NUMBER_RUN.finditer(value))
-    return not any(
-        w.group(0).lower() not in words
-        for a, b in zip(runs, runs[1:], strict=False)
-        for w in _PROSE_GAP.finditer(value[a.end() : b.start()])
-    )
+    return not any(_PROSE_GAP.search(value[a.end() : b.start()]) for a, b in zip(runs, runs[1:], strict=False))
 
 
 def _sentences(text: str) -> tuple[str, list[str]]:
@@ -470,7 +465,7 @@ def final_statement(text: str) -> str | None:
     value = strip_markdown(sentence[verbs[-1 if valued else 0].end() :].strip().rstrip(".!").strip())
     if _NAMES_ANSWER.fullmatch(value):  # "x = 4 is the answer", "Thus 4 is the final answer."
         value = _CONNECTIVE.sub("", sentence[verbs[-2].end() if len(verbs) > 1 else 0 : verbs[-1].start()]).strip()
-    if not _VALUE_SIGN.search(value) or _AND.search(value) or not one_value(value):
+    if not _VALUE_SIGN.search(value) or _AND.search(value) or not _one_value(value):
         return None  # no value, or several: "1,000 apples and 2,000 pears", "7 in base 10"
     return value
 
@@ -496,7 +491,7 @@ def unmarked_answer(text: str | None) -> tuple[str | None, str]:
     after = " ".join(t for t in re.split(r"(?<=[.!?])[ \t]{1,8}|\n", after) if not _CLOSING.fullmatch(t))
     if len(after) > _SPAN or _DOUBT.search(said + after) or _REVISED.search(after):
         return None, "no marker; the 'the answer is X' phrase is doubted, revised or followed by more (no answer)"
-    if not one_value(value):
+    if not _one_value(value):
         return None, f"no marker; the 'the answer is X' phrase states several values: {value[:60]!r}"
     return value, "no marker; last 'the answer is X' phrase"
 
