@@ -14,7 +14,8 @@
    An answer written as a sentence ("Thus $x \\geq 5$ is the solution.") is read by its
    last math segment or number (values joined by commas/and/or stay a list).
    Forms math-verify misreads are rewritten, compared or refused first (scorers.math_forms:
-   mixed numbers, clock times, degrees inside trig functions, `i`, primes, units, letters).
+   mixed numbers, clock times, degrees inside trig functions, `i`, primes, units, letters; scorers.math_loose:
+   loosely written LaTeX, `\\text{}` labels both sides end with, letters math-verify would drop as units).
 3. Compare with math-verify (parse + verify: fractions vs decimals, intervals, tuples,
    sets, sqrt, pi, units), after reading `x = 2` / `2 = x` as 2 (when the reference is
    not an equation), `1.5e3` as `1.5\\times10^{3}`, `0.\\overline{3}` as 1/3, and
@@ -62,7 +63,7 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 
-from scorers import math_forms, math_identity, math_relations
+from scorers import math_forms, math_identity, math_loose, math_relations
 from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode, unmarked_answer
 
 DEFAULT_TIMEOUT = 5.0  # CPU seconds per comparison
@@ -421,6 +422,7 @@ def _verify_in_process(gold: str, pred: str, timeout: int | None, positive: bool
     # its wall-clock alarm off (None): `_cpu_limit` is the limit, so its "provide your own" warning is moot
     math_verify.parser.TIMEOUT_WARNING_SHOWN = math_verify.grader.TIMEOUT_WARNING_SHOWN = True
     config = [LatexExtractionConfig(), ExprExtractionConfig()]
+    gold, pred = (math_loose.brace_variables(x, math_forms.UNIT_WORDS) for x in (gold, pred))
     with _cpu_limit(timeout):
         g = parse(f"${gold}$", extraction_config=config, parsing_timeout=None)  # type: ignore[arg-type]
         p = parse(f"${pred}$", extraction_config=config, parsing_timeout=None)  # type: ignore[arg-type]
@@ -666,11 +668,18 @@ def rounds_to(pred: str, gold: str) -> bool:
     return p[1] == g[1] and scaled == int(g[2] + g[3])
 
 
+# a number with or without a percent sign ("0.66%", "0.66")
+_PERCENT_NUMBER = re.compile(r"[ \t$]{0,3}(-?\d{1,15}(?:\.\d{1,15})?)[ \t]{0,2}(\\?%)?[ \t$.]{0,3}")
+
+
 def _compare_forms(pred: str, gold: str) -> tuple[bool, str] | None:
     """Clock times, choice letters and decimals given to more places than a rounded reference, which
     math-verify misreads or compares at its own precision: (equal, why) or None."""
     if rounds_to(pred, gold):
         return True, "rounds to the reference at its decimal places"
+    p, g = _PERCENT_NUMBER.fullmatch(pred), _PERCENT_NUMBER.fullmatch(gold)
+    if p and g and bool(p[2]) != bool(g[2]) and Fraction(p[1]) == Fraction(g[1]):
+        return True, "the same number, one with a percent sign (MATH's graders drop it)"
     tp, tg = math_forms.clock_seconds(pred), math_forms.clock_seconds(gold)
     if tp is not None and tg is not None:
         return tp == tg, f"clock times {'equal' if tp == tg else 'differ'}"
@@ -688,6 +697,7 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
     gold_raw = math_forms.rewrite(_read_scale(gold_answer(str(target))))
     raw = math_forms.rewrite(_read_scale(raw))
     raw, gold_raw = _as_tuples(raw, gold_raw)
+    raw, gold_raw = math_loose.shared_labels(raw, gold_raw, _VALUE_WORDS | {"or", "and"})
     why = refusal(raw, gold_raw, count=False)
     if why is None:
         sentence_value, why = _as_sentence(raw, gold_raw)
@@ -716,6 +726,11 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
     return CheckResult(False, raw, f"{pred!r} not equivalent to {gold!r} ({how})")
 
 
+def _both_signs(s: str) -> str:
+    """`\\frac{1 \\pm \\sqrt{17}}{4}` (one `\\pm`) as the list of its two values."""
+    return f"{s.replace(chr(92) + 'pm', '+')}, {s.replace(chr(92) + 'pm', '-')}"
+
+
 def _compare(raw: str, gold_raw: str, timeout: float) -> bool | None:
     """math-verify on the answers as written, then on the rewritten forms: True, False, or None (timed out)."""
     same = symbolic_equal(gold_raw, raw, timeout)
@@ -725,8 +740,9 @@ def _compare(raw: str, gold_raw: str, timeout: float) -> bool | None:
         if (gold_mv, pred_mv) != (gold_raw, raw):
             same = symbolic_equal(gold_mv, pred_mv, timeout) or same
     if not same and gold_raw.count("\\pm") == 1:  # "a \\pm b" answers "a + b, a - b"
-        both = f"{gold_raw.replace(chr(92) + 'pm', '+')}, {gold_raw.replace(chr(92) + 'pm', '-')}"
-        same = symbolic_equal(both, raw, timeout) or same
+        same = symbolic_equal(_both_signs(gold_raw), raw, timeout) or same
+    if not same and raw.count("\\pm") == 1 and "\\pm" not in gold_raw:  # and the reverse, `\\pm` anywhere
+        same = symbolic_equal(gold_raw, _both_signs(raw), timeout) or same
     if not same:
         rhs = math_forms.function_rhs(raw), math_forms.function_rhs(gold_raw)
         if rhs[0] and rhs[1]:  # "f(x) = 2x+3" answers "y = 2x+3"

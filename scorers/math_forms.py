@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
 
+from scorers.math_loose import each_bracketed, rewrite_loose
+
 _COMMANDS = (
     "frac|dfrac|tfrac|sqrt|pi|cdot|times|left|right|text|mathrm|boxed|leq?|geq?|neq|infty|circ|"
     "sin|cos|tan|log|ln|pm|cup|cap|in|alpha|beta|gamma|theta|begin|end|dots|ldots|mathbf|operatorname"
@@ -86,18 +88,7 @@ def _mixed(m: re.Match[str]) -> str:
 def _each_parenthesized(s: str, pattern: re.Pattern, rewrite: Callable[[re.Match, int], str]) -> str:
     """Each match of `pattern` (ending at an opening parenthesis) and the text to its closing one, as
     `rewrite(match, closing_index)` gives it; one not closed within 200 characters is left (linear)."""
-    out, i = [], 0
-    for m in pattern.finditer(s):
-        if m.start() < i:
-            continue
-        depth = 0
-        for j in range(m.end() - 1, min(len(s), m.end() + 200)):
-            depth += {"(": 1, ")": -1}.get(s[j], 0)
-            if depth == 0:
-                out.append(s[i : m.start()] + rewrite(m, j))
-                i = j + 1
-                break
-    return "".join(out) + s[i:]
+    return each_bracketed(s, pattern, "(", ")", rewrite)
 
 
 def _paren_powers(s: str) -> str:
@@ -172,6 +163,7 @@ def rewrite(s: str) -> str:
     s, escaped = _DOUBLE_ESCAPED.subn(r"\\", s)
     if escaped:  # a doubly escaped row break `\\\\` (in a matrix) is `\\`
         s = s.replace("\\\\", "\\")
+    s = rewrite_loose(s)
     s = _TIMES_TEN.sub(_times_ten, s)
     s = _BARE_COMMAND.sub(r"\\\1", _PLAIN_PI.sub(r"\\pi ", _plain_calls(_POWER.sub("^", s))))
     s = _plain_text(s)

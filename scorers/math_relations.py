@@ -62,6 +62,12 @@ def _real_set(rel: Relational) -> sympy.Set:
     return sympy.solveset(rel.subs(var, real), real, domain=sympy.S.Reals)
 
 
+def _stated_value(rel: sympy.Eq) -> sympy.Expr | None:
+    """The value both sides of an equation without unknowns share, None when they differ (a false statement)."""
+    lhs, rhs = (sympy.nsimplify(sympy.simplify(a), rational=True) for a in rel.args)
+    return lhs if sympy.simplify(lhs - rhs) == 0 else None
+
+
 def compare(gold: object, pred: object, values_equal: Callable[[object, object], bool]) -> bool | None:
     """Whether relation pred answers relation gold (rules above); None unless both are single
     relations of the kinds handled. `values_equal(a, b)` compares two values (math-verify's rule)."""
@@ -71,6 +77,8 @@ def compare(gold: object, pred: object, values_equal: Callable[[object, object],
         return None
     if gold.free_symbols != pred.free_symbols:
         return False
+    if isinstance(gold, sympy.Eq) and not gold.free_symbols:  # `72 \div 12 = 6`: a true statement of a value
+        return _stated_value(gold) is not None and _stated_value(gold) == _stated_value(pred)
     if isinstance(gold, sympy.Eq):
         var = _solved_for(gold)
         if var is not None and var == _solved_for(pred):  # `y = f` and `y = g`: the same when f = g

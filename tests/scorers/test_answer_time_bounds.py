@@ -111,6 +111,13 @@ ADVERSARIAL = {
     "chat tokens after a statement": _rep("<|im_end|>", "So x is 5."),
     "stated letters": _rep("It must be [C] ", "x\n"),
     "doubted answer phrases": _rep("maybe the answer is 4. "),
+    "roots with parentheses in the answer": _rep("x", suffix="ANSWER: " + "\\sqrt[3](" * 60),
+    "roots with parentheses": _rep("\\sqrt(", "ANSWER: "),
+    "grouped numbers in an expression in the answer": _rep("x", suffix="ANSWER: " + "1,000(" * 99),
+    "trailing text words in the answer": _rep("x", suffix="ANSWER: 5=" + "\\text{ cm}\\ " * 40),
+    "plain-SymPy brackets in the answer": _rep("x", suffix="ANSWER: " + "2*[x+" * 115),
+    "glued functions in the answer": _rep("x", suffix="ANSWER: " + "sinx+" * 115),
+    "long decimals in the answer": _rep("x", suffix="ANSWER: " + "2.71828182845905*" * 34),
 }
 
 
