@@ -9,8 +9,9 @@
   word); e and pi printed to 12 or more significant digits (`2.71828182845905`); square brackets as grouping
   in plain SymPy (`8*[2*cos(t)]^2`; not an interval or list: no comma inside);
 - `brace_variables` (what math-verify parses): a letter math-verify would drop as a unit after an algebraic
-  expression (`5-5c`, `\\frac{1}{240}d`, `7.5\\le c`, `\\frac{1}{a}by`) or read as a differential (`da`) is
-  braced, so it stays a variable; a plain number with a unit (`10m`) is left to math-verify's unit reading;
+  expression (a variable, a sum or a relation: `5-5c`, `4+\\frac{1}{240}d`, `7.5\\le c`, `\\frac{1}{a}by`) or read as
+  a differential (`da`) is braced, so it stays a variable; after one numeric term (`10m`, `\\frac{1}{2} h`) it is
+  left to math-verify's unit reading;
 - `shared_labels` (the pair): `\\text{}` words that end both the answer and the reference, the same words,
   at the end of each side of an equation (`6\\text{eggs}`, `\\text{radians per second}`), are a label and
   dropped from both; different words are not dropped.
@@ -33,7 +34,10 @@ _TRIG_POWER = re.compile(
     r"(\\(?:sin|cos|tan|cot|sec|csc))\^[ \t]{0,2}(\{[ \t]{0,2}\d[ \t]{0,2}\}|\d)[ \t]{0,3}([A-Za-z])(?![A-Za-z])"
 )
 # a digit-grouped number with what stands before and after it
-_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3}){1,5}(?:\.\d{1,12})?(?![\d,])")
+_GROUPED = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3}){1,5}(?:\.\d{1,12})?(?![\d,])")
+_SOLVED_VALUE = re.compile(
+    r"[ \t]{0,3}[A-Za-z][ \t]{0,3}=[ \t]{0,3}[\d,.]{1,30}[ \t]{0,3}"
+)  # `x = 1,100`: normalisation's
 _OPERATOR_BEFORE = re.compile(r"(?:[=+\-*/<>]|\\(?:cdot|times|div|le|ge|leq|geq|lt|gt))[ \t]{0,3}$")
 _OPERATOR_AFTER = re.compile(r"[ \t]{0,3}(?:[=+\-*/<>^]|\\(?:cdot|times|div|le|ge|leq|geq|lt|gt)(?![A-Za-z]))")
 _OPERATOR_ANY = re.compile(r"[=+\-*/<>^]|\\(?:cdot|times|div|le|ge|leq|geq|lt|gt)(?![A-Za-z])")
@@ -47,7 +51,7 @@ _NUMBER_TIMES_NUMBER = re.compile(
     r"(?<=\d)[ \t]{0,2}(?=(?:\\left[ \t]{0,2})?\([ \t]{0,2}-?\d{1,20}(?:\.\d{1,20})?[ \t]{0,2}(?:\\right[ \t]{0,2})?\))"
 )
 _LONG_DECIMAL = re.compile(r"(?<![\d.])(\d)\.(\d{11,16})(?![\d.])")
-_SYMPY_BRACKETS = re.compile(r"(?<=\*)[ \t]{0,2}\[|(?<!\\)\[(?=[^\[\],]{1,200}\][ \t]{0,2}[\^*])")
+_SYMPY_BRACKETS = re.compile(r"(?<=\*)[ \t]{0,2}\[(?=[^\[\],]{1,200}\])|(?<!\\)\[(?=[^\[\],]{1,200}\][ \t]{0,2}[\^*])")
 
 
 def each_bracketed(
@@ -73,6 +77,8 @@ def _grouped(s: str) -> str:
     """Thousands commas dropped where the number stands in an expression: an operator on one side and an
     operator, a product or the answer's end on the other (`=2,304`, `+2,500`, `72,300(1.008)^x=`)."""
 
+    if _SOLVED_VALUE.fullmatch(s):
+        return s
     last_op = max((op.start() for op in _OPERATOR_ANY.finditer(s)), default=-1)
 
     def one(m: re.Match[str]) -> str:
@@ -118,7 +124,9 @@ def rewrite_loose(s: str) -> str:
 
 
 _TRAILING_LETTERS = re.compile(r"(?<![\\A-Za-z])([A-Za-z]{1,2})[ \t]{0,3}$")
-_PLAIN_NUMBER = re.compile(r"[ \t]{0,3}[-+]?[\d.,]{1,30}[ \t]{0,3}")
+# what makes the text before a trailing letter algebraic, not one numeric term (`\\frac{1}{2} h` is a unit):
+# a variable, a sum or a relation
+_ALGEBRAIC = re.compile(r"(?<![\\A-Za-z])[A-Za-z]|(?<=\S)[ \t]{0,3}[-+=<>]|\\(?:le|ge|leq|geq|lt|gt|neq)(?![A-Za-z])")
 _DIFFERENTIAL = re.compile(r"(?<![\\A-Za-z])d(?=[A-Za-z](?![A-Za-z])|[ \t]{0,2}\\[A-Za-z])")
 _CALCULUS = re.compile(r"\\(?:int|partial|oint)|\{[ \t]{0,2}d[^{}]{0,40}\}[ \t]{0,2}\{[ \t]{0,2}d[ \t]{0,2}[A-Za-z]")
 
@@ -128,7 +136,7 @@ def brace_variables(s: str, unit_words: frozenset[str]) -> str:
     if not _CALCULUS.search(s):
         s = _DIFFERENTIAL.sub("{d}", s)
     m = _TRAILING_LETTERS.search(s)
-    if m and not _PLAIN_NUMBER.fullmatch(s[: m.start()]) and (len(m[1]) == 1 or m[1].lower() not in unit_words):
+    if m and _ALGEBRAIC.search(s[: m.start()]) and (len(m[1]) == 1 or m[1].lower() not in unit_words):
         before = s[: m.start()].rstrip()
         if before and (before[-1].isdigit() or before[-1] == "}" or before != s[: m.start()]):
             s = f"{s[: m.start()]}{{{m[1]}}}"
