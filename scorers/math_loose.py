@@ -9,9 +9,9 @@
   word); e and pi printed to 12 or more significant digits (`2.71828182845905`); square brackets as grouping
   in plain SymPy (`8*[2*cos(t)]^2`; not an interval or list: no comma inside);
 - `brace_variables` (what math-verify parses): a letter math-verify would drop as a unit after an algebraic
-  expression (a variable, a sum or a relation: `5-5c`, `4+\\frac{1}{240}d`, `7.5\\le c`, `\\frac{1}{a}by`) or read as
-  a differential (`da`) is braced, so it stays a variable; after one numeric term (`10m`, `\\frac{1}{2} h`) it is
-  left to math-verify's unit reading;
+  expression (a variable, a sum or a relation after the last `=`: `5-5c`, `4+\\frac{1}{240}d`, `7.5\\le c`,
+  `\\frac{1}{a}by`) or read as a differential (`da`) is braced, so it stays a variable; after one numeric term
+  (`10m`, `\\frac{1}{2} h`, `x = 5 m`) it is left to math-verify's unit reading;
 - `shared_labels` (the pair): `\\text{}` words that end both the answer and the reference, the same words,
   at the end of each side of an equation (`6\\text{eggs}`, `\\text{radians per second}`), are a label and
   dropped from both; different words are not dropped.
@@ -136,10 +136,12 @@ def brace_variables(s: str, unit_words: frozenset[str]) -> str:
     if not _CALCULUS.search(s):
         s = _DIFFERENTIAL.sub("{d}", s)
     m = _TRAILING_LETTERS.search(s)
-    if m and _ALGEBRAIC.search(s[: m.start()]) and (len(m[1]) == 1 or m[1].lower() not in unit_words):
-        before = s[: m.start()].rstrip()
-        if before and (before[-1].isdigit() or before[-1] == "}" or before != s[: m.start()]):
-            s = f"{s[: m.start()]}{{{m[1]}}}"
+    if not m or (len(m[1]) > 1 and m[1].lower() in unit_words):
+        return s
+    head = s[: m.start()]
+    before = head.rstrip()
+    if _ALGEBRAIC.search(head.rsplit("=", 1)[-1]) and before and (before[-1] in "0123456789}" or before != head):
+        s = f"{head}{{{m[1]}}}"
     return s
 
 

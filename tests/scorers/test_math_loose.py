@@ -51,6 +51,8 @@ def test_rewrite_loose(loose, read):
         ("10m", "10m"),  # a number with its unit
         ("\\frac{1}{2} h", "\\frac{1}{2} h"),
         ("x=5 cm", "x=5 cm"),
+        ("x = 5 m", "x = 5 m"),
+        ("c=-b\\div m", "c=-b\\div {m}"),
         ("\\frac{dy}{dx}", "\\frac{dy}{dx}"),  # a derivative keeps its differentials
     ],
 )
