@@ -54,6 +54,7 @@ def test_own_cases_state_the_policy_exactly():
     assert {c["verdict"] for c in own if "round 11" in c["source"]} == {True, False}
     assert {c["verdict"] for c in own if "round 12" in c["source"]} == {True, False}
     assert {c["verdict"] for c in own if "round 13" in c["source"]} == {True, False}
+    assert {c["verdict"] for c in own if "second red team's older findings" in c["source"]} == {True, False}
 
 
 @pytest.mark.parametrize("check", sorted(CHECKS))

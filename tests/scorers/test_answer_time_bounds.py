@@ -111,6 +111,13 @@ ADVERSARIAL = {
     "chat tokens after a statement": _rep("<|im_end|>", "So x is 5."),
     "stated letters": _rep("It must be [C] ", "x\n"),
     "doubted answer phrases": _rep("maybe the answer is 4. "),
+    "revision after the answer": _rep(" 1", "ANSWER: 5\nActually,"),
+    "doubt after the answer": _rep(" x", "ANSWER: 5\nBut it might also be"),
+    "interjections after the answer": _rep("Hmm. ", "ANSWER: 5\n"),
+    "explanations in the answer": _rep("5 apples (the ", "ANSWER: "),
+    "explanation openers in the answer": _rep("x", suffix="ANSWER: " + "5 a b, which " * 45),
+    "bounds in the answer": _rep("x", suffix="ANSWER: " + "5 max up to " * 50),
+    "signs in the answer": _rep("x", suffix="ANSWER: " + "-(-$" * 150),
 }
 
 
