@@ -401,17 +401,22 @@ _NEXT_SENTENCE = re.compile(
 )
 # a value a sentence may offer: an option letter, a number, inline math
 _VALUE = r"(?:\(?[A-J]\)?(?![A-Za-z'’])|[-+$]?\d[\d.,/]{0,20}%?|\$[^$\n]{1,80}\$)"
+_REVISION_WORDS = r"actually|correction|on[ \t]second[ \t]thought|scratch[ \t]that"  # "Actually, it's 6."
 _MAY_BE = r"[ \t]{1,3}(?i:might|could|may)(?:[ \t]{1,3}(?i:also|well|just|even))?[ \t]{1,3}(?i:be)[ \t]{1,3}"
-# that sentence takes the answer back or offers another: a bare candidate ("Or 6.", "Maybe B.", "Or six."), a
-# revision naming a value ("Actually, it's 6."; not "Actually, the answer is not B."), doubt ("It could also be 6.",
+# that sentence takes the answer back or offers another: a bare candidate ("Or 6.", "Maybe B.", "Or six.") or hedge
+# ("Most likely."), a revision stating a value ("Actually, it's 6.", "Actually, the total should be 6."; not
+# "Actually, the answer is not B.", "Actually, there is a faster way: ..."), doubt ("It could also be 6.",
 # "I could be off by one"), a retraction ("That is wrong.", "That's not correct, the answer is 6.", "Wait, that
 # can't be right.", "I miscalculated; ..."), unsureness ("Not sure though.", "Just a guess.") or strike-through;
 # explanations that mention other options ("A or C would not fit", "It is wrong to add the rates") are not
 _RETRACTED = re.compile(
     r"(?:(?i:or|maybe|perhaps|possibly|probably)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly|even))?[ \t]{1,3}"
     rf"(?:{_VALUE}|[A-Za-z]{{2,12}})|(?i:no)[ \t]{{0,2}}[,:][ \t]{{0,3}}{_VALUE})[ \t)]{{0,3}}$"
-    r"|(?i:actually|instead|correction|on[ \t]second[ \t]thought|scratch[ \t]that)(?![A-Za-z])"
-    r"(?![^\n]{0,200}?(?i:\bnot\b|n['’]t\b|\bwrong\b|\bincorrect\b))[^\n]{0,200}?(?:\d|(?<![A-Za-z'’])[A-J](?![A-Za-z'’]))"
+    rf"|(?i:most[ \t]{{1,3}})?(?i:{HEDGE_WORDS}|i[ \t]guess)[ \t]{{0,3}}$"
+    rf"|(?i:{_REVISION_WORDS})[ \t,:]{{1,3}}(?:(?i:(?:i[ \t]think[ \t]{{1,3}})?(?:it(?:['’]s|[ \t]{{1,3}}(?:is|was))"
+    r"|(?:the|my)[ \t]{1,3}(?:final[ \t]{1,3})?(?:answer|total|result|value)(?:[ \t]{1,3}is)?)"
+    r"(?:[ \t]{1,3}(?:should|must|would)[ \t]{1,3}be)?)[ \t:]{1,3})?"
+    rf"{_VALUE}[ \t)]{{0,3}}(?:[,;(][^\n]{{0,200}})?$"
     rf"|(?i:but[ \t,]{{1,3}})?(?i:it|that|this|i|the[ \t]answer){_MAY_BE}"
     rf"(?:{_VALUE}|(?i:right|correct|the[ \t]answer|wrong|incorrect|off|mistaken)(?![A-Za-z]))"
     rf"|(?i:but[ \t,]{{1,3}})?{_VALUE}{_MAY_BE}(?i:right|correct|the[ \t]answer)(?![A-Za-z])"  # not "C might be wrong"
@@ -439,7 +444,7 @@ def retraction(text: str, start: int) -> re.Match[str] | None:
 
 
 # after an answer phrase: a revision or retraction takes it back ("The answer is 5. Actually it's 6.")
-_REVISED = re.compile(r"(?<![A-Za-z])(?i:actually|wait|instead|rather|correction|scratch)(?![A-Za-z])")
+_REVISED = re.compile(rf"(?<![A-Za-z])(?i:{_REVISION_WORDS}|wait|instead|rather|scratch)(?![A-Za-z])")
 # a committed answer's contrast, kept out of the doubt test: "6, not 5.", "x = 6 (not 5)."
 _CONTRAST = re.compile(r"(?:,[ \t]{0,3}|[ \t]{0,3}\([ \t]{0,3})not[ \t]{1,3}[^,;()\n]{1,40}\)?[ \t.!]{0,3}$")
 # a line that is one item of a list or of a case split: "3. x = 6", "- x = 4", "(b) 7", "Case 2: ...", "Step 1: ..."
