@@ -413,7 +413,8 @@ _RETRACTED = re.compile(
     r"(?:(?i:or|maybe|perhaps|possibly|probably)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly|even))?[ \t]{1,3}"
     rf"(?:{_VALUE}|[A-Za-z]{{2,12}})|(?i:no)[ \t]{{0,2}}[,:][ \t]{{0,3}}{_VALUE})[ \t)]{{0,3}}$"
     rf"|(?i:most[ \t]{{1,3}})?(?i:{HEDGE_WORDS}|i[ \t]guess)[ \t]{{0,3}}$"
-    rf"|(?i:{_REVISION_WORDS})[ \t,:]{{1,3}}(?:(?i:(?:i[ \t]think[ \t]{{1,3}})?(?:it(?:['’]s|[ \t]{{1,3}}(?:is|was))"
+    rf"|(?i:{_REVISION_WORDS})[*_]{{0,2}}[ \t,:]{{1,3}}"
+    r"(?:(?i:(?:i[ \t]think[ \t]{1,3})?(?:it(?:['’]s|[ \t]{1,3}(?:is|was))"
     r"|(?:the|my)[ \t]{1,3}(?:final[ \t]{1,3})?(?:answer|total|result|value)(?:[ \t]{1,3}is)?)"
     r"(?:[ \t]{1,3}(?:should|must|would)[ \t]{1,3}be)?)[ \t:]{1,3})?"
     rf"{_VALUE}[ \t)]{{0,3}}(?:[,;(][^\n]{{0,200}})?$"
@@ -554,15 +555,21 @@ _EXPLANATION = re.compile(
 )
 
 
+_ANOTHER_ANSWER = re.compile(r"(?i:\b(?:answer|too|as[ \t]well)\b)")
+
+
 def explained(answer: str) -> str:
     """The answer without the explanation after its value ("12 (the remainder is 0)" -> "12"), unless the explanation
-    doubts, bounds or revises it ("5 (or 6)", "5. Actually 6.", "5 (at least)") or defines or computes with `=`
-    ("$\\lfloor\\varphi n\\rfloor$, where $\\varphi = ...$"): then the answer as given."""
+    doubts, bounds or revises it ("5 (or 6)", "5. Actually 6.", "5 (at least)"), names an answer ("5. The answer is
+    6.", "5 (6 works too)") or defines or computes with `=` ("$\\lfloor\\varphi n\\rfloor$, where $\\varphi = ...$"):
+    then the answer as given, for the checks' other rules."""
     m = _EXPLANATION.search(answer[:_SPAN])
     if m is None:
         return answer
     rest = answer[m.start() :]
     if "=" in rest or _DOUBT.search(rest) or _REVISED.search(rest) or BOUNDS.search(rest) or UNSURE.search(rest):
+        return answer
+    if _ANOTHER_ANSWER.search(rest):
         return answer
     return answer[: m.start()]
 
