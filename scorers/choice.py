@@ -9,14 +9,17 @@ because`; not the article: `the answer is a cat`). A letter in a name or address
 `éB`, `https://example.org/B`) or named by the word before it (`the value of C`, `Vitamin B`,
 `plan B`) is not chosen; "I" before a word that is no link is the pronoun. An answer
 naming a second letter (`A or B`, `A, B`, `A B`, `(A)/(B)`, `ABCD`, `A but maybe B`; `B/I` even
-past the known options) or saying it is unsure (`B, but I'm not sure`) is a hedge and scores 0;
+past the known options, `B, with A a close second`) or saying it is unsure (`B, but I'm not sure`, `not confident`)
+is a hedge and scores 0;
 "A" before a word that is no verb or link is the article (`A polygenic risk score` names no
 option); a letter it rules out in its own clause does not count (`It is D, it can't be A or B`,
-`A is wrong, it is B`, `C (not A)`, `B seems unlikely`), and ruling out every letter names none.
+`A is wrong, it is B`, `C (not A)`, `B seems unlikely`, `B is tempting, but D fits`), and ruling out every letter
+names none.
 A later explicit selection in the answer is read from there on (`Vitamin C helps. Answer: D`,
 `could be (A) or (B), but I choose (C)`, `ruled out A, then B, settled on C`), as is a revision
 (`C, but actually A was right, no wait B`, `C, on second thought D`) unless it rules its letter out
-(`B. Actually A is wrong`; also after the answer line: `Answer: C` then `Actually, the answer is j`;
+(`B. Actually A is wrong`; also after the answer line: `Answer: C` then `Actually, the answer is j`,
+`Actually, it's j` or `Wait, no: j`;
 "Option B is correct" selects B), adds a candidate (`A. Actually, B is also plausible`: a hedge) or names
 a letter ruled out before it (`Not C, wait, C`); `C++` and `C#` are names, not options. A gold
 letter past the allowed ones extends them to it (gold `E` or `N`: the options run at least to it).
@@ -33,7 +36,9 @@ from __future__ import annotations
 import re
 
 from scorers.extract import (
+    HEDGE_WORDS,
     MAX_ANSWER_CHARS,
+    UNSURE,
     CheckResult,
     final_answer,
     last_marker,
@@ -97,11 +102,6 @@ _LOWER_ASSERTED = re.compile(
 )
 _LOWER_SELECTED = re.compile(
     r"[ \t]{1,3}(?i:as|and|but|so|therefore|thus|given|which|here|now|is|seems|fits|matches|was)\b"
-)
-# an answer that says it is unsure ("B but I'm not sure", "A? just a guess") commits to nothing
-_UNSURE = re.compile(
-    r"(?i:\b(?:not|n['’]t)[ \t]{1,3}(?:sure|certain)\b|\b(?:unsure|uncertain)\b"
-    r"|\bno[ \t]idea\b|\bjust[ \t](?:a[ \t]guess|kidding)\b|\bi[ \t]doubt\b)"
 )
 
 
@@ -185,7 +185,7 @@ def letter_of(
             if letter and letter in _ruled_out(s[: chosen.start()]):  # "Not C, wait, C"
                 return None, f"answer rules out {letter} and then names it (contradicts itself): {s[:60]!r}"
             return letter, why
-    if _UNSURE.search(s[:MAX_ANSWER_CHARS]):  # after a selection, only what follows it is read
+    if UNSURE.search(s[:MAX_ANSWER_CHARS]):  # "B but I'm not sure": after a selection, only what follows it is read
         return None, f"answer says it is unsure (a hedge scores 0): {s[:60]!r}"
     m = _LEAD.match(s)
     if not m or m.group(2).upper() not in letters:
@@ -220,11 +220,12 @@ def letter_of(
     return letter.upper(), ""
 
 
-# a second capital letter joined to the first by "/", "or", "and", "plus", "with", "&" or ",", past the known
-# options too
+# a second capital letter joined to the first by "/", "or", "and", "plus", "with", "&" or "," ("B, with A a close
+# second"), past the known options too
 # (after a comma only where the letter ends a list item: not "D, E=mc^2 explains it")
 _PAIRED = re.compile(
-    r"[ \t]{0,2}(?:(?:/|&|(?:or|and|plus|with|as[ \t]well[ \t]as|along[ \t]with)[ \t])[ \t]{0,2}[(\[]?([A-J])[)\]]?"
+    r"[ \t]{0,2}(?:,?[ \t]{0,2}(?:/|&|(?:or|and|plus|with|as[ \t]well[ \t]as|along[ \t]with)[ \t])[ \t]{0,2}"
+    r"[(\[]?([A-J])[)\]]?"
     r"(?![A-Za-z0-9'’])"
     r"|,[ \t]{0,2}[(\[]?([A-J])[)\]]?(?=[ \t]{0,2}(?:[,.;]|$|(?:or|and)(?![A-Za-z]))))"
 )
@@ -256,7 +257,7 @@ def _negated_before(s: str, start: int) -> bool:
 
 _NEGATION = re.compile(
     r"(?i:\b(?:not|never|except|wrong|incorrect|unlikely|none|neither|nor|cannot|rather[ \t]than|instead[ \t]of"
-    r"|eliminat\w{0,4}|exclud\w{0,3}|rul\w{0,3}[ \t]out)\b"
+    r"|eliminat\w{0,4}|exclud\w{0,3}|rul\w{0,3}[ \t]out|tempting)\b"
     r"|n['’]t\b)"
 )
 # clause breaks: punctuation and the conjunctions that start a new claim
@@ -276,11 +277,13 @@ _PHRASE = re.compile(
     r"|(?i:\b(?:option|choice))[ \t]{1,3}"  # "Option B is correct."
     r"(?=[(\[]?[A-Za-z][)\]]?[ \t]{1,3}(?i:is[ \t]{1,3}(?:the[ \t]{1,3})?(?:correct|right))\b)"
 )
-# a revision after the answer line: "Answer: C" then "Actually, the answer is j." (read from there on)
+# a revision after the answer line: "Answer: C" then "Actually, the answer is j.", "Actually, it's C.", "Wait, no: C."
+# (read from there on)
 _LATE_REVISION = re.compile(
     r"(?i:\b(?:actually|no[ \t,]{1,3}wait|on[ \t]second[ \t]thought|correction[ \t]{0,2}:?)[ \t,]{0,3}"
     r"(?:I[ \t]{1,3}(?:choose|pick|select)[ \t]{1,3}|(?:the[ \t]{1,3})?(?:correct[ \t]{1,3}|final[ \t]{1,3})?"
-    r"answer[ \t]{1,3}is[ \t:]{1,3}))"
+    r"answer[ \t]{1,3}is[ \t:]{1,3}|it(?:['’]s|[ \t]{1,3}(?:is|must[ \t]{1,3}be|should[ \t]{1,3}be))[ \t]{1,3})"
+    r"|\bwait[ \t,]{1,3}no[ \t]{0,2}[,:][ \t]{0,3})"
 )
 _LONE_LETTER = re.compile(r"[ \t*_(\[]{0,6}([A-Z])[ \t*_)\].]{0,6}")  # "C" alone on the last line
 
@@ -288,7 +291,7 @@ _LONE_LETTER = re.compile(r"[ \t*_(\[]{0,6}([A-Z])[ \t*_)\].]{0,6}")  # "C" alon
 def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str | None, str]:
     """Return (letter or None, how it was found / why not)."""
     answer, how = final_answer(completion)
-    if answer is not None:
+    if answer is not None or how.startswith("retracted"):
         text = response_part(completion or "")
         mk = last_marker(text)
         late = last_match(_LATE_REVISION, text[mk.cend :]) if mk else None
@@ -297,6 +300,8 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
             letter, _ = letter_of(text[start : start + 200].split("\n")[0], _RUN, marked=True)
             if letter:  # one that names no letter ("actually, the answer is not B") leaves the answer
                 return (letter, "a revision after the answer") if letter in letters else (None, "revised to no option")
+        if answer is None:
+            return None, how
         if not answer:
             return None, f"{how}: answer is empty"
         letter, why = letter_of(answer, letters)
@@ -320,7 +325,7 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
         return None, "no answer marker and no 'the answer is X' phrase"
     line_end = text.find("\n", last.end(), last.end() + 200)
     phrase = text[last.end() : line_end if line_end >= 0 else last.end() + 200]
-    if retraction(text, last.end() + len(phrase.split(". ")[0])) or _UNSURE.search(
+    if retraction(text, last.end() + len(phrase.split(". ")[0])) or UNSURE.search(
         text, last.end(), last.end() + MAX_ANSWER_CHARS
     ):
         return None, "'the answer is' phrase: taken back or hedged after it"
@@ -353,8 +358,7 @@ _SAID_LETTER = re.compile(r"(?i:(?:actually|definitely|clearly)[ \t]{1,3})?[(\[]
 # "It is C because ..."), not more words ("Pick B up from the station", "It's B-ish")
 _TAIL = re.compile(r"[ \t]{0,3}(?:[.!:;,)\]]|$)|[ \t]{1,3}(?i:because|since|as)(?![A-Za-z])")
 _LINE_DOUBT = re.compile(
-    r"(?<![A-Za-z])(?i:maybe|perhaps|possibly|probably|possible|guess|unsure|unless|if|else|or|either|could|might"
-    r"|kidding)(?![A-Za-z])|\?|~~"
+    rf"(?<![A-Za-z])(?i:{HEDGE_WORDS}|might|could|possible|unless|if|else|or|either|kidding)(?![A-Za-z])|\?|~~"
 )
 
 

@@ -11,6 +11,8 @@ The final answer is the content of the LAST explicit marker in the output:
 - `\\boxed{...}` / `\\fbox{...}` (nested braces allowed; also the garbled `\\beginboxed{...}`);
   boxes in a row form one list answer, labelled ones as `y_1 = A, y_2 = B`.
 Only the text after the last `</think>` is read: an answer given only in the reasoning scores 0.
+An answer taken back or hedged in the sentence right after it is none (`retraction`: `ANSWER: 5` then
+`Or 6.`, `Actually, it's 6.`, `It could also be 6.`, `That's not correct.`, `Not sure though.`).
 A marker inside another marker's content (`ANSWER: \\boxed{5}`) does not compete with
 it: the outer content is read, then a marker inside it is unwrapped (see `final_answer`).
 
@@ -333,7 +335,8 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
     mk = last_marker(text)
     if mk is None:
         return None, "no answer marker (ANSWER: line, <answer> tags, \\boxed{}, 'final answer is')"
-    retracted = retraction(text, mk.cend)
+    after = mk.cend + (9 if mk.kind == "answer_tag" and _ANSWER_CLOSE.match(text, mk.cend) else 0)
+    retracted = retraction(text, after)
     if retracted is not None:  # "ANSWER: 5\nOr 6.", "\boxed{5}\nThat is wrong."
         return None, f"retracted: the answer is taken back or hedged after it: {retracted.group(0)!r}"
     how = {
@@ -368,9 +371,18 @@ _STATES = re.compile(
     r"|(?<![A-Za-z])(?i:is|are|was|were|has|have|had|equals|(?:would|will|must)[ \t]{1,3}be|comes[ \t]{1,3}to"
     r"|we[ \t]{1,3}(?:get|obtain|have|find)|gives|yields)(?![A-Za-z])"
 )
+# words that hedge a value ("probably 5", "likely C"), shared by the checks' doubt tests (the modal verbs "might",
+# "could" only in sentences: an answer may restate its question, "the most she could earn is 18")
+HEDGE_WORDS = "maybe|perhaps|possibly|probably|likely|presumably|guess|unsure"
+# a sentence or answer that says it is unsure ("not sure", "just a guess", "I doubt it")
+UNSURE_WORDS = (
+    r"(?:not|n['’]t)[ \t]{1,3}(?:sure|certain|confident)|unsure|uncertain|no[ \t]idea|just[ \t](?:a[ \t]guess|kidding)"
+    r"|i[ \t]doubt"
+)
+UNSURE = re.compile(rf"(?i:\b(?:{UNSURE_WORDS})\b)")
 # a sentence that doubts, negates, asks, conditions, sets up or offers another candidate states no answer
 _DOUBT = re.compile(
-    r"(?<![A-Za-z])(?i:or|either|maybe|perhaps|probably|possibly|likely|presumably|might|could|guess|unsure"
+    rf"(?<![A-Za-z])(?i:or|either|{HEDGE_WORDS}|might|could"
     r"|tentative\w{0,3}|unverified|confirm\w{0,3}|estimate\w{0,2}|not|no|never|wrong|incorrect|mistake\w?|doubt\w{0,3}"
     r"|if|unless|whether|when|otherwise|else|assum\w{1,3}|suppose|given|provided|let|try|check|verify|case"
     r"|another|also|alternatively|hope|pending|test|range|vs|approx|ish"
@@ -382,27 +394,58 @@ _CLOSING = re.compile(
     r"[ \t]{0,3}(?:(?i:(?:i[ \t])?hope[ \t](?:this|that|it)(?:[ \t][a-z]{1,10}){1,2}|q\.?e\.?d\.?|done|good[ \t]luck"
     r"|(?:let[ \t]me[ \t]know|feel[ \t]free|happy[ \t]to[ \t]help)(?:[ \t][a-z'’]{1,12}){0,8})[.!]?|∎|□)[ \t]{0,3}"
 )
-# the sentence right after an answer, when it takes the answer back or offers another: it starts with "or"
-# and a letter or number ("Or 6.", "Or maybe B."), or is only a retraction ("That is wrong.", "Just kidding.",
-# "I doubt it.", "Not sure."); explanations that mention other options ("A or C would not fit") are not
-_NEXT_SENTENCE = re.compile(r"[\s.,;:!)*_`$\]}(]{0,20}((?:[^\n.!?]|\.(?=\d)){0,200})(?![^\n.!?]|\.\d)(?!\?)")
-_RETRACTED = re.compile(
-    r"(?:(?i:or)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly))?[ \t]{1,3}(?:\(?[A-J]\)?|[-+$]?\d[\d.,/]{0,20})[ \t)]{0,3}$"
-    r"|(?i:(?:that|this|it)(?:[ \t]{1,3}(?:is|was)|['’]s)[ \t]{1,3}(?:wrong|incorrect|not[ \t]right)"
-    r"|just[ \t]kidding|i[ \t]doubt(?:[ \t]{1,3}(?:it|that|this))?"
-    r"|(?:i['’]?m[ \t]|i[ \t]am[ \t])?not[ \t](?:sure|certain))"
-    r"[ \t]{0,3}$)"
+# the sentence right after an answer (after an interjection, "Hmm.", "Wait,"), with its end mark
+_NEXT_SENTENCE = re.compile(
+    r"[\s.,;:!)*_`$\]}(]{0,20}(?:(?i:hm{1,4}|wait|uh|um)[ \t]{0,2}[.,!…]{1,3}\s{0,3})?"
+    r"((?:[^\n.!?]|\.(?=\d)){0,200})(?![^\n.!?]|\.\d)([.!?]?)"
 )
+# a value a sentence may offer: an option letter, a number, inline math
+_VALUE = r"(?:\(?[A-J]\)?(?![A-Za-z'’])|[-+$]?\d[\d.,/]{0,20}%?|\$[^$\n]{1,80}\$)"
+_REVISION_WORDS = r"actually|correction|on[ \t]second[ \t]thought|scratch[ \t]that"  # "Actually, it's 6."
+_MAY_BE = r"[ \t]{1,3}(?i:might|could|may)(?:[ \t]{1,3}(?i:also|well|just|even))?[ \t]{1,3}(?i:be)[ \t]{1,3}"
+# that sentence takes the answer back or offers another: a bare candidate ("Or 6.", "Maybe B.", "Or six.") or hedge
+# ("Most likely."), a revision stating a value ("Actually, it's 6.", "Actually, the total should be 6."; not
+# "Actually, the answer is not B.", "Actually, there is a faster way: ..."), doubt ("It could also be 6.",
+# "I could be off by one"), a retraction ("That is wrong.", "That's not correct, the answer is 6.", "Wait, that
+# can't be right.", "I miscalculated; ..."), unsureness ("Not sure though.", "Just a guess.") or strike-through;
+# explanations that mention other options ("A or C would not fit", "It is wrong to add the rates") are not
+_RETRACTED = re.compile(
+    r"(?:(?i:or|maybe|perhaps|possibly|probably)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly|even))?[ \t]{1,3}"
+    rf"(?:{_VALUE}|[A-Za-z]{{2,12}})|(?i:no)[ \t]{{0,2}}[,:][ \t]{{0,3}}{_VALUE})[ \t)]{{0,3}}$"
+    rf"|(?i:most[ \t]{{1,3}})?(?i:{HEDGE_WORDS}|i[ \t]guess)[ \t]{{0,3}}$"
+    rf"|(?i:{_REVISION_WORDS})[*_]{{0,2}}[ \t,:]{{1,3}}"
+    r"(?:(?i:(?:i[ \t]think[ \t]{1,3})?(?:it(?:['’]s|[ \t]{1,3}(?:is|was))"
+    r"|(?:the|my)[ \t]{1,3}(?:final[ \t]{1,3})?(?:answer|total|result|value)(?:[ \t]{1,3}is)?)"
+    r"(?:[ \t]{1,3}(?:should|must|would)[ \t]{1,3}be)?)[ \t:]{1,3})?"
+    rf"{_VALUE}[ \t)]{{0,3}}(?:[,;(][^\n]{{0,200}})?$"
+    rf"|(?i:but[ \t,]{{1,3}})?(?i:it|that|this|i|the[ \t]answer){_MAY_BE}"
+    rf"(?:{_VALUE}|(?i:right|correct|the[ \t]answer|wrong|incorrect|off|mistaken)(?![A-Za-z]))"
+    rf"|(?i:but[ \t,]{{1,3}})?{_VALUE}{_MAY_BE}(?i:right|correct|the[ \t]answer)(?![A-Za-z])"  # not "C might be wrong"
+    r"|(?i:(?:that|this|it|my[ \t]answer)(?:[ \t]{1,3}(?:is|was)|['’]s)[ \t]{1,3}"
+    r"(?:wrong|incorrect|false|not[ \t]{1,3}(?:right|correct|true)|a[ \t]mistake)"
+    r"|(?:that|this|it)[ \t]{1,3}(?:can['’]?t|cannot|doesn['’]t|does[ \t]not|isn['’]t)[ \t]{1,3}"
+    r"(?:(?:be|look|seem)[ \t]{1,3})?right"
+    r"|oops|whoops)[ \t]{0,3}(?:$|[,;:—–])"
+    r"|(?i:i[ \t]{1,3}(?:miscalculated|made[ \t]{1,3}an?[ \t]{1,3}(?:mistake|error)|was[ \t]wrong|messed[ \t]up))"
+    r"|(?i:(?:but|though|although|honestly)[ \t,]{1,3})?(?i:i['’]?m[ \t]{1,3}|i[ \t]am[ \t]{1,3})?"
+    rf"(?i:{UNSURE_WORDS})(?![A-Za-z])"
+    r"|~~"
+)
+_OR_QUESTION = re.compile(r"(?i:or)(?![A-Za-z])")  # "Or is it 6?": a question that offers another
 
 
 def retraction(text: str, start: int) -> re.Match[str] | None:
     """The sentence right after start when it retracts the answer or offers another ("That is wrong.", "Or 6.")."""
     nxt = _NEXT_SENTENCE.match(text, start, start + _SPAN)
-    return _RETRACTED.match(nxt.group(1)) if nxt else None
+    if nxt is None:
+        return None
+    if nxt.group(2) == "?":
+        return _OR_QUESTION.match(nxt.group(1))
+    return _RETRACTED.match(nxt.group(1))
 
 
 # after an answer phrase: a revision or retraction takes it back ("The answer is 5. Actually it's 6.")
-_REVISED = re.compile(r"(?<![A-Za-z])(?i:actually|wait|instead|rather|correction|scratch)(?![A-Za-z])")
+_REVISED = re.compile(rf"(?<![A-Za-z])(?i:{_REVISION_WORDS}|wait|instead|rather|scratch)(?![A-Za-z])")
 # a committed answer's contrast, kept out of the doubt test: "6, not 5.", "x = 6 (not 5)."
 _CONTRAST = re.compile(r"(?:,[ \t]{0,3}|[ \t]{0,3}\([ \t]{0,3})not[ \t]{1,3}[^,;()\n]{1,40}\)?[ \t.!]{0,3}$")
 # a line that is one item of a list or of a case split: "3. x = 6", "- x = 4", "(b) 7", "Case 2: ...", "Step 1: ..."
@@ -494,6 +537,41 @@ def unmarked_answer(text: str | None) -> tuple[str | None, str]:
     if not _one_value(value):
         return None, f"no marker; the 'the answer is X' phrase states several values: {value[:60]!r}"
     return value, "no marker; last 'the answer is X' phrase"
+
+
+# a bound of the value, not the value: "at least 5", "at minimum 5", "5 max", "5 or more", "under 5", "up to 5"
+BOUNDS = re.compile(
+    r"(?i:\b(?:at[ \t](?:least|most|minimum|maximum|the[ \t](?:least|most))|(?:less|more|fewer|greater)[ \t]than"
+    r"|or[ \t](?:more|less|fewer|greater|higher|lower)|(?:up[ \t]to|under|over)(?=[ \t]{1,3}\$?\d))\b"
+    r"|(?<=\d)[ \t]{0,3}(?:max|maximum|minimum|tops)\b)"
+)
+# an explanation after the answer's value, a unit or two between them: "12 (the remainder is 0)", "42, which is the
+# total after 2 days", "$5$, where ...", "12. We used 3 boxes of 4.", "18 dollars (3 boxes at 6 dollars each)"
+_EXPLANATION = re.compile(
+    r"(?<=[\d$}%])(?:[ \t]{1,3}[A-Za-z]{1,15}){0,2}"
+    r"(?:[ \t]{1,3}\((?=[ \t]{0,3}(?:[-+$]?\d[\d.,]{0,12}[ \t]{1,3})?[A-Za-z]{2,}[ \t,])"
+    r"|[ \t]{0,3},[ \t]{1,3}(?:which|where|since|because|i\.e\.)(?![A-Za-z])|[ \t]{1,3}(?:since|because)(?![A-Za-z])"
+    r"|\.[ \t]{1,3}(?=[A-Z]))"
+)
+
+
+_ANOTHER_ANSWER = re.compile(r"(?i:\b(?:answer|too|as[ \t]well)\b)")
+
+
+def explained(answer: str) -> str:
+    """The answer without the explanation after its value ("12 (the remainder is 0)" -> "12"), unless the explanation
+    doubts, bounds or revises it ("5 (or 6)", "5. Actually 6.", "5 (at least)"), names an answer ("5. The answer is
+    6.", "5 (6 works too)") or defines or computes with `=` ("$\\lfloor\\varphi n\\rfloor$, where $\\varphi = ...$"):
+    then the answer as given, for the checks' other rules."""
+    m = _EXPLANATION.search(answer[:_SPAN])
+    if m is None:
+        return answer
+    rest = answer[m.start() :]
+    if "=" in rest or _DOUBT.search(rest) or _REVISED.search(rest) or BOUNDS.search(rest) or UNSURE.search(rest):
+        return answer
+    if _ANOTHER_ANSWER.search(rest):
+        return answer
+    return answer[: m.start()]
 
 
 _SUPERSCRIPT = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,6}")

@@ -7,12 +7,15 @@
 2. Refuse what a careful grader refuses, before any comparison: an answer longer than
    MAX_ANSWER_CHARS; brackets nested deeper than MAX_NESTING and the reference (math-verify
    would take seconds); words that change or hedge a value and that the reference lacks
-   (`not`, `between`, `approximately`, `otherwise`; scale words are read instead:
-   `2 \\text{ million}` = 2\\times10^{6}); more distinct values than the reference
+   (`not`, `between`, `approximately`, `otherwise`, `likely`, `hundredths`; scale words are read instead:
+   `2 \\text{ million}` = 2\\times10^{6}, `5 hundred` = 500) and bounds (`at minimum 5`, `5 or more`:
+   scorers.extract.BOUNDS); an explanation after the value is not read unless it doubts, bounds or revises
+   it (`$12$ (the remainder is $0$)` answers 12: scorers.extract.explained); more distinct values than the reference
    (`8 or 9`, `6 \\text{ and } 8`, `1, 2`, `\\pm 3`), also when hidden from math-verify,
    which keeps only the last value (`5 \\\\ 7`, `5 \\lor 7`, `5 | 7`, `x=5 \\text{ } x=7`).
    An answer written as a sentence ("Thus $x \\geq 5$ is the solution.") is read by its
-   last math segment or number (values joined by commas/and/or stay a list).
+   last math segment or number (values joined by commas/and/or stay a list; one with a condition after
+   it, `5 when n is odd`, is refused).
    Forms math-verify misreads are rewritten, compared or refused first (scorers.math_forms:
    mixed numbers, clock times, degrees inside trig functions, `i`, primes, units, letters; scorers.math_loose:
    loosely written LaTeX, `\\text{}` labels both sides end with, letters math-verify would drop as units).
@@ -64,7 +67,16 @@ from fractions import Fraction
 from pathlib import Path
 
 from scorers import math_forms, math_identity, math_loose, math_relations
-from scorers.extract import MAX_ANSWER_CHARS, CheckResult, final_answer, normalize_unicode, unmarked_answer
+from scorers.extract import (
+    BOUNDS,
+    HEDGE_WORDS,
+    MAX_ANSWER_CHARS,
+    CheckResult,
+    explained,
+    final_answer,
+    normalize_unicode,
+    unmarked_answer,
+)
 
 DEFAULT_TIMEOUT = 5.0  # CPU seconds per comparison
 # a worker child gaining no CPU for this long (wall) is hung; a nice-19 child beside 8 busy nice-0 processes on 2
@@ -232,9 +244,10 @@ def _for_math_verify(s: str, gold_is_equation: bool) -> str:
 # words that change or blur a value: never dropped to make a match
 _VALUE_WORDS = frozenset(
     "hundred thousand million billion trillion dozen times squared cubed not no none never"
-    " between either maybe perhaps possibly probably approximately roughly about around nearly"
-    " almost least most otherwise unless else if than half twice double triple".split()
-)
+    " between either approximately roughly about around nearly almost least most otherwise unless else if"
+    " than half twice double triple factorial halves thirds fourths fifths sixths sevenths eighths ninths tenths"
+    " hundredths thousandths millionths".split()
+) | frozenset(HEDGE_WORDS.split("|"))
 # what separates several values in math-verify's reading (it keeps only the last one)
 _VALUE_SEPARATORS = re.compile(
     r"\\\\(?![A-Za-z])|\\(?:lor|vee|mid|quad|qquad)(?![A-Za-z])|(?<!\\left)(?<!\\right)\||\\begin\{cases\}|;"
@@ -276,6 +289,8 @@ def _as_sentence(pred: str, gold: str) -> tuple[str, str | None]:
         value.append(tok)
     if _HEDGED_BEFORE.search(pred[max(0, value[-1][0] - 12) : value[-1][0]]):
         return pred, None  # "<something> or 0": the sentence hedges, judged whole (refused)
+    if _CONDITION_AFTER.match(pred, value[0][1]):
+        return pred, "answer sets a condition on its value (`5 when n is odd`)"
     earlier = [t for t in tokens if t[1] <= value[-1][0]]
     gap = pred[earlier[-1][1] : value[-1][0]] if earlier else ""
     if earlier and not _CONCLUDES.search(gap) and not _EXPLAINS.match(gap):
@@ -291,15 +306,16 @@ _CONCLUDES = re.compile(
 # an explanation after the answer ("$5$ (since $2+3=5$)"): left to the rules before this one, as before
 _EXPLAINS = re.compile(r"[ \t,;]{0,3}(?:\(|(?i:since|because|as|from|by|i\.e\.)\b)")
 _HEDGED_BEFORE = re.compile(r"(?i:\b(?:or|either|otherwise|unless|else))\W{0,4}$")
+_CONDITION_AFTER = re.compile(r"[\W_]{0,4}(?i:when|whenever|if|unless|provided|assuming)(?![A-Za-z])")
 _SCALE = re.compile(
     r"(\d)[ \t]{0,3}(?:\\(?:text|mathrm|mbox)[ \t]{0,3}\{[ \t]{0,3})?"
-    r"(thousand|million|billion|trillion)[ \t]{0,3}\}?"
+    r"(hundred|thousand|million|billion|trillion)(?![A-Za-z])[ \t]{0,3}\}?"
 )
-_SCALE_EXP = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+_SCALE_EXP = {"hundred": 2, "thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 
 
 def _read_scale(s: str) -> str:
-    """A scale word multiplies: "2 million" -> "2\\times10^{6}" (never dropped)."""
+    """A scale word multiplies: "2 million" -> "2\\times10^{6}", "5 hundred" -> "5\\times10^{2}" (never dropped)."""
     return _SCALE.sub(lambda m: f"{m.group(1)}\\times10^{{{_SCALE_EXP[m.group(2)]}}}", s)
 
 
@@ -336,6 +352,8 @@ def refusal(pred: str, gold: str, count: bool = True) -> str | None:
     blur = sorted((_words(pred) & _VALUE_WORDS) - _words(gold))
     if blur:
         return f"answer has words that change or hedge its value: {', '.join(blur)}"
+    if BOUNDS.search(pred) and not BOUNDS.search(gold):
+        return "answer bounds its value (`at minimum 5`, `5 or more`) where the reference states it"
     form = math_forms.mismatch(pred, gold)
     if form:
         return form
@@ -644,6 +662,9 @@ def symbolic_equal(gold: str, pred: str, timeout: float = DEFAULT_TIMEOUT, posit
 # ------------------------------------------------------------------------- check
 
 
+_EMPHASIS = re.compile(r"<(b|strong|em|i|u|mark)>([^<>]{0,200})</\1>")  # HTML emphasis around the answer
+
+
 # a root or a non-integer power (`^{0.5}`, `^{3/2}`, `^{\\frac12}`): a cheap test before the positive reading
 _ROOT = re.compile(
     r"\\sqrt|\^[ \t]{0,2}\{?[ \t]{0,2}-?[\d.]{1,6}[ \t]{0,2}/|\^[ \t]{0,2}\{?[ \t]{0,2}\(?-?\d{0,6}\.\d"
@@ -695,11 +716,12 @@ def check_math(completion: str | None, target: str, timeout: float = DEFAULT_TIM
     if raw is None:
         return CheckResult(False, None, how)
     gold_raw = math_forms.rewrite(_read_scale(gold_answer(str(target))))
-    raw = math_forms.rewrite(_read_scale(raw))
+    raw = math_forms.rewrite(_read_scale(_EMPHASIS.sub(r"\2", raw)))  # "<b>5</b>"
     raw, gold_raw = _as_tuples(raw, gold_raw)
     raw, gold_raw = math_loose.shared_labels(raw, gold_raw, _VALUE_WORDS | {"or", "and"})
     why = refusal(raw, gold_raw, count=False)
-    if why is None:
+    if why is None:  # "$12$ (the remainder is $0$)" answers 12 (an approximation beside it was refused above)
+        raw = explained(raw)
         sentence_value, why = _as_sentence(raw, gold_raw)
     if why is None:
         raw = _value_of(sentence_value, gold_raw)

@@ -4,17 +4,21 @@ The answer (scorers.extract.final_answer; without a marker, a GSM8K `#### X` lin
 value the last sentence states or the last "the answer is X" on its line: `unmarked_answer`)
 must state one number, compared exactly as a fraction:
 - read: `1,000`, `1 000`, `5cm`, `2nd` (a number glued to other letters, `42abc`, is none),
-  `$18.00`, `45%` (= 45), `070`, `-7`/`−7`, `3/4`, `\\frac{3}{4}`,
+  `$18.00`, `45%` (= 45), `070`, `-7`/`−7`/`- 7`/`-$7`, `-(-7)` (= 7), `3/4`, `\\frac{3}{4}`,
   `1 1/2` (= 3/2), `1½`, `1.2345e3`, `3.0e-2`, `1.5 \\times 10^{3}`, full-width digits;
 - a number in words below 100, alone: `twelve`, `forty-two`, `minus three`;
 - scale words multiply: `1.5 million` = 1500000 (so it never equals a target of 1.5);
 - `x = 26` and `2025 - 1999 = 26` read the part after the last `=`;
+- an explanation after the value is not read unless it doubts, bounds or revises it (`extract.explained`:
+  `12 (the remainder is 0)`, `42, which is the total after 2 days`; not `5 (or 6)`);
 - several different numbers count only when the last follows a conclusion word
   (`5 apples and 3 pears, so 8`); otherwise (`1, 2, 3`, `5 - 3`, `5-10`) it is no answer;
 - equal as fractions, or within 1e-7 of the target, relative (a float's printing): `42.0000001` = 42;
 - a lone letter after the number other than a unit (`4 y`, not `4 m`) makes it an expression: none;
-- hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `±`, conditions (`if`, `otherwise`),
-  a box followed by another value (`\\boxed{33} and 34`).
+- hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `probably 5`, `±`, conditions (`if`, `when`,
+  `otherwise`), bounds (`at least 5`, `5 max`, `under 5`: `extract.BOUNDS`), changed values (`twice 5`,
+  `5 hundredths`, `5 factorial`), a box followed by another value (`\\boxed{33} and 34`), an answer taken back
+  or hedged in the sentence after it, the `#### X` line too (`#### 18` then `Or 19.`).
 """
 
 from __future__ import annotations
@@ -23,13 +27,17 @@ import re
 from fractions import Fraction
 
 from scorers.extract import (
+    BOUNDS,
+    HEDGE_WORDS,
     MAX_ANSWER_CHARS,
     CheckResult,
+    explained,
     final_answer,
     last_marker,
     last_match,
     normalize_unicode,
     response_part,
+    retraction,
     unmarked_answer,
 )
 from scorers.math_forms import UNIT_WORDS, number_word
@@ -58,11 +66,13 @@ _TIMES_TEN = re.compile(
 _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,200})\}")
 _FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,40})\}[ \t]{0,3}\{([^{}]{1,40})\}")
 _HEDGE = re.compile(
-    r"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else)\b)|±|\+/-|\\pm(?![A-Za-z])"
-    # a bound or a change of the value, not the value: "at least 5", "5+", "twice 5", "4-ish" ("about 5" is read
-    # as 5, as inspect_ai's and reward-kit's tests read "approximately": a stated estimate of the value)
-    r"|(?i:\b(?:at[ \t]least|at[ \t]most|up[ \t]to|(?:less|more|fewer|greater)[ \t]than|above|below|twice|half"
-    r"|double|triple|squared|cubed|ish)\b)|[≥≤]|[<>]=?(?=[ \t]{0,2}[-+]?\d)|(?<=\d)\+(?![\d])"
+    rf"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else|when|in[ \t]most[ \t]cases|{HEDGE_WORDS})\b)"
+    r"|±|\+/-|\\pm(?![A-Za-z])"
+    # a change of the value, not the value: "twice 5", "4-ish", "5 hundredths", "5 factorial" (bounds: extract.BOUNDS;
+    # "about 5" is read as 5, as inspect_ai's and reward-kit's tests read "approximately": an estimate of the value)
+    r"|(?i:\b(?:above|below|twice|half|double|triple|squared|cubed|ish|factorial)\b)|[≥≤]|[<>]=?(?=[ \t]{0,2}[-+]?\d)"
+    r"|(?<=\d)[ \t]{1,3}(?i:halves|thirds|fourths|fifths|sixths|sevenths|eighths|ninths|tenths|hundredths|thousandths"
+    r"|millionths)\b|(?<=\d)\+(?![\d])"
 )
 _CONCLUDE = re.compile(
     r"(?i:\b(?:so|thus|therefore|hence|total|totals|is|are|was|equals?|gives|makes|get|gets)\b)|=|⇒|\\Rightarrow"
@@ -81,8 +91,10 @@ def _clean(text: str) -> str:
     text = normalize_unicode(text)
     text = text.replace("\\$", "$").replace("\\%", "%").replace("\\!", "").replace("{,}", ",")
     text = re.sub(r"\\[,;: ]|~", " ", text)
-    text = re.sub(r"\([ \t]{0,2}([-+])[ \t]{1,2}(?=\d)", r"(\1", text)  # "(- 1)" is -1
+    text = re.sub(r"(^|[($])[ \t]{0,2}([-+])[ \t]{1,2}(?=\d)", r"\1\2", text)  # "(- 1)" and "- 5" are -1, -5
+    text = re.sub(r"-[ \t]{0,2}\([ \t]{0,2}-[ \t]{0,2}(\d[\d.,]{0,30})[ \t]{0,2}\)", r"\1", text)  # "-(-5)" is 5
     text = re.sub(r"-[ \t]{0,2}\([ \t]{0,2}(\d[\d.,]{0,30})[ \t]{0,2}\)", r"(-\1)", text)  # "-(4)" is -4
+    text = re.sub(r"(?<![\w.])\$?-\$[ \t]{0,2}(?=\d)", "-", text)  # "-$5", "$-$5" are -5
     text = re.sub(r"</?[A-Za-z]{1,10}(?:[ \t][^<>]{0,100})?>", " ", text)  # HTML: "<b>4</b>", "<span class=...>"
     text = re.sub(r"(?i:\b(?:minus|negative)[ \t]{1,3})(?=\d)", "-", text)  # "minus 5"
     text = re.sub(r"\\(?:left|right)(?![A-Za-z])", "", text)
@@ -126,7 +138,8 @@ def read_number(text: str) -> tuple[Fraction | None, str]:
     s = _clean(text)
     if len(s) > MAX_ANSWER_CHARS:
         return None, f"answer longer than {MAX_ANSWER_CHARS} characters"
-    if _HEDGE.search(s):
+    s = explained(s)  # "12 (the remainder is 0)": the explanation after the value is not read
+    if _HEDGE.search(s) or BOUNDS.search(s):
         return None, f"answer hedges or bounds its value (scores 0): {s[:60]!r}"
     if "=" in s:
         s = s[s.rindex("=") + 1 :]
@@ -168,6 +181,8 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
     if answer is None and how.startswith("no answer marker") and completion:
         text = response_part(completion)
         last = last_match(_GSM8K, text)
+        if last is not None and retraction(text, last.end()):  # "#### 18" then "Or 19."
+            return None, None, "no marker; last '####' line: taken back or hedged after it"
         if last is not None:
             answer, how = last.group(1).strip(), "no marker; last '####' line"
         else:

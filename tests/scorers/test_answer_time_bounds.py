@@ -118,6 +118,13 @@ ADVERSARIAL = {
     "plain-SymPy brackets in the answer": _rep("x", suffix="ANSWER: " + "2*[x+" * 115),
     "glued functions in the answer": _rep("x", suffix="ANSWER: " + "sinx+" * 115),
     "long decimals in the answer": _rep("x", suffix="ANSWER: " + "2.71828182845905*" * 34),
+    "revision after the answer": _rep(" 1", "ANSWER: 5\nActually,"),
+    "doubt after the answer": _rep(" x", "ANSWER: 5\nBut it might also be"),
+    "interjections after the answer": _rep("Hmm. ", "ANSWER: 5\n"),
+    "explanations in the answer": _rep("5 apples (the ", "ANSWER: "),
+    "explanation openers in the answer": _rep("x", suffix="ANSWER: " + "5 a b, which " * 45),
+    "bounds in the answer": _rep("x", suffix="ANSWER: " + "5 max up to " * 50),
+    "signs in the answer": _rep("x", suffix="ANSWER: " + "-(-$" * 150),
 }
 
 
