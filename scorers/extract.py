@@ -10,7 +10,8 @@ The final answer is the content of the LAST explicit marker in the output:
 - "the final answer is X" (Minerva style: `$X$`, or the text up to ". " / end of line),
 - `\\boxed{...}` / `\\fbox{...}` (nested braces allowed; also the garbled `\\beginboxed{...}`);
   boxes in a row form one list answer, labelled ones as `y_1 = A, y_2 = B`.
-Only the text after the last `</think>` is read: an answer given only in the reasoning scores 0.
+Only the text after the last `</think>` (less a `<think>` never closed, up to an `<answer>` tag in it) is read:
+an answer given only in the reasoning scores 0.
 An answer taken back or hedged in the sentence right after it is none (`retraction`: `ANSWER: 5` then
 `Or 6.`, `Actually, it's 6.`, `It could also be 6.`, `That's not correct.`, `Not sure though.`).
 A marker inside another marker's content (`ANSWER: \\boxed{5}`) does not compete with
@@ -57,14 +58,23 @@ def clip(text: str) -> str:
 
 
 _THINK_CLOSE = re.compile(r"(?i:</think>)")
+_THINK_OPEN = re.compile(r"(?i:<think>)")
+_ANSWER_OPEN = re.compile(r"(?i:<answer>)")
 
 
 def response_part(text: str) -> str:
-    """The clipped text after its last `</think>` (paired or not): an answer given only inside
-    the reasoning does not count, and a letter after the reasoning is not read from it."""
+    """The clipped text after its last `</think>` (paired or not), less a `<think>` opened after it and
+    never closed, up to an `<answer>` tag in it (that reasoning, cut off, ends where an answer block
+    opens): an answer given only inside the reasoning does not count, and a letter after the
+    reasoning is not read from it."""
     text = clip(text)
     end = last_match(_THINK_CLOSE, text)
-    return text[end.end() :] if end else text
+    text = text[end.end() :] if end else text
+    opened = _THINK_OPEN.search(text)
+    if opened is None:
+        return text
+    block = _ANSWER_OPEN.search(text, opened.end())
+    return text[: opened.start()] + (text[block.start() :] if block else "")
 
 
 # "ANSWER:" (upper case) and "Final answer:" anywhere; "Answer:" / "Proposed answer:" only at a
@@ -86,7 +96,6 @@ _ANSWER_HEADING = re.compile(
 )
 _NEXT_HEADING = re.compile(r"^[ \t]{0,3}#", re.MULTILINE)
 _FINAL_IS = re.compile(r"(?i:final[ \t]{1,3}answer[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be)[ \t:]{0,4})")
-_ANSWER_OPEN = re.compile(r"(?i:<answer>)")
 _ANSWER_CLOSE = re.compile(r"(?i:</answer>)")
 _BOX = re.compile(r"\\(?:begin)?(?:boxed|fbox)[ \t]{0,4}(\{)?")  # "\\beginboxed{": a garbled box
 
@@ -331,7 +340,7 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
         return None, "empty output"
     text = response_part(text)
     if not text.strip():
-        return None, "empty output after </think>"
+        return None, "no text outside the reasoning (after </think>, before a <think> never closed)"
     mk = last_marker(text)
     if mk is None:
         return None, "no answer marker (ANSWER: line, <answer> tags, \\boxed{}, 'final answer is')"
@@ -555,7 +564,10 @@ _EXPLANATION = re.compile(
 )
 
 
-_ANOTHER_ANSWER = re.compile(r"(?i:\b(?:answer|too|as[ \t]well)\b)")
+# names another answer, or concludes with a value ("12. Therefore \\boxed{14}." reads "12. Therefore 14")
+_ANOTHER_ANSWER = re.compile(
+    r"(?i:\b(?:answer|too|as[ \t]well)\b|\b(?:therefore|thus|hence|so)\b[ \t,:]{0,3}[-+$]{0,2}\d)"
+)
 
 
 def explained(answer: str) -> str:
