@@ -276,6 +276,7 @@ TOOL_LIBRARIES = ("sqlite3", "io", "zipfile", "tarfile", "urllib", "xml", "socke
 # LinearRegression)`, a `Voronoi`: it would arrive as an opaque stand-in), or check an object against one the
 # program imports (`CLASS_CHECKS`).
 CLASS_LIBRARIES = ("sklearn", "scipy")
+LIBRARY_CLASSES = "the tests use library classes"
 CLASS_CHECKS = ("isinstance", "issubclass", "assertIsInstance", "assertNotIsInstance")
 
 
@@ -301,9 +302,10 @@ def shared_reason(problem: BCBProblem) -> str | None:
             return why
     if problem.task_id in OBJECT_LIBRARY_MEASURED:
         imported -= set(OBJECT_LIBRARIES)
-    return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(
+    why = _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(
         imported, problem.test, reference, problem.entry_point
     )
+    return None if why and why.startswith(LIBRARY_CLASSES) and problem.task_id in CLASS_MEASURED else why
 
 
 # Official tasks whose tests use mocks (or name `patch`) that run split, their mocks forwarded: those whose reference
@@ -328,6 +330,12 @@ OBJECT_LIBRARY_MEASURED = frozenset(
         "917 964 1094 1095 1096 1137"
     ).split()
 )
+
+
+# Official tasks whose tests use a class of scikit-learn or scipy that run split, the objects crossing as their
+# library class and instance state (scorers/bcb_values.py, `STATE_CLASSES`): those whose references were measured to
+# pass in the split mode (docs/security.md, "Library classes measured").
+CLASS_MEASURED = frozenset(f"BigCodeBench/{n}" for n in "106".split())
 
 
 def _patching(problem: BCBProblem) -> str | None:
@@ -424,7 +432,7 @@ def _shared_by_libraries(imported: set[str], test: str, reference: str, entry_po
         for alias in node.names
         if alias.name[:1].isupper() and (own or (alias.asname or alias.name) in used)
     )
-    return f"the tests use library classes ({', '.join(classes)})" if classes else None
+    return f"{LIBRARY_CLASSES} ({', '.join(classes)})" if classes else None
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)
