@@ -101,13 +101,26 @@ class TestCases(unittest.TestCase):
         mock_randint.assert_called_with(1, 6)
 """,
 )
-TASKS = {"listing": LISTING, "fetch": FETCH, "lines": LINES, "exists": EXISTS, "dice": DICE}
+ROLLS = task(  # `__name__ + '.randint'`: the test's module, which officially is the answer's too
+    "mock_module_name",
+    "from random import randint\ndef task_func(n):\n",
+    "    return [randint(1, 6) for _ in range(n)]\n",
+    """from unittest.mock import patch
+class TestCases(unittest.TestCase):
+    @patch(__name__ + '.randint', return_value=4)
+    def test_rolls(self, mock_randint):
+        self.assertEqual(task_func(3), [4, 4, 4])
+        self.assertEqual(mock_randint.call_count, 3)
+""",
+)
+TASKS = {"listing": LISTING, "fetch": FETCH, "lines": LINES, "exists": EXISTS, "dice": DICE, "rolls": ROLLS}
 WRONG = {
     "listing": "import os\ndef task_func(directory):\n    return []\n",
     "fetch": "def task_func(url):\n    return 'nobody'\n",
     "lines": "def task_func(path):\n    return []\n",
     "exists": "def task_func(paths):\n    return []\n",
     "dice": "def task_func(n, seed=0):\n    return [4] * n\n",
+    "rolls": "def task_func(n):\n    return [4] * n\n",
 }
 ATTACKS = {
     # the call records written from the answer's side: the test reads them
@@ -154,6 +167,15 @@ def task_func(n, seed=0):
     return [4] * n
 """,
     ),
+    # the call records of a mock patched into the test's (officially the answer's) module, written there
+    "writes_the_module_mocks_call_records": (
+        ROLLS,
+        """from random import randint
+def task_func(n):
+    randint.call_count = n
+    return [4] * n
+""",
+    ),
     # the test's mock looked for among the answer's own objects, its records written
     "finds_the_mock_with_gc": (
         LINES,
@@ -167,12 +189,14 @@ def task_func(path):
     ),
 }
 FORGES_SHARED = ("writes_the_mocks_call_records", "replaces_the_mocks_assertion",
-                 "reaches_the_test_module_through_side_effect", "writes_the_patched_methods_call_records")  # fmt: skip
+                 "reaches_the_test_module_through_side_effect", "writes_the_patched_methods_call_records",
+                 "writes_the_module_mocks_call_records")  # fmt: skip
 REFUSED = {  # how the split mode stops each: the mock's API refused, or a function that cannot cross as data
     "writes_the_mocks_call_records": "only the tests may do with their mock: set 'call_args'",
     "replaces_the_mocks_assertion": "an argument of type function cannot cross",
     "reaches_the_test_module_through_side_effect": "only the tests may do with their mock: get 'side_effect'",
     "writes_the_patched_methods_call_records": "only the tests may do with their mock: set 'call_count'",
+    "writes_the_module_mocks_call_records": "only the tests may do with their mock: set 'call_count'",
 }
 
 OBJECT_NOT_IMPORTED = "patch.object of what the test source does not import (the test's own objects...)"
@@ -229,6 +253,14 @@ def test_patch_object_is_carried_where_the_test_source_imports_its_owner(source,
     chain of a name bound only by a top-level import of the test source; anything else stays shared."""
     test = f"from unittest.mock import patch\n{source}\n    pass\n"
     assert patch_targets(test) == ((found, None) if isinstance(found, list) else ([], found))
+
+
+def test_a_target_in_the_tests_module_is_carried_as_the_shared_modules():
+    """`patch(__name__ + '.x')` names the module the program and the tests share officially (`__test__`, in
+    each process its own); a target built any other way stays shared."""
+    assert patch_targets(ROLLS.test) == (["__test__.randint"], None)
+    test = "from unittest.mock import patch\nwith patch(__name__ + NAME):\n    pass\n"
+    assert patch_targets(test) == ([], "patches a target that is not a string constant")
 
 
 def test_os_environ_and_matplotlib_patch_names_are_not_patching():
