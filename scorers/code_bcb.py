@@ -376,18 +376,33 @@ def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
             classes.add(node.name)  # enum members cross as data (BigCodeBench/466)
     if any(isinstance(n, ast.Name) and n.id in classes for n in ast.walk(ast.parse(test))):
         return "passes objects of the task's own classes"  # e.g. BigCodeBench/233: the prompt's `Object`
-    for node in ast.walk(ast.parse(test)):
+    tree = ast.parse(test)
+    for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name != "TestCases":
             return "passes objects of the test's own classes"
         if (
             isinstance(node, ast.Attribute)
             and node.attr in INTERPRETER_STATE
             and getattr(node.value, "id", "") == "sys"
+            and id(node) not in _only_added_to(tree)
         ):
             return "reads the interpreter's state"
     if _returns_generator(list(ast.walk(ast.parse(reference)))):
         return "returns a generator"
     return None
+
+
+def _only_added_to(tree: ast.AST) -> set[int]:
+    """The nodes a statement only adds to, reading nothing back (`sys.path.append('/mnt/data')` in a test's
+    `setUp`: the answer never sees it, as it never reads it)."""
+    return {
+        id(node.value.func.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr in ("append", "insert", "extend")
+    }
 
 
 def _returns_generator(nodes: list[ast.AST]) -> bool:

@@ -275,6 +275,8 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ("task_func([Item(1)])\n", "class Item:\n    pass\ndef task_func(x):\n", (), "task's own classes"),
         ("task_func(Color.RED)\n", "class Color(Enum):\n    RED = 1\ndef task_func(x):\n", (), None),
         ("import sys\nassert '/x' in sys.path\n", "def task_func(x):\n", (), "interpreter"),
+        ("import sys\nsys.path.append('/mnt/data')\n", "def task_func(x):\n", (), None),  # added to, never read
+        ("import sys\nsys.path.append('/x')\nassert sys.path[-1] == '/x'\n", "def task_func(x):\n", (), "interpreter"),
         (
             "import sqlite3\nsqlite3.connect(p).close()\ntask_func(p)\n",
             "import sqlite3\ndef task_func(p):\n",
