@@ -378,7 +378,7 @@ def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
         return "passes objects of the task's own classes"  # e.g. BigCodeBench/233: the prompt's `Object`
     tree = ast.parse(test)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name != "TestCases":
+        if isinstance(node, ast.ClassDef) and node.name != "TestCases" and not _test_case(node):
             return "passes objects of the test's own classes"
         if (
             isinstance(node, ast.Attribute)
@@ -390,6 +390,12 @@ def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
     if _returns_generator(list(ast.walk(ast.parse(reference)))):
         return "returns a generator"
     return None
+
+
+def _test_case(node: ast.ClassDef) -> bool:
+    """A class of tests (a `unittest.TestCase`): its objects never reach the answer (BigCodeBench/790's
+    second, unrun class of tests)."""
+    return any((name_chain(base) or [""])[-1] == "TestCase" for base in node.bases)
 
 
 def _only_added_to(tree: ast.AST) -> set[int]:

@@ -272,6 +272,7 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ("import csv\n", "import csv\ndef task_func(path):\n", ("csv",), None),
         ("x = 1\n", "from PIL import Image\ndef task_func(x):\n", ("PIL",), "objects"),
         ("class Item:\n    pass\n", "def task_func(x):\n", (), "own classes"),
+        ("class More(unittest.TestCase):\n    pass\n", "def task_func(x):\n", (), None),  # tests, not values
         ("task_func([Item(1)])\n", "class Item:\n    pass\ndef task_func(x):\n", (), "task's own classes"),
         ("task_func(Color.RED)\n", "class Color(Enum):\n    RED = 1\ndef task_func(x):\n", (), None),
         ("import sys\nassert '/x' in sys.path\n", "def task_func(x):\n", (), "interpreter"),
