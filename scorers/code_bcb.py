@@ -303,7 +303,9 @@ def shared_reason(problem: BCBProblem) -> str | None:
             return why
     if problem.task_id in OBJECT_LIBRARY_MEASURED:
         imported -= set(OBJECT_LIBRARIES)
-    why = _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(
+    # a measured patching task's own objects reach the answer only as a mock's value, forwarded
+    forwarded = bool(names.intersection(SHARED_NAMES[PATCHING])) and problem.task_id in PATCHING_MEASURED
+    why = _shared_by_shape(problem.test, reference, problem.entry_point, forwarded) or _shared_by_libraries(
         imported, problem.test, reference, problem.entry_point
     )
     return None if why and why.startswith(LIBRARY_CLASSES) and problem.task_id in CLASS_MEASURED else why
@@ -362,10 +364,11 @@ def _imported_modules(tree: ast.AST) -> set[str]:
 INTERPRETER_STATE = ("path", "modules", "argv", "meta_path")  # sys.<name> a test may read after a call
 
 
-def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
+def _shared_by_shape(test: str, reference: str, entry_point: str, forwarded: bool = False) -> str | None:
     """Tests that pass objects of their own or of the task's classes (figures: the entry point takes
     an `ax`...) or read the interpreter's state; a reference that returns a generator (both sources parse:
-    `shared_reason` checked)."""
+    `shared_reason` checked). `forwarded`: the tests' own classes do not count (a measured patching task:
+    their objects reach the answer only as a mock's value, forwarded; scorers/bcb_mocks.py)."""
     classes = set()
     for node in ast.walk(ast.parse(reference)):
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
@@ -378,7 +381,7 @@ def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
         return "passes objects of the task's own classes"  # e.g. BigCodeBench/233: the prompt's `Object`
     tree = ast.parse(test)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name != "TestCases" and not _test_case(node):
+        if isinstance(node, ast.ClassDef) and node.name != "TestCases" and not _test_case(node) and not forwarded:
             return "passes objects of the test's own classes"
         if (
             isinstance(node, ast.Attribute)

@@ -113,7 +113,29 @@ class TestCases(unittest.TestCase):
         self.assertEqual(mock_randint.call_count, 3)
 """,
 )
-TASKS = {"listing": LISTING, "fetch": FETCH, "lines": LINES, "exists": EXISTS, "dice": DICE, "rolls": ROLLS}
+RESPONSE = task(  # a mock's value of the tests' own class: forwarded, its methods run in the test process
+    "mock_own_response",
+    "import json\nimport urllib.request\ndef task_func(url):\n",
+    "    response = urllib.request.urlopen(url)\n"
+    "    return json.loads(response.read())['name'] if response.ok else None\n",
+    """from unittest.mock import patch
+EXPECTED = 'ada'
+class MockResponse:
+    def __init__(self, body, ok=True):
+        self.body, self.ok = body, ok
+    def read(self):
+        return self.body
+class TestCases(unittest.TestCase):
+    @patch('urllib.request.urlopen', return_value=MockResponse(b'{"name": "ada"}'))
+    def test_name(self, mock_urlopen):
+        self.assertEqual(task_func('http://x/1'), EXPECTED)
+    @patch('urllib.request.urlopen', return_value=MockResponse(b'', ok=False))
+    def test_failed(self, mock_urlopen):
+        self.assertIsNone(task_func('http://x/2'))
+""",
+)
+TASKS = {"listing": LISTING, "fetch": FETCH, "lines": LINES, "exists": EXISTS, "dice": DICE, "rolls": ROLLS,
+         "response": RESPONSE}  # fmt: skip
 WRONG = {
     "listing": "import os\ndef task_func(directory):\n    return []\n",
     "fetch": "def task_func(url):\n    return 'nobody'\n",
@@ -121,6 +143,7 @@ WRONG = {
     "exists": "def task_func(paths):\n    return []\n",
     "dice": "def task_func(n, seed=0):\n    return [4] * n\n",
     "rolls": "def task_func(n):\n    return [4] * n\n",
+    "response": "def task_func(url):\n    return 'nobody'\n",
 }
 ATTACKS = {
     # the call records written from the answer's side: the test reads them
@@ -176,6 +199,29 @@ def task_func(n):
     return [4] * n
 """,
     ),
+    # the test module reached through a method of the tests' own object a mock gives, its expected value rebound
+    "reaches_the_test_module_through_a_tests_object": (
+        RESPONSE,
+        """import urllib.request
+def task_func(url):
+    response = urllib.request.urlopen(url)
+    try:
+        response.read.__globals__['EXPECTED'] = 'nobody'
+    except AttributeError:  # a stand-in's private names stay with it
+        pass
+    return 'nobody' if response.ok else None
+""",
+    ),
+    # the tests' own object a mock gives, written by the answer
+    "writes_the_tests_object": (
+        RESPONSE,
+        """import urllib.request
+def task_func(url):
+    response = urllib.request.urlopen(url)
+    response.ok = False
+    return None
+""",
+    ),
     # the test's mock looked for among the answer's own objects, its records written
     "finds_the_mock_with_gc": (
         LINES,
@@ -190,13 +236,14 @@ def task_func(path):
 }
 FORGES_SHARED = ("writes_the_mocks_call_records", "replaces_the_mocks_assertion",
                  "reaches_the_test_module_through_side_effect", "writes_the_patched_methods_call_records",
-                 "writes_the_module_mocks_call_records")  # fmt: skip
+                 "writes_the_module_mocks_call_records", "reaches_the_test_module_through_a_tests_object")  # fmt: skip
 REFUSED = {  # how the split mode stops each: the mock's API refused, or a function that cannot cross as data
     "writes_the_mocks_call_records": "only the tests may do with their mock: set 'call_args'",
     "replaces_the_mocks_assertion": "an argument of type function cannot cross",
     "reaches_the_test_module_through_side_effect": "only the tests may do with their mock: get 'side_effect'",
     "writes_the_patched_methods_call_records": "only the tests may do with their mock: set 'call_count'",
     "writes_the_module_mocks_call_records": "only the tests may do with their mock: set 'call_count'",
+    "writes_the_tests_object": "set 'ok' on a obj",
 }
 
 OBJECT_NOT_IMPORTED = "patch.object of what the test source does not import (the test's own objects...)"
@@ -213,6 +260,12 @@ def test_only_measured_patching_tasks_run_apart_from_the_answer():
     assert patch_targets(LINES.test) == (["builtins.open"], None)
     assert shared_reason(LISTING) == "patches the answer's modules (not measured in the split mode)"
     assert shared_reason(dataclasses.replace(LISTING, task_id=min(PATCHING_MEASURED))) is None
+    assert shared_reason(RESPONSE) == "patches the answer's modules (not measured in the split mode)"
+    assert shared_reason(dataclasses.replace(RESPONSE, task_id=min(PATCHING_MEASURED))) is None
+    unmocked = dataclasses.replace(RESPONSE, test=RESPONSE.test.replace("patch", "skip"))
+    assert shared_reason(dataclasses.replace(unmocked, task_id=min(PATCHING_MEASURED))) == (
+        "passes objects of the test's own classes"
+    )
 
 
 @pytest.mark.parametrize(
