@@ -13,9 +13,9 @@ answer does with it (a call, an attribute read or set, a dunder: `with`, iterati
 `str`...) to the test process as plain data (scorers/bcb_values.py), where `TestSide.serve`
 does it to the real mock (side effects, the tests' own functions included, run there) and sends
 back the result as data, or as a handle to a further stand-in when it is a mock (or the iterator
-a mock's `__iter__` gives, or an object of the tests' own class a mock gives, such as a `MockResponse`:
-its public attributes read, its methods called and read-only dunders done there, never set). Nothing
-else of the tests crosses: the mocks' own API (`call_args`,
+a mock's `__iter__` gives, or a value a mock gives that has no data form, such as the tests' own
+`MockResponse` or a `requests.Response`: its public attributes read, its methods called and read-only
+dunders done there, never set; a module never). Nothing else of the tests crosses: the mocks' own API (`call_args`,
 `mock_calls`, `assert_*`, `reset_mock`, `return_value`...) and private names are refused to the
 answer, and a result that is neither data nor a mock, or an argument the answer's side cannot send
 as data, fails the run (status "crash"). Standard library only; `unittest.mock` on the test side.
@@ -29,6 +29,7 @@ import operator
 import os
 import pkgutil
 import threading
+import types
 
 MISSING = object()
 PASSED = ("sys.stdout", "sys.stderr", "sys.stdin")  # what the call prints crosses anyway (bcb_split `settle`)
@@ -265,16 +266,16 @@ class TestSide:
             return {"raise": encoder.encode(exc)}
         if op == "__iter__" and self.handle_of(value) is None and not _is_data(value):
             self.handle(value, "iter")
-        elif kind != "iter" and _own_object(value) and self.handle_of(value) is None:
-            self.handle(value, "obj")  # a mock's value of the tests' own class (`MockResponse(...)`)
         elif kind == "obj" and op == "get" and callable(value) and not isinstance(value, type):
-            self.handle(value, "func")  # its method, called here
-        return {"ok": encoder.encode(value)}
-
-
-def _own_object(value) -> bool:
-    """An object of a class the test source defines (its module is the tests' own), not a class or exception."""
-    return type(value).__module__ == MODULE and not isinstance(value, type | BaseException)
+            self.handle(value, "func")  # a forwarded object's method, called here
+        try:
+            return {"ok": encoder.encode(value)}
+        except Exception:  # no data form: forwarded, read only (a test's `MockResponse`, a `requests.Response`)
+            known = self.handle_of(value) is not None
+            if kind == "iter" or known or _is_data(value) or isinstance(value, types.ModuleType):
+                raise
+            self.handle(value, "obj")
+            return {"ok": encoder.encode(value)}
 
 
 def _public(name) -> bool:
