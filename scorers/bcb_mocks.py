@@ -14,11 +14,12 @@ answer does with it (a call, an attribute read or set, a dunder: `with`, iterati
 does it to the real mock (side effects, the tests' own functions included, run there) and sends
 back the result as data, or as a handle to a further stand-in when it is a mock (or the iterator
 a mock's `__iter__` gives, or a value a mock gives that has no data form, such as the tests' own
-`MockResponse` or a `requests.Response`: its public attributes read, its methods called and read-only
-dunders done there, never set; a module never). Nothing else of the tests crosses: the mocks' own API (`call_args`,
+`MockResponse` or a `requests.Response`: its public attributes read, its methods called and
+read-only dunders done there, never set; a function, such as `Mock(json=lambda: ...)`'s, called
+there; a module never). Nothing else of the tests crosses: the mocks' own API (`call_args`,
 `mock_calls`, `assert_*`, `reset_mock`, `return_value`...) and private names are refused to the
-answer, and a result that is neither data nor a mock, or an argument the answer's side cannot send
-as data, fails the run (status "crash"). Standard library only; `unittest.mock` on the test side.
+answer, and an argument the answer's side cannot send as data fails the run (status "crash").
+Standard library only; `unittest.mock` on the test side.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ OPERATORS = {
 }  # fmt: skip
 BY_NAME = ("__enter__", "__exit__", "__fspath__")  # called as the mock's own attribute
 WRITING = ("__setitem__", "__delitem__")
+FUNCTIONS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.BuiltinMethodType)
 ALLOWED = {"mock": {"call", "get", "set", *OPERATORS, *BY_NAME}, "func": {"call"}, "iter": {"__iter__", "__next__"},
            "obj": {"get", *(set(OPERATORS) - set(WRITING)), *BY_NAME}}  # fmt: skip
 
@@ -274,7 +276,7 @@ class TestSide:
             known = self.handle_of(value) is not None
             if kind == "iter" or known or _is_data(value) or isinstance(value, types.ModuleType):
                 raise
-            self.handle(value, "obj")
+            self.handle(value, "func" if isinstance(value, FUNCTIONS) else "obj")  # `Mock(json=lambda: [...])`
             return {"ok": encoder.encode(value)}
 
 

@@ -360,13 +360,21 @@ async def test_attack_forges_a_pass_in_the_shared_mode(runner, name):
 # ------------------------------------------------------------------ the forwarding itself, in one process
 
 
-def _linked(mock_object):
-    """An answer-side stand-in for `mock_object`, its uses served by a `TestSide` directly (no pipes)."""
+def _linked(mock_object, strict: bool = False):
+    """An answer-side stand-in for `mock_object`, its uses served by a `TestSide` directly (no pipes);
+    `strict`: the test side's encoder refuses what has no data form, as the split mode's does."""
     from scorers import bcb_values
     from scorers.bcb_mocks import AnswerSide, TestSide, aware
 
+    class Strict(bcb_values.Encoder):
+        def opaque(self, value):
+            if isinstance(value, bcb_values.Opaque):
+                return super().opaque(value)
+            raise ValueError(f"{type(value).__name__} has no data form")
+
     tests = TestSide([])
-    encoder, decoder = aware(bcb_values.Encoder, bcb_values.Decoder, tests.handle_of, lambda n: tests.objects[n][1])
+    base = Strict if strict else bcb_values.Encoder
+    encoder, decoder = aware(base, bcb_values.Decoder, tests.handle_of, lambda n: tests.objects[n][1])
     replies = []
 
     def write(message):
@@ -394,6 +402,26 @@ def test_a_stand_in_forwards_with_iteration_and_nested_mocks():
     got.__signature__ = None  # private names stay with the stand-in (pyplot sets one on `show`)
     assert response.get.return_value.encoding == "utf-8" and got.__signature__ is None
     response.get.assert_called_once_with("http://x")
+
+
+def test_a_mocks_value_with_no_data_form_is_forwarded_read_only():
+    """A library object or a test's function a mock gives: its attributes read and methods called in
+    the test process, its attributes never set; a module never crosses."""
+    import os
+    import zipfile
+    from unittest.mock import MagicMock
+
+    from scorers.bcb_mocks import Refused
+
+    response = MagicMock()
+    response.get.return_value = MagicMock(status_code=200, json=lambda: {"a": 1}, raw=zipfile.ZipInfo("a.txt"))
+    got = _linked(response, strict=True).get("http://x")
+    assert (got.status_code, got.json(), got.raw.filename, got.raw.is_dir()) == (200, {"a": 1}, "a.txt", False)
+    with pytest.raises(Refused, match="set 'filename' on a obj"):
+        got.raw.filename = "b.txt"
+    response.get.return_value.module = os
+    with pytest.raises(ValueError, match="module has no data form"):
+        _ = got.module
 
 
 @pytest.mark.parametrize(
