@@ -380,6 +380,7 @@ def _shared_by_shape(test: str, reference: str, entry_point: str, forwarded: boo
     if any(isinstance(n, ast.Name) and n.id in classes for n in ast.walk(ast.parse(test))):
         return "passes objects of the task's own classes"  # e.g. BigCodeBench/233: the prompt's `Object`
     tree = ast.parse(test)
+    added = _only_added_to(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name != "TestCases" and not _test_case(node) and not forwarded:
             return "passes objects of the test's own classes"
@@ -387,7 +388,7 @@ def _shared_by_shape(test: str, reference: str, entry_point: str, forwarded: boo
             isinstance(node, ast.Attribute)
             and node.attr in INTERPRETER_STATE
             and getattr(node.value, "id", "") == "sys"
-            and id(node) not in _only_added_to(tree)
+            and id(node) not in added
         ):
             return "reads the interpreter's state"
     if _returns_generator(list(ast.walk(ast.parse(reference)))):
