@@ -316,10 +316,12 @@ def shared_reason(problem: BCBProblem) -> str | None:
 PATCHING_MEASURED = frozenset(
     f"BigCodeBench/{n}"
     for n in (
-        "5 6 10 11 12 13 17 96 113 116 119 122 125 127 128 130 131 139 146 147 152 154 158 161 162 164 191 "
-        "195 198 200 213 296 306 320 322 324 326 331 343 348 388 397 412 454 579 599 604 722 725 728 743 745 "
-        "759 771 773 777 781 785 798 800 804 810 836 857 869 910 973 982 997 998 999 1000 1001 1004 1011 "
-        "1028 1041 1043 1054 1068 1073 1102 1104 1105 1122 1132 1134"
+        "5 6 10 11 12 13 17 28 29 32 89 96 113 116 119 122 125 127 128 129 130 131 139 144 146 147 152 154 "
+        "158 161 162 164 170 189 190 191 192 195 198 200 203 207 211 213 296 306 320 322 324 326 331 343 348 "
+        "388 390 397 402 407 412 454 463 578 579 596 599 604 607 612 722 723 725 728 743 745 759 771 773 777 "
+        "779 781 785 798 800 804 810 836 857 869 910 973 982 994 996 997 998 999 1000 1001 1003 1004 1007 "
+        "1008 1011 1013 1014 1015 1016 1017 1028 1039 1041 1043 1052 1053 1054 1067 1068 1073 1092 1102 1104 "
+        "1105 1118 1120 1121 1122 1123 1124 1125 1129 1132 1133 1134 1135 1136"
     ).split()
 )
 
@@ -329,8 +331,9 @@ PATCHING_MEASURED = frozenset(
 OBJECT_LIBRARY_MEASURED = frozenset(
     f"BigCodeBench/{n}"
     for n in (
-        "26 169 180 214 235 242 278 319 372 374 403 404 406 423 424 425 426 431 499 500 732 744 827 838 883 "
-        "917 964 1094 1095 1096 1137"
+        "26 28 32 129 144 169 170 180 189 192 203 207 211 214 235 242 278 319 372 374 390 402 403 404 406 "
+        "407 423 424 425 426 431 499 500 578 723 732 744 827 838 883 917 964 994 996 1003 1007 1008 1013 "
+        "1014 1015 1016 1039 1067 1092 1094 1095 1096 1118 1120 1121 1123 1124 1125 1129 1133 1135 1136 1137"
     ).split()
 )
 
@@ -338,7 +341,12 @@ OBJECT_LIBRARY_MEASURED = frozenset(
 # Official tasks whose tests use a class of scikit-learn or scipy that run split, the objects crossing as their
 # library class and instance state (scorers/bcb_values.py, `STATE_CLASSES`): those whose references were measured to
 # pass in the split mode (docs/security.md, "Library classes measured").
-CLASS_MEASURED = frozenset(f"BigCodeBench/{n}" for n in "106".split())
+CLASS_MEASURED = frozenset(
+    f"BigCodeBench/{n}"
+    for n in (
+        "29 106 294 364 422 427 440 443 445 447 589 619 752 770 774 776 837 880 885 891 903 921 1063 1088 1139"
+    ).split()
+)
 
 
 def _patching(problem: BCBProblem) -> str | None:
