@@ -13,10 +13,10 @@ answer does with it (a call, an attribute read or set, a dunder: `with`, iterati
 `str`...) to the test process as plain data (scorers/bcb_values.py), where `TestSide.serve`
 does it to the real mock (side effects, the tests' own functions included, run there) and sends
 back the result as data, or as a handle to a further stand-in when it is a mock (or the iterator
-a mock's `__iter__` gives, or a value a mock gives that has no data form, such as the tests' own
-`MockResponse` or a `requests.Response`: its public attributes read, its methods called and
-read-only dunders done there, never set; a function, such as `Mock(json=lambda: ...)`'s, called
-there; a module never). Nothing else of the tests crosses: the mocks' own API (`call_args`,
+a mock's `__iter__` gives, or a value a mock gives that has no data form: an object of the tests'
+own class, such as a `MockResponse`, or a `requests.Response` they built, its public attributes
+read, its methods called and read-only dunders done there, never set; a function of the tests',
+such as `Mock(json=lambda: ...)`'s, called there). Nothing else of the tests crosses: the mocks' own API (`call_args`,
 `mock_calls`, `assert_*`, `reset_mock`, `return_value`...) and private names are refused to the
 answer, and an argument the answer's side cannot send as data fails the run (status "crash").
 Standard library only; `unittest.mock` on the test side.
@@ -54,7 +54,7 @@ OPERATORS = {
 }  # fmt: skip
 BY_NAME = ("__enter__", "__exit__", "__fspath__")  # called as the mock's own attribute
 WRITING = ("__setitem__", "__delitem__")
-FUNCTIONS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.BuiltinMethodType)
+FORWARDED_CLASSES = ("requests.models.Response",)  # library objects the tests build for a mock to give
 ALLOWED = {"mock": {"call", "get", "set", *OPERATORS, *BY_NAME}, "func": {"call"}, "iter": {"__iter__", "__next__"},
            "obj": {"get", *(set(OPERATORS) - set(WRITING)), *BY_NAME}}  # fmt: skip
 
@@ -272,12 +272,24 @@ class TestSide:
             self.handle(value, "func")  # a forwarded object's method, called here
         try:
             return {"ok": encoder.encode(value)}
-        except Exception:  # no data form: forwarded, read only (a test's `MockResponse`, a `requests.Response`)
-            known = self.handle_of(value) is not None
-            if kind == "iter" or known or _is_data(value) or isinstance(value, types.ModuleType):
+        except Exception:  # no data form: forwarded where `_forwarded` allows, read only
+            forwarded = _forwarded(value)
+            if kind == "iter" or forwarded is None or self.handle_of(value) is not None:
                 raise
-            self.handle(value, "func" if isinstance(value, FUNCTIONS) else "obj")  # `Mock(json=lambda: [...])`
+            self.handle(value, forwarded)
             return {"ok": encoder.encode(value)}
+
+
+def _forwarded(value) -> str | None:
+    """How a value with no data form that a mock gives is forwarded: "func" for a function of the tests' own
+    (`Mock(json=lambda: ...)`), "obj" for an object of a class of theirs or of `FORWARDED_CLASSES`; None: not."""
+    kind = type(value)
+    if isinstance(value, types.FunctionType | types.MethodType):
+        return "func" if getattr(value, "__module__", None) == MODULE else None
+    if isinstance(value, type | BaseException | types.ModuleType):
+        return None
+    own = kind.__module__ == MODULE or f"{kind.__module__}.{kind.__qualname__}" in FORWARDED_CLASSES
+    return "obj" if own else None
 
 
 def _public(name) -> bool:

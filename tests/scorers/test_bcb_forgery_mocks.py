@@ -405,23 +405,28 @@ def test_a_stand_in_forwards_with_iteration_and_nested_mocks():
 
 
 def test_a_mocks_value_with_no_data_form_is_forwarded_read_only():
-    """A library object or a test's function a mock gives: its attributes read and methods called in
-    the test process, its attributes never set; a module never crosses."""
+    """An object of the tests' own class or a function of theirs that a mock gives: its attributes read and
+    methods called in the test process, its attributes never set; another library object, a builtin
+    function or a module never crosses."""
     import os
     import zipfile
     from unittest.mock import MagicMock
 
     from scorers.bcb_mocks import Refused
 
+    tests: dict = {"__name__": "__test__"}  # the test module's name in the split mode
+    exec("class Reply:\n    status = 200\n    def text(self):\n        return 'ok'\nrows = lambda: [1]\n", tests)  # noqa: S102
     response = MagicMock()
-    response.get.return_value = MagicMock(status_code=200, json=lambda: {"a": 1}, raw=zipfile.ZipInfo("a.txt"))
+    response.get.return_value = MagicMock(json=tests["rows"], raw=tests["Reply"](), info=zipfile.ZipInfo("a"))
     got = _linked(response, strict=True).get("http://x")
-    assert (got.status_code, got.json(), got.raw.filename, got.raw.is_dir()) == (200, {"a": 1}, "a.txt", False)
-    with pytest.raises(Refused, match="set 'filename' on a obj"):
-        got.raw.filename = "b.txt"
-    response.get.return_value.module = os
-    with pytest.raises(ValueError, match="module has no data form"):
-        _ = got.module
+    assert (got.json(), got.raw.status, got.raw.text()) == ([1], 200, "ok")
+    with pytest.raises(Refused, match="set 'status' on a obj"):
+        got.raw.status = 500
+    for name, value in (("info", None), ("module", os), ("cwd", os.getcwd)):
+        if value is not None:
+            setattr(response.get.return_value, name, value)
+        with pytest.raises(ValueError, match="has no data form"):
+            getattr(got, name)
 
 
 @pytest.mark.parametrize(
