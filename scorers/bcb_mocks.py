@@ -13,10 +13,13 @@ answer does with it (a call, an attribute read or set, a dunder: `with`, iterati
 `str`...) to the test process as plain data (scorers/bcb_values.py), where `TestSide.serve`
 does it to the real mock (side effects, the tests' own functions included, run there) and sends
 back the result as data, or as a handle to a further stand-in when it is a mock (or the iterator
-a mock's `__iter__` gives). Nothing else of the tests crosses: the mocks' own API (`call_args`,
+a mock's `__iter__` gives, or a value a mock gives that has no data form: an object of the tests'
+own class, such as a `MockResponse`, or a `requests.Response` they built, its public attributes
+read, its methods called and read-only dunders done there, never set; a function of the tests',
+such as `Mock(json=lambda: ...)`'s, called there). Nothing else of the tests crosses: the mocks' own API (`call_args`,
 `mock_calls`, `assert_*`, `reset_mock`, `return_value`...) and private names are refused to the
-answer, and a result that is neither data nor a mock, or an argument the answer's side cannot send
-as data, fails the run (status "crash"). Standard library only; `unittest.mock` on the test side.
+answer, and an argument the answer's side cannot send as data fails the run (status "crash").
+Standard library only; `unittest.mock` on the test side.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import operator
 import os
 import pkgutil
 import threading
+import types
 
 MISSING = object()
 PASSED = ("sys.stdout", "sys.stderr", "sys.stdin")  # what the call prints crosses anyway (bcb_split `settle`)
@@ -49,7 +53,10 @@ OPERATORS = {
     "__rmul__": lambda a, b: b * a, "__rtruediv__": lambda a, b: b / a, "__rpow__": lambda a, b: b**a,
 }  # fmt: skip
 BY_NAME = ("__enter__", "__exit__", "__fspath__")  # called as the mock's own attribute
-ALLOWED = {"mock": {"call", "get", "set", *OPERATORS, *BY_NAME}, "func": {"call"}, "iter": {"__iter__", "__next__"}}
+WRITING = ("__setitem__", "__delitem__")
+FORWARDED_CLASSES = ("requests.models.Response",)  # library objects the tests build for a mock to give
+ALLOWED = {"mock": {"call", "get", "set", *OPERATORS, *BY_NAME}, "func": {"call"}, "iter": {"__iter__", "__next__"},
+           "obj": {"get", *(set(OPERATORS) - set(WRITING)), *BY_NAME}}  # fmt: skip
 
 
 class Unsupported(Exception):
@@ -150,16 +157,36 @@ def patch_targets(test_source: str) -> tuple[list[str], str | None]:
                 return [], "patch.object of what the test source does not import (the test's own objects...)"
         elif chain and chain[-1] == "patch":
             first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "target"), None)
-            if not (isinstance(first, ast.Constant) and type(first.value) is str):
+            target = _target_text(first)
+            if target is None:
                 return [], "patches a target that is not a string constant"
-            target = first.value
         else:
             continue
-        if target.startswith(("__", ".")) or "." not in target:
+        if target.startswith(("__", ".")) and not target.startswith(MODULE + ".") or "." not in target:
             return [], f"patches {target!r}"
         if target not in targets and target not in PASSED:
             targets.append(target)
     return targets, None
+
+
+MODULE = "__test__"  # the module the program and the tests share officially; each process names its own so
+
+
+def _target_text(node: ast.AST | None) -> str | None:
+    """A `patch` target: a string constant, or `__name__ + '.name'` (the test's module: `MODULE`, which in
+    the split mode is the test module in the test process and the answer's module in the answer's)."""
+    if isinstance(node, ast.Constant) and type(node.value) is str:
+        return node.value
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Add)
+        and isinstance(node.left, ast.Name)
+        and node.left.id == "__name__"
+        and isinstance(node.right, ast.Constant)
+        and type(node.right.value) is str
+    ):
+        return MODULE + node.right.value
+    return None
 
 
 def resolve(target: str):
@@ -241,7 +268,28 @@ class TestSide:
             return {"raise": encoder.encode(exc)}
         if op == "__iter__" and self.handle_of(value) is None and not _is_data(value):
             self.handle(value, "iter")
-        return {"ok": encoder.encode(value)}
+        elif kind == "obj" and op == "get" and callable(value) and not isinstance(value, type):
+            self.handle(value, "func")  # a forwarded object's method, called here
+        try:
+            return {"ok": encoder.encode(value)}
+        except Exception:  # no data form: forwarded where `_forwarded` allows, read only
+            forwarded = _forwarded(value)
+            if kind == "iter" or forwarded is None or self.handle_of(value) is not None:
+                raise
+            self.handle(value, forwarded)
+            return {"ok": encoder.encode(value)}
+
+
+def _forwarded(value) -> str | None:
+    """How a value with no data form that a mock gives is forwarded: "func" for a function of the tests' own
+    (`Mock(json=lambda: ...)`), "obj" for an object of a class of theirs or of `FORWARDED_CLASSES`; None: not."""
+    kind = type(value)
+    if isinstance(value, types.FunctionType | types.MethodType):
+        return "func" if getattr(value, "__module__", None) == MODULE else None
+    if isinstance(value, type | BaseException | types.ModuleType):
+        return None
+    own = kind.__module__ == MODULE or f"{kind.__module__}.{kind.__qualname__}" in FORWARDED_CLASSES
+    return "obj" if own else None
 
 
 def _public(name) -> bool:

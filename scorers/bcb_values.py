@@ -38,6 +38,9 @@ PATHS = {c.__name__: c for c in (pathlib.PosixPath, pathlib.PurePosixPath, pathl
 FACTORIES = {f.__name__: f for f in (list, dict, set, int, float, str, tuple, frozenset, bool)}
 FIGURE_PACKAGES = ("matplotlib", "mpl_toolkits", "seaborn")  # their objects cross as pickled figures
 NAMED_MODULES = ("matplotlib.pyplot",)  # modules that cross by name
+# (package, module, base class): objects of the package's subclasses of that base cross as class and state
+STATE_CLASSES = (("sklearn", "sklearn.base", "BaseEstimator"), ("scipy", "scipy.spatial._qhull", "_QhullUser"))
+STATE_REFUSED = frozenset({"type", "mod", "mpl", "h", "exc", "enum", "sns"})  # tags refused inside such state
 
 
 class Opaque:
@@ -108,6 +111,27 @@ def _figure(enc: Encoder, v, d):
 
 def _module_of(value: object, name: str):
     return sys.modules.get(name) if (type(value).__module__ or "").split(".")[0] == name else None
+
+
+def _state_base(package: str):
+    """The loaded base class of `STATE_CLASSES` for a package (None: not loaded, or not listed)."""
+    module, name = next(((m, b) for p, m, b in STATE_CLASSES if p == package), (None, None))
+    base = getattr(sys.modules.get(module), name, None) if module else None
+    return base if isinstance(base, type) else None
+
+
+def _library_state(enc: Encoder, v, d):
+    """A library object of `STATE_CLASSES`: its first class of the library (a subclass of another
+    module arrives as it) and its instance dict, encoded."""
+    for package, _, _ in STATE_CLASSES:
+        base = _state_base(package)
+        if base is None or not isinstance(v, base):
+            continue
+        kind = next(k for k in type(v).__mro__ if (k.__module__ or "").split(".")[0] == package and issubclass(k, base))
+        state = object.__getattribute__(v, "__dict__")
+        pairs = [[name, enc.encode(value, d)] for name, value in dict.items(state) if type(name) is str]
+        return {"lst": [kind.__module__, kind.__qualname__, pairs]}
+    return None
 
 
 def _scalar_or_container(enc: Encoder, v, d):
@@ -311,6 +335,7 @@ def _index(enc: Encoder, index, d):
 _RULES = (  # figures first (a BarContainer is a tuple), then numpy: its float64 is a float
     (object, _figure),
     (object, _numpy),
+    (object, _library_state),
     ((array.array, *IP_TYPES, time.struct_time, types.SimpleNamespace), _stdlib),  # struct_time: a tuple
     (BaseException, _exception),
     (type, _class),
@@ -381,6 +406,41 @@ def _loaded(module: str, qualname: str):
             return None
         found = getattr(found, part, None)
     return found if isinstance(found, type) else None
+
+
+PLAIN_DEFAULTS = (type(None), bool, int, float, str)
+
+
+class _StateDecoder(Decoder):
+    """A library object's state: data and other such objects only (no class, module, figure,
+    handle, exception, enum or namespace: nothing that resolves to the receiver's own objects)."""
+
+    def decode(self, data: object, depth: int = 0) -> object:
+        if type(data) is dict and data and next(iter(data)) in STATE_REFUSED:
+            raise ValueError(f"{next(iter(data))!r} refused in a library object's state")
+        return super().decode(data, depth)
+
+
+def _make_library_object(dec: Decoder, payload, depth, _):
+    """An instance of the receiver's loaded library class (`STATE_CLASSES`), made without running
+    its code, its dict filled with decoded data under names its classes do not define (or define as
+    a plain default, such as scipy's `_qhull = None`: never a method, property or other descriptor)."""
+    module, qualname, pairs = payload
+    cls, base = _loaded(module, qualname), _state_base(str(module).split(".")[0])
+    if cls is None or base is None or not issubclass(cls, base) or cls.__module__ != module:
+        raise ValueError(f"malformed library object: {str(module)[:80]}.{str(qualname)[:80]} not allowed here")
+    if cls.__new__ is not object.__new__ or type(pairs) is not list:
+        raise ValueError("malformed library object")
+    state, inner = {}, _StateDecoder()
+    for name, value in pairs:
+        if type(name) is not str or not name.isidentifier() or name.startswith("__"):
+            raise ValueError("malformed library object: a name that is not an attribute")
+        if any(name in vars(k) and type(vars(k)[name]) not in PLAIN_DEFAULTS for k in cls.__mro__):
+            raise ValueError(f"malformed library object: {name!r} shadows its class")
+        state[name] = inner.decode(value, depth)
+    made = object.__new__(cls)
+    object.__getattribute__(made, "__dict__").update(state)
+    return made
 
 
 def _make_buffer(dec: Decoder, payload, depth, data):
@@ -637,6 +697,7 @@ _DECODERS = {
     "st": lambda dec, p, depth, _: time.struct_time(p[0], {"tm_zone": p[1], "tm_gmtoff": p[2]}),
     "sns": lambda dec, p, depth, _: types.SimpleNamespace(**{str(k): dec.decode(v, depth) for k, v in p}),
     "exc": _make_exception,
+    "lst": _make_library_object,
     "type": _make_class,
     "enum": _make_enum,
     "nd": lambda dec, p, depth, _: _make_array(dec, p, depth),

@@ -273,9 +273,11 @@ TOOL_LIBRARIES = ("sqlite3", "io", "zipfile", "tarfile", "urllib", "xml", "socke
 # Not listed, as their results are data once they cross (arrays, frames, numbers, scipy's named-tuple results,
 # rows of text; measured over the official tasks' references, docs/security.md): csv, and scipy and scikit-learn
 # unless the tests import one of their classes, as they do to inspect an object of it (`assertIsInstance(model,
-# LinearRegression)`, a `Voronoi`: it would arrive as an opaque stand-in), or check an object against one the
-# program imports (`CLASS_CHECKS`).
+# LinearRegression)`, a `Voronoi`), or check an object against one the program imports (`CLASS_CHECKS`): such a task
+# runs split only where measured (`CLASS_MEASURED`; estimators and Voronoi diagrams cross as class and state,
+# scorers/bcb_values.py; other library objects, such as a forest's trees, arrive as opaque stand-ins).
 CLASS_LIBRARIES = ("sklearn", "scipy")
+LIBRARY_CLASSES = "the tests use library classes"
 CLASS_CHECKS = ("isinstance", "issubclass", "assertIsInstance", "assertNotIsInstance")
 
 
@@ -301,9 +303,12 @@ def shared_reason(problem: BCBProblem) -> str | None:
             return why
     if problem.task_id in OBJECT_LIBRARY_MEASURED:
         imported -= set(OBJECT_LIBRARIES)
-    return _shared_by_shape(problem.test, reference, problem.entry_point) or _shared_by_libraries(
+    # a measured patching task's own objects reach the answer only as a mock's value, forwarded
+    forwarded = bool(names.intersection(SHARED_NAMES[PATCHING])) and problem.task_id in PATCHING_MEASURED
+    why = _shared_by_shape(problem.test, reference, problem.entry_point, forwarded) or _shared_by_libraries(
         imported, problem.test, reference, problem.entry_point
     )
+    return None if why and why.startswith(LIBRARY_CLASSES) and problem.task_id in CLASS_MEASURED else why
 
 
 # Official tasks whose tests use mocks (or name `patch`) that run split, their mocks forwarded: those whose reference
@@ -311,10 +316,12 @@ def shared_reason(problem: BCBProblem) -> str | None:
 PATCHING_MEASURED = frozenset(
     f"BigCodeBench/{n}"
     for n in (
-        "5 6 10 11 12 13 17 96 113 116 119 122 125 127 128 130 131 139 146 147 152 154 158 161 162 164 191 "
-        "195 198 200 213 296 306 320 322 324 326 331 343 348 388 397 412 454 579 599 604 722 725 728 743 745 "
-        "759 771 773 777 781 785 798 800 804 810 836 857 869 910 973 982 997 998 999 1000 1001 1004 1011 "
-        "1028 1041 1043 1054 1068 1073 1102 1104 1105 1122 1132 1134"
+        "5 6 10 11 12 13 17 28 29 32 89 96 113 116 119 122 125 127 128 129 130 131 139 144 146 147 152 154 "
+        "158 161 162 164 170 189 191 192 195 198 200 203 207 211 213 296 306 320 322 324 326 331 343 348 "
+        "388 390 397 402 407 412 454 463 578 579 596 599 604 607 612 722 723 725 728 743 745 759 771 773 777 "
+        "779 781 785 798 800 804 810 836 857 869 910 973 982 994 996 997 998 999 1000 1001 1003 1004 1007 "
+        "1008 1011 1013 1014 1015 1016 1017 1028 1039 1041 1043 1052 1053 1054 1067 1068 1073 1092 1102 1104 "
+        "1105 1118 1120 1121 1122 1123 1124 1125 1129 1132 1133 1134 1135 1136"
     ).split()
 )
 
@@ -324,8 +331,20 @@ PATCHING_MEASURED = frozenset(
 OBJECT_LIBRARY_MEASURED = frozenset(
     f"BigCodeBench/{n}"
     for n in (
-        "26 169 180 214 235 242 278 319 372 374 403 404 406 423 424 425 426 431 499 500 732 744 827 838 883 "
-        "917 964 1094 1095 1096 1137"
+        "26 28 32 129 144 169 170 180 189 192 203 207 211 214 235 242 278 319 372 374 390 402 403 404 406 "
+        "407 423 424 425 426 431 499 500 578 723 732 744 827 838 883 917 964 994 996 1003 1007 1008 1013 "
+        "1014 1015 1016 1039 1067 1092 1094 1095 1096 1118 1120 1121 1123 1124 1125 1129 1133 1135 1136 1137"
+    ).split()
+)
+
+
+# Official tasks whose tests use a class of scikit-learn or scipy that run split, the objects crossing as their
+# library class and instance state (scorers/bcb_values.py, `STATE_CLASSES`): those whose references were measured to
+# pass in the split mode (docs/security.md, "Library classes measured").
+CLASS_MEASURED = frozenset(
+    f"BigCodeBench/{n}"
+    for n in (
+        "29 106 294 364 422 427 440 443 445 447 589 619 752 770 774 776 837 880 885 891 903 921 1063 1088 1139"
     ).split()
 )
 
@@ -353,10 +372,11 @@ def _imported_modules(tree: ast.AST) -> set[str]:
 INTERPRETER_STATE = ("path", "modules", "argv", "meta_path")  # sys.<name> a test may read after a call
 
 
-def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
+def _shared_by_shape(test: str, reference: str, entry_point: str, forwarded: bool = False) -> str | None:
     """Tests that pass objects of their own or of the task's classes (figures: the entry point takes
     an `ax`...) or read the interpreter's state; a reference that returns a generator (both sources parse:
-    `shared_reason` checked)."""
+    `shared_reason` checked). `forwarded`: the tests' own classes do not count (a measured patching task:
+    their objects reach the answer only as a mock's value, forwarded; scorers/bcb_mocks.py)."""
     classes = set()
     for node in ast.walk(ast.parse(reference)):
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
@@ -367,18 +387,40 @@ def _shared_by_shape(test: str, reference: str, entry_point: str) -> str | None:
             classes.add(node.name)  # enum members cross as data (BigCodeBench/466)
     if any(isinstance(n, ast.Name) and n.id in classes for n in ast.walk(ast.parse(test))):
         return "passes objects of the task's own classes"  # e.g. BigCodeBench/233: the prompt's `Object`
-    for node in ast.walk(ast.parse(test)):
-        if isinstance(node, ast.ClassDef) and node.name != "TestCases":
+    tree = ast.parse(test)
+    added = _only_added_to(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name != "TestCases" and not _test_case(node) and not forwarded:
             return "passes objects of the test's own classes"
         if (
             isinstance(node, ast.Attribute)
             and node.attr in INTERPRETER_STATE
             and getattr(node.value, "id", "") == "sys"
+            and id(node) not in added
         ):
             return "reads the interpreter's state"
     if _returns_generator(list(ast.walk(ast.parse(reference)))):
         return "returns a generator"
     return None
+
+
+def _test_case(node: ast.ClassDef) -> bool:
+    """A class of tests (a `unittest.TestCase`): its objects never reach the answer (BigCodeBench/790's
+    second, unrun class of tests)."""
+    return any((name_chain(base) or [""])[-1] == "TestCase" for base in node.bases)
+
+
+def _only_added_to(tree: ast.AST) -> set[int]:
+    """The nodes a statement only adds to, reading nothing back (`sys.path.append('/mnt/data')` in a test's
+    `setUp`: the answer never sees it, as it never reads it)."""
+    return {
+        id(node.value.func.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr in ("append", "insert", "extend")
+    }
 
 
 def _returns_generator(nodes: list[ast.AST]) -> bool:
@@ -424,7 +466,7 @@ def _shared_by_libraries(imported: set[str], test: str, reference: str, entry_po
         for alias in node.names
         if alias.name[:1].isupper() and (own or (alias.asname or alias.name) in used)
     )
-    return f"the tests use library classes ({', '.join(classes)})" if classes else None
+    return f"{LIBRARY_CLASSES} ({', '.join(classes)})" if classes else None
 
 
 GUARDED_CAPABILITIES = ("ctypes",)  # refused to the answer unless its task imports them (BigCodeBench/562-565)

@@ -101,13 +101,49 @@ class TestCases(unittest.TestCase):
         mock_randint.assert_called_with(1, 6)
 """,
 )
-TASKS = {"listing": LISTING, "fetch": FETCH, "lines": LINES, "exists": EXISTS, "dice": DICE}
+ROLLS = task(  # `__name__ + '.randint'`: the test's module, which officially is the answer's too
+    "mock_module_name",
+    "from random import randint\ndef task_func(n):\n",
+    "    return [randint(1, 6) for _ in range(n)]\n",
+    """from unittest.mock import patch
+class TestCases(unittest.TestCase):
+    @patch(__name__ + '.randint', return_value=4)
+    def test_rolls(self, mock_randint):
+        self.assertEqual(task_func(3), [4, 4, 4])
+        self.assertEqual(mock_randint.call_count, 3)
+""",
+)
+RESPONSE = task(  # a mock's value of the tests' own class: forwarded, its methods run in the test process
+    "mock_own_response",
+    "import json\nimport urllib.request\ndef task_func(url):\n",
+    "    response = urllib.request.urlopen(url)\n"
+    "    return json.loads(response.read())['name'] if response.ok else None\n",
+    """from unittest.mock import patch
+EXPECTED = 'ada'
+class MockResponse:
+    def __init__(self, body, ok=True):
+        self.body, self.ok = body, ok
+    def read(self):
+        return self.body
+class TestCases(unittest.TestCase):
+    @patch('urllib.request.urlopen', return_value=MockResponse(b'{"name": "ada"}'))
+    def test_name(self, mock_urlopen):
+        self.assertEqual(task_func('http://x/1'), EXPECTED)
+    @patch('urllib.request.urlopen', return_value=MockResponse(b'', ok=False))
+    def test_failed(self, mock_urlopen):
+        self.assertIsNone(task_func('http://x/2'))
+""",
+)
+TASKS = {"listing": LISTING, "fetch": FETCH, "lines": LINES, "exists": EXISTS, "dice": DICE, "rolls": ROLLS,
+         "response": RESPONSE}  # fmt: skip
 WRONG = {
     "listing": "import os\ndef task_func(directory):\n    return []\n",
     "fetch": "def task_func(url):\n    return 'nobody'\n",
     "lines": "def task_func(path):\n    return []\n",
     "exists": "def task_func(paths):\n    return []\n",
     "dice": "def task_func(n, seed=0):\n    return [4] * n\n",
+    "rolls": "def task_func(n):\n    return [4] * n\n",
+    "response": "def task_func(url):\n    return 'nobody'\n",
 }
 ATTACKS = {
     # the call records written from the answer's side: the test reads them
@@ -154,6 +190,38 @@ def task_func(n, seed=0):
     return [4] * n
 """,
     ),
+    # the call records of a mock patched into the test's (officially the answer's) module, written there
+    "writes_the_module_mocks_call_records": (
+        ROLLS,
+        """from random import randint
+def task_func(n):
+    randint.call_count = n
+    return [4] * n
+""",
+    ),
+    # the test module reached through a method of the tests' own object a mock gives, its expected value rebound
+    "reaches_the_test_module_through_a_tests_object": (
+        RESPONSE,
+        """import urllib.request
+def task_func(url):
+    response = urllib.request.urlopen(url)
+    try:
+        response.read.__globals__['EXPECTED'] = 'nobody'
+    except AttributeError:  # a stand-in's private names stay with it
+        pass
+    return 'nobody' if response.ok else None
+""",
+    ),
+    # the tests' own object a mock gives, written by the answer
+    "writes_the_tests_object": (
+        RESPONSE,
+        """import urllib.request
+def task_func(url):
+    response = urllib.request.urlopen(url)
+    response.ok = False
+    return None
+""",
+    ),
     # the test's mock looked for among the answer's own objects, its records written
     "finds_the_mock_with_gc": (
         LINES,
@@ -167,12 +235,15 @@ def task_func(path):
     ),
 }
 FORGES_SHARED = ("writes_the_mocks_call_records", "replaces_the_mocks_assertion",
-                 "reaches_the_test_module_through_side_effect", "writes_the_patched_methods_call_records")  # fmt: skip
+                 "reaches_the_test_module_through_side_effect", "writes_the_patched_methods_call_records",
+                 "writes_the_module_mocks_call_records", "reaches_the_test_module_through_a_tests_object")  # fmt: skip
 REFUSED = {  # how the split mode stops each: the mock's API refused, or a function that cannot cross as data
     "writes_the_mocks_call_records": "only the tests may do with their mock: set 'call_args'",
     "replaces_the_mocks_assertion": "an argument of type function cannot cross",
     "reaches_the_test_module_through_side_effect": "only the tests may do with their mock: get 'side_effect'",
     "writes_the_patched_methods_call_records": "only the tests may do with their mock: set 'call_count'",
+    "writes_the_module_mocks_call_records": "only the tests may do with their mock: set 'call_count'",
+    "writes_the_tests_object": "set 'ok' on a obj",
 }
 
 OBJECT_NOT_IMPORTED = "patch.object of what the test source does not import (the test's own objects...)"
@@ -189,6 +260,12 @@ def test_only_measured_patching_tasks_run_apart_from_the_answer():
     assert patch_targets(LINES.test) == (["builtins.open"], None)
     assert shared_reason(LISTING) == "patches the answer's modules (not measured in the split mode)"
     assert shared_reason(dataclasses.replace(LISTING, task_id=min(PATCHING_MEASURED))) is None
+    assert shared_reason(RESPONSE) == "patches the answer's modules (not measured in the split mode)"
+    assert shared_reason(dataclasses.replace(RESPONSE, task_id=min(PATCHING_MEASURED))) is None
+    unmocked = dataclasses.replace(RESPONSE, test=RESPONSE.test.replace("patch", "skip"))
+    assert shared_reason(dataclasses.replace(unmocked, task_id=min(PATCHING_MEASURED))) == (
+        "passes objects of the test's own classes"
+    )
 
 
 @pytest.mark.parametrize(
@@ -229,6 +306,14 @@ def test_patch_object_is_carried_where_the_test_source_imports_its_owner(source,
     chain of a name bound only by a top-level import of the test source; anything else stays shared."""
     test = f"from unittest.mock import patch\n{source}\n    pass\n"
     assert patch_targets(test) == ((found, None) if isinstance(found, list) else ([], found))
+
+
+def test_a_target_in_the_tests_module_is_carried_as_the_shared_modules():
+    """`patch(__name__ + '.x')` names the module the program and the tests share officially (`__test__`, in
+    each process its own); a target built any other way stays shared."""
+    assert patch_targets(ROLLS.test) == (["__test__.randint"], None)
+    test = "from unittest.mock import patch\nwith patch(__name__ + NAME):\n    pass\n"
+    assert patch_targets(test) == ([], "patches a target that is not a string constant")
 
 
 def test_os_environ_and_matplotlib_patch_names_are_not_patching():
@@ -275,13 +360,21 @@ async def test_attack_forges_a_pass_in_the_shared_mode(runner, name):
 # ------------------------------------------------------------------ the forwarding itself, in one process
 
 
-def _linked(mock_object):
-    """An answer-side stand-in for `mock_object`, its uses served by a `TestSide` directly (no pipes)."""
+def _linked(mock_object, strict: bool = False):
+    """An answer-side stand-in for `mock_object`, its uses served by a `TestSide` directly (no pipes);
+    `strict`: the test side's encoder refuses what has no data form, as the split mode's does."""
     from scorers import bcb_values
     from scorers.bcb_mocks import AnswerSide, TestSide, aware
 
+    class Strict(bcb_values.Encoder):
+        def opaque(self, value):
+            if isinstance(value, bcb_values.Opaque):
+                return super().opaque(value)
+            raise ValueError(f"{type(value).__name__} has no data form")
+
     tests = TestSide([])
-    encoder, decoder = aware(bcb_values.Encoder, bcb_values.Decoder, tests.handle_of, lambda n: tests.objects[n][1])
+    base = Strict if strict else bcb_values.Encoder
+    encoder, decoder = aware(base, bcb_values.Decoder, tests.handle_of, lambda n: tests.objects[n][1])
     replies = []
 
     def write(message):
@@ -309,6 +402,31 @@ def test_a_stand_in_forwards_with_iteration_and_nested_mocks():
     got.__signature__ = None  # private names stay with the stand-in (pyplot sets one on `show`)
     assert response.get.return_value.encoding == "utf-8" and got.__signature__ is None
     response.get.assert_called_once_with("http://x")
+
+
+def test_a_mocks_value_with_no_data_form_is_forwarded_read_only():
+    """An object of the tests' own class or a function of theirs that a mock gives: its attributes read and
+    methods called in the test process, its attributes never set; another library object, a builtin
+    function or a module never crosses."""
+    import os
+    import zipfile
+    from unittest.mock import MagicMock
+
+    from scorers.bcb_mocks import Refused
+
+    tests: dict = {"__name__": "__test__"}  # the test module's name in the split mode
+    exec("class Reply:\n    status = 200\n    def text(self):\n        return 'ok'\nrows = lambda: [1]\n", tests)  # noqa: S102
+    response = MagicMock()
+    response.get.return_value = MagicMock(json=tests["rows"], raw=tests["Reply"](), info=zipfile.ZipInfo("a"))
+    got = _linked(response, strict=True).get("http://x")
+    assert (got.json(), got.raw.status, got.raw.text()) == ([1], 200, "ok")
+    with pytest.raises(Refused, match="set 'status' on a obj"):
+        got.raw.status = 500
+    for name, value in (("info", None), ("module", os), ("cwd", os.getcwd)):
+        if value is not None:
+            setattr(response.get.return_value, name, value)
+        with pytest.raises(ValueError, match="has no data form"):
+            getattr(got, name)
 
 
 @pytest.mark.parametrize(

@@ -128,6 +128,55 @@ def test_library_values_cross_as_data_and_their_subclasses_do_not():
     assert np.isclose(result.pvalue, stats.ttest_ind([1, 2, 3, 4], [2, 3, 4, 9]).pvalue)
 
 
+POINTS = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.5]])
+
+
+def test_library_objects_cross_as_their_class_and_state():
+    """A scipy Voronoi diagram (a scikit-learn estimator where installed) arrives as the receiver's own
+    class, its state data; a subclass of the sender's arrives as its library class, its methods lost."""
+    spatial = pytest.importorskip("scipy.spatial")
+    diagram = spatial.Voronoi(POINTS)
+
+    class Lying(spatial.Voronoi):
+        def __eq__(self, other):
+            return True
+
+    for value in (diagram, Lying(POINTS)):
+        back = trip(value)
+        assert type(back) is spatial.Voronoi and np.array_equal(back.ridge_points, diagram.ridge_points)
+        assert np.array_equal(back.points, POINTS) and back.regions == diagram.regions and back != diagram
+    linear = pytest.importorskip("sklearn.linear_model")
+    model = trip(linear.LinearRegression().fit(POINTS[:, :1], 1 + 2 * POINTS[:, 0]))
+    assert type(model) is linear.LinearRegression and np.allclose(model.predict([[10.0]]), [21.0])
+
+
+@pytest.mark.parametrize(
+    ("state", "why"),
+    [
+        ([["add_points", {"o": "function"}]], "shadows its class"),  # a method of the class
+        ([["points", {"nd": ["<f8", [0], []]}]], "shadows its class"),  # a property
+        ([["__class__", 1]], "not an attribute"),
+        ([["vertices", {"type": ["unittest.mock", "MagicMock"]}]], "refused"),  # a class: callable there
+        ([["vertices", [{"h": 1}]]], "refused"),  # a handle to the receiver's own objects
+        ([["vertices", {"exc": [[["builtins", "ValueError"]], [], {}]}]], "refused"),
+    ],
+)
+def test_a_library_objects_state_is_data_only(state, why):
+    pytest.importorskip("scipy.spatial")
+    with pytest.raises(ValueError, match=why):
+        decode({"lst": ["scipy.spatial._qhull", "Voronoi", state]})
+
+
+@pytest.mark.parametrize(
+    "name",
+    [["collections", "OrderedDict"], ["__main__", "Voronoi"], ["scipy.spatial._qhull", "_Qhull"], ["numpy", "ndarray"]],
+)
+def test_only_loaded_library_classes_of_the_listed_bases_are_built(name):
+    pytest.importorskip("scipy.spatial")
+    with pytest.raises(ValueError, match="malformed"):
+        decode({"lst": [*name, []]})
+
+
 def test_an_opaque_value_sent_back_is_the_senders_object():
     sender, kept = Encoder(), object()
     data = json.loads(json.dumps(sender.encode([kept])))
@@ -223,9 +272,12 @@ def _task(test: str, prompt: str = "def task_func(x):\n", libs: tuple[str, ...] 
         ("import csv\n", "import csv\ndef task_func(path):\n", ("csv",), None),
         ("x = 1\n", "from PIL import Image\ndef task_func(x):\n", ("PIL",), "objects"),
         ("class Item:\n    pass\n", "def task_func(x):\n", (), "own classes"),
+        ("class More(unittest.TestCase):\n    pass\n", "def task_func(x):\n", (), None),  # tests, not values
         ("task_func([Item(1)])\n", "class Item:\n    pass\ndef task_func(x):\n", (), "task's own classes"),
         ("task_func(Color.RED)\n", "class Color(Enum):\n    RED = 1\ndef task_func(x):\n", (), None),
         ("import sys\nassert '/x' in sys.path\n", "def task_func(x):\n", (), "interpreter"),
+        ("import sys\nsys.path.append('/mnt/data')\n", "def task_func(x):\n", (), None),  # added to, never read
+        ("import sys\nsys.path.append('/x')\nassert sys.path[-1] == '/x'\n", "def task_func(x):\n", (), "interpreter"),
         (
             "import sqlite3\nsqlite3.connect(p).close()\ntask_func(p)\n",
             "import sqlite3\ndef task_func(p):\n",
