@@ -135,8 +135,8 @@ def instrument(clock: PhaseClock) -> None:
 def shape_args(recipe: str, steps: int, generations: int, out: Path, device: str = "cpu") -> list[str]:
     gpu = ["--use_cpu", "false"] if device == "cuda" else []
     return [recipe, "--num_generations", str(generations), "--max_steps", str(steps), "--output_dir", str(out),
-            "--save_strategy", "no", "--format_warmup_steps", "0", "--explore_workers", "0", "--logging_steps", "1",
-            *gpu]  # fmt: skip
+            "--save_strategy", "no", "--format_warmup_steps", "0", "--explore_workers", "0", "--explore_prefix",
+            "sampled", "--form_anchor_rows", "0", "--logging_steps", "1", *gpu]  # fmt: skip
 
 
 def project_arm(argv: list[str], generations: int) -> None:
@@ -144,7 +144,8 @@ def project_arm(argv: list[str], generations: int) -> None:
     from training.train import main
 
     micro = parse(argv)[1].per_device_train_batch_size  # the recipe's micro-batch, over the same generation batch
-    main([*argv, "--gradient_accumulation_steps", str(max(1, QUESTIONS * generations // micro))])
+    main([*argv, "--gradient_accumulation_steps", str(max(1, QUESTIONS * generations // micro)),
+          "--checkpoint_trained_layers", "true"])  # fmt: skip
 
 
 def bare_trl_arm(argv: list[str], generations: int, micro: bool = False) -> None:
