@@ -6,10 +6,12 @@ shapes, in TRL's two settings, each arm in its own process.
     python benchmarks/bench_train.py --num_generations 8 --device cuda   # the same on a CUDA GPU
 
 Every arm trains the recipe's model (its top layers, as the recipe says) on the recipe's first prompts with
-the same seed, generation batch, completion length and learning rate, with no format warm-up and no exploring
-groups (they force some rollouts' first worker by design):
-- project: `training.train.main` on the recipe as committed (its conductor reward and divergence guard,
-  completion-only log-probs, the loss in the recipe's micro-batches, one prompt pass per question);
+the same seed, generation batch, completion length and learning rate, with no format warm-up, no exploring
+groups (they force some rollouts' first worker by design) and no form anchor:
+- project: `training.train.main` on the recipe (its conductor reward and divergence guard, completion-only
+  log-probs, the loss in the recipe's micro-batches, one prompt pass per question) with
+  `checkpoint_trained_layers` (the same gradients, half the trained layers' activations) and no form anchor
+  (it adds its own update);
 - bare TRL (two arms, a peer's two settings): `GRPOTrainer` with TRL 1.16's defaults (every position scored
   on a CPU, every rollout encoding its prompt) and a constant reward; `bare_trl` runs the whole generation
   batch in one loss pass (batch 16), `bare_trl_micro` in the recipe's own micro-batches (2 x 8), what a TRL
