@@ -6,10 +6,12 @@ shapes, in TRL's two settings, each arm in its own process.
     python benchmarks/bench_train.py --num_generations 8 --device cuda   # the same on a CUDA GPU
 
 Every arm trains the recipe's model (its top layers, as the recipe says) on the recipe's first prompts with
-the same seed, generation batch, completion length and learning rate, with no format warm-up and no exploring
-groups (they force some rollouts' first worker by design):
-- project: `training.train.main` on the recipe as committed (its conductor reward and divergence guard,
-  completion-only log-probs, the loss in the recipe's micro-batches, one prompt pass per question);
+the same seed, generation batch, completion length and learning rate, with no format warm-up, no exploring
+groups (they force some rollouts' first worker by design) and no form anchor:
+- project: `training.train.main` on the recipe (its conductor reward and divergence guard, completion-only
+  log-probs, the loss in the recipe's micro-batches, one prompt pass per question) with
+  `checkpoint_trained_layers` (the same gradients, half the trained layers' activations) and no form anchor
+  (it adds its own update);
 - bare TRL (two arms, a peer's two settings): `GRPOTrainer` with TRL 1.16's defaults (every position scored
   on a CPU, every rollout encoding its prompt) and a constant reward; `bare_trl` runs the whole generation
   batch in one loss pass (batch 16), `bare_trl_micro` in the recipe's own micro-batches (2 x 8), what a TRL
@@ -135,8 +137,8 @@ def instrument(clock: PhaseClock) -> None:
 def shape_args(recipe: str, steps: int, generations: int, out: Path, device: str = "cpu") -> list[str]:
     gpu = ["--use_cpu", "false"] if device == "cuda" else []
     return [recipe, "--num_generations", str(generations), "--max_steps", str(steps), "--output_dir", str(out),
-            "--save_strategy", "no", "--format_warmup_steps", "0", "--explore_workers", "0", "--logging_steps", "1",
-            *gpu]  # fmt: skip
+            "--save_strategy", "no", "--format_warmup_steps", "0", "--explore_workers", "0", "--explore_prefix",
+            "sampled", "--form_anchor_rows", "0", "--logging_steps", "1", *gpu]  # fmt: skip
 
 
 def project_arm(argv: list[str], generations: int) -> None:
@@ -144,7 +146,8 @@ def project_arm(argv: list[str], generations: int) -> None:
     from training.train import main
 
     micro = parse(argv)[1].per_device_train_batch_size  # the recipe's micro-batch, over the same generation batch
-    main([*argv, "--gradient_accumulation_steps", str(max(1, QUESTIONS * generations // micro))])
+    main([*argv, "--gradient_accumulation_steps", str(max(1, QUESTIONS * generations // micro)),
+          "--checkpoint_trained_layers", "true"])  # fmt: skip
 
 
 def bare_trl_arm(argv: list[str], generations: int, micro: bool = False) -> None:

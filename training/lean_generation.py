@@ -33,17 +33,20 @@ from training.guard import PADSAFE, attendable
 
 
 class PreallocatedLayer(DynamicLayer):
-    """A `DynamicLayer` whose keys and values are views of a buffer of `capacity` positions."""
+    """A `DynamicLayer` whose keys and values are views of a buffer of `capacity` positions (the
+    cache's one block when it has one: `block`)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, block: Callable | None = None) -> None:
         super().__init__()
         self.capacity = capacity
         self.length = 0
+        self.block = block  # (keys, values) -> this layer's two buffers in the cache's block, or None
 
     def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
         self.dtype, self.device = key_states.dtype, key_states.device
-        self.buffers = [states.new_empty(*states.shape[:2], self.capacity, states.shape[-1])
-                        for states in (key_states, value_states)]  # fmt: skip
+        shared = self.block(key_states, value_states) if self.block else None
+        self.buffers = shared or [states.new_empty(*states.shape[:2], self.capacity, states.shape[-1])
+                                  for states in (key_states, value_states)]  # fmt: skip
         self.length = 0
         self.is_initialized = True
         self.publish()
@@ -83,14 +86,61 @@ class PreallocatedLayer(DynamicLayer):
             self.publish()
 
 
+class Block:
+    """One allocation for the keys and values of every layer of a cache: [layer, keys|values, batch, heads,
+    capacity, head dim], made at the first layer's first update."""
+
+    def __init__(self, layers: int, capacity: int) -> None:
+        self.layers, self.capacity = layers, capacity
+        self.tensor: torch.Tensor | None = None
+
+    def buffers(self, index: int, keys: torch.Tensor, values: torch.Tensor) -> list[torch.Tensor] | None:
+        """Layer `index`'s key and value buffers in the block, or None when its keys and values do not fit
+        the block's shape (that layer then gets buffers of its own)."""
+        shape = (*keys.shape[:2], self.capacity, keys.shape[-1])
+        if self.tensor is None and keys.shape == values.shape:
+            self.tensor = keys.new_empty(self.layers, 2, *shape)
+        if self.tensor is None or keys.shape != values.shape or self.tensor[index, 0].shape != shape:
+            return None
+        return [self.tensor[index, 0], self.tensor[index, 1]]
+
+
 class PreallocatedCache(DynamicCache):
-    """A `DynamicCache` of `PreallocatedLayer`s, one per decoder layer (full attention only)."""
+    """A `DynamicCache` of `PreallocatedLayer`s, one per decoder layer (full attention only), whose keys
+    and values all lie in ONE block allocated at the first layer's first update (layers of another
+    shape get buffers of their own). One block: glibc maps it on its own (it is far above malloc's mmap
+    threshold) and returns it whole when the call ends, where per-layer buffers would be carved from
+    the heap and leave it fragmented for the loss that follows (training/allocator.py)."""
 
     def __init__(self, config: Any, capacity: int) -> None:
         super().__init__()
         layers = config.get_text_config(decoder=True).num_hidden_layers
-        self.layers = [PreallocatedLayer(capacity) for _ in range(layers)]
+        self.shared = Block(layers, capacity)  # the layers hold it, it holds no layer: no reference cycle
+        self.layers = [PreallocatedLayer(capacity, functools.partial(self.shared.buffers, index))
+                       for index in range(layers)]  # fmt: skip
         self.layer_class_to_replicate = None
+
+    @property
+    def block(self) -> torch.Tensor | None:
+        return self.shared.tensor
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        """Rows in a new order (shared prompts: every row gets its prompt's) into a new block, each layer's
+        room kept; layers outside the block reorder their own buffers."""
+        old = self.shared.tensor
+        if old is None:
+            super().reorder_cache(beam_idx)
+            return
+        index = beam_idx.to(old.device)
+        new = self.shared.tensor = old.new_empty(*old.shape[:2], len(index), *old.shape[3:])
+        for number, layer in enumerate(self.layers):
+            if layer.is_initialized and layer.buffers[0].data_ptr() == old[number, 0].data_ptr():
+                for kind in range(2):
+                    torch.index_select(old[number, kind], 0, index, out=new[number, kind])
+                layer.buffers = [new[number, 0], new[number, 1]]
+                layer.publish()
+            else:
+                layer.reorder_cache(beam_idx)
 
 
 def generation_cache(config: Any, capacity: int) -> DynamicCache:

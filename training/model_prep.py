@@ -58,6 +58,10 @@ def load_policy(script: Any, model_args: Any, config: Any) -> tuple[Any, Any, di
     info: dict[str, Any] = {"completion_only_logps": score_completions_only()}  # no prompt position scored
     if script.train_top_layers:
         info["trainable"] = freeze_below(model, script.train_top_layers)
+    if script.checkpoint_trained_layers:  # after freezing: only the trained layers (training/checkpoint_layers.py)
+        from training.checkpoint_layers import checkpoint_trained_layers
+
+        info["checkpointed_layers"] = checkpoint_trained_layers(model)
     mask_padded_attention(model)  # a NaN at a padded position never reaches a real one (training/guard.py)
     padsafe_attention(model)  # no fully masked row reaches SDPA (training/guard.py)
     if not config.use_vllm:  # vLLM shares prompt prefixes itself

@@ -63,6 +63,13 @@ class ScriptArguments:
         default=None,
         metadata={"help": "train only the top N decoder layers and the final norm (CPU budget; default: all)"},
     )
+    checkpoint_trained_layers: bool = field(
+        default=False,
+        metadata={
+            "help": "keep half the trained layers' activations, recompute the rest in the backward pass:"
+            " the same gradients, less memory (training/checkpoint_layers.py)"
+        },  # fmt: skip
+    )
     format_warmup_steps: int = field(
         default=0,
         metadata={"help": "format warm-up SFT steps before GRPO on random valid workflows (0: off, the paper's)"},
@@ -270,10 +277,11 @@ def check_form_anchor(script: ScriptArguments, config: Any) -> None:
     if not script.format_warmup_form or not script.format_warmup_steps:
         raise SystemExit("error: form_anchor_rows holds the warm-up's form line: set format_warmup_steps > 0 and"
                          " format_warmup_form true too")  # fmt: skip
-    if config.gradient_checkpointing:
-        raise SystemExit("error: form_anchor_rows is not combined with gradient_checkpointing (the padded-attention"
-                         " hook, training/guard.py, holds the last forward's mask; a checkpointed backward would"
-                         " recompute GRPO's layers under the anchor's): set gradient_checkpointing false")  # fmt: skip
+    if config.gradient_checkpointing or script.checkpoint_trained_layers:
+        raise SystemExit("error: form_anchor_rows is not combined with gradient_checkpointing or"
+                         " checkpoint_trained_layers (the padded-attention hook, training/guard.py, holds the last"
+                         " forward's mask; a checkpointed backward would recompute GRPO's layers under the anchor's):"
+                         " set gradient_checkpointing false and checkpoint_trained_layers false")  # fmt: skip
     if not script.form_anchor_weight > 0:
         raise SystemExit(f"error: form_anchor_weight must be > 0, got {script.form_anchor_weight}")
 

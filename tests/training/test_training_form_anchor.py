@@ -106,6 +106,7 @@ def test_descending_on_the_term_pulls_the_form_line_back(tiny):
         (["--form_anchor_rows", "8", "--format_warmup_steps", "0"], "set format_warmup_steps > 0 and"),
         (["--form_anchor_rows", "8", "--form_anchor_weight", "0"], "form_anchor_weight must be > 0"),
         (["--form_anchor_rows", "8", "--gradient_checkpointing", "true"], "set gradient_checkpointing false"),
+        (["--form_anchor_rows", "8", "--checkpoint_trained_layers", "true"], "checkpoint_trained_layers false"),
     ],
 )
 def test_an_anchor_that_cannot_work_is_refused_with_the_fix(args, words, tmp_path):

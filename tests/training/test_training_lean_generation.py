@@ -5,6 +5,9 @@ written in place, no key/value head repeated where no gradient flows, and only i
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 from installed import Deferred, needs
 from training_fixtures import grpo_prompts
@@ -70,6 +73,30 @@ def test_keys_and_values_are_written_in_place():
     assert len({buffer for _, buffer, _, _ in seen}) == 1  # one buffer through the whole call, never grown
     assert all(keys == buffer for _, buffer, keys, _ in seen)  # attention reads a view of it
     assert [shape[-2] for *_, shape in seen] == list(range(29, 41))  # the view grows by one position per step
+
+
+@pytest.mark.parametrize("sharing", [False, True], ids=["alone", "shared-prompts"])
+def test_every_layers_keys_and_values_lie_in_one_block(sharing):
+    """One allocation for the whole cache (glibc maps it apart from the heap), rows reordered into a new one."""
+    model = lean.lean_generation(gqa_llama())
+    if sharing:
+        model = shared_prompts.share_prompt_passes(model)
+    caches = []
+    model.model.register_forward_pre_hook(lambda _m, _a, kwargs: caches.append(kwargs["past_key_values"]),
+                                          with_kwargs=True)  # fmt: skip
+    sampled(model, *grpo_prompts())
+    cache = caches[-1]
+    assert isinstance(cache, lean.PreallocatedCache) and cache.block.shape[:3] == (2, 2, 8)  # layers, k|v, rows
+    storages = {buffer.untyped_storage().data_ptr() for layer in cache.layers for buffer in layer.buffers}
+    assert storages == {cache.block.untyped_storage().data_ptr()}
+    gone = weakref.ref(cache.block)
+    gc.disable()  # freed when the last reference goes (no cycle waits for the collector, holding the block)
+    try:
+        del cache
+        caches.clear()
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 def test_no_head_is_repeated_without_a_gradient_in_the_lean_model_only(monkeypatch):
