@@ -14,14 +14,10 @@ machine's packages; the site directories it adds are mounted in the sandbox too)
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import os
-import sys
 
-import pytest
-from waits import ROOMY_S
+from library_forgeries import battery, library_runner  # noqa: F401 (a fixture of the battery)
 
-from scorers.code_bcb import CLASS_MEASURED, BCBProblem, check_bigcodebench, shared_reason
+from scorers.code_bcb import CLASS_MEASURED, BCBProblem, shared_reason
 
 
 def task(name: str, prompt: str, tests: str, solution: str, libs: tuple[str, ...]) -> BCBProblem:
@@ -110,24 +106,6 @@ def task_func(points):
 }
 
 
-def fence(code: str) -> str:
-    return f"Solution:\n```python\n{code.strip()}\n```\n"
-
-
-@pytest.fixture
-def library_runner(runner):
-    """The sandbox runner, with the site directories a `.pth` adds to this Python mounted (a venv
-    holding the libraries beside this machine's packages)."""
-    own = tuple(os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix))
-    added = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p) and not p.startswith(own)]
-    return type(runner)(extra_ro=added)
-
-
-def _available(name: str) -> None:
-    if importlib.util.find_spec(name) is None:
-        pytest.skip(f"{name} is not installed in the sandbox's Python")
-
-
 def test_only_measured_library_class_tasks_run_apart_from_the_answer():
     """Read from the task only, no library needed: a task whose tests use a library class stays shared
     unless its id was measured; a measured id runs split, and the other reasons still apply to it."""
@@ -140,33 +118,8 @@ def test_only_measured_library_class_tasks_run_apart_from_the_answer():
     assert shared_reason(patched) == "patches the answer's modules (not measured in the split mode)"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("split", [True, False], ids=["split", "shared"])
-@pytest.mark.parametrize("name", sorted(TASKS))
-async def test_control_the_reference_passes(library_runner, name, split):
-    _available(name)
-    problem = TASKS[name]
-    result = await check_bigcodebench(fence(problem.reference_program), problem, library_runner, ROOMY_S, split=split)
-    assert result.correct and result.details["mode"].startswith("split" if split else "shared"), result.reason
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("split", [True, False], ids=["split", "shared"])
-@pytest.mark.parametrize("name", sorted(TASKS))
-async def test_control_the_wrong_answer_fails(library_runner, name, split):
-    _available(name)
-    result = await check_bigcodebench(fence(WRONG[name]), TASKS[name], library_runner, ROOMY_S, split=split)
-    assert not result.correct and result.details["status"] in ("fail", "error"), result.reason
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("name", "attack"), sorted(ATTACKS))
-async def test_forgery_passes_in_the_shared_mode_and_fails_split(library_runner, name, attack):
-    """The shared mode's residual, measured: if this ever fails because the shared mode caught the
-    forgery, docs/security.md's residual list is out of date, not the split mode."""
-    _available(name)
-    problem, code = TASKS[name], fence(ATTACKS[name, attack])
-    shared = await check_bigcodebench(code, problem, library_runner, ROOMY_S, split=False)
-    split = await check_bigcodebench(code, problem, library_runner, ROOMY_S, split=True)
-    assert shared.correct, ("the shared mode caught it", shared.reason)
-    assert not split.correct and split.details["mode"] == "split", split.reason
+(
+    test_control_the_reference_passes,
+    test_control_the_wrong_answer_fails,
+    test_forgery_passes_in_the_shared_mode_and_fails_split,
+) = battery(TASKS, WRONG, ATTACKS)
