@@ -119,6 +119,7 @@ ADVERSARIAL = {
     "glued functions in the answer": _rep("x", suffix="ANSWER: " + "sinx+" * 115),
     "long decimals in the answer": _rep("x", suffix="ANSWER: " + "2.71828182845905*" * 34),
     "revision after the answer": _rep(" 1", "ANSWER: 5\nActually,"),
+    "ruled-out values in a revision": _rep("not 5, ", "ANSWER: 5\nActually, it's "),
     "doubt after the answer": _rep(" x", "ANSWER: 5\nBut it might also be"),
     "interjections after the answer": _rep("Hmm. ", "ANSWER: 5\n"),
     "explanations in the answer": _rep("5 apples (the ", "ANSWER: "),
