@@ -1,9 +1,10 @@
 """Memory and CPU of a GRPO step: the project's step (training/train.py) against bare TRL on identical
-shapes, in TRL's two settings, each arm in its own process.
+shapes, in TRL's settings, each arm in its own process.
 
     python benchmarks/bench_train.py                       # sim-routing scaled to a shared 2-core machine: 2 x 2
     python benchmarks/bench_train.py --num_generations 8   # the recipe's 2 questions x 8 (bare TRL peaks ~10.5 GiB)
     python benchmarks/bench_train.py --num_generations 8 --device cuda   # the same on a CUDA GPU
+    python benchmarks/bench_train.py --num_generations 8 --bare_arms bare_trl_micro_gc   # TRL's checkpointing
 
 Every arm trains the recipe's model (its top layers, as the recipe says) on the recipe's first prompts with
 the same seed, generation batch, completion length and learning rate, with no format warm-up, no exploring
@@ -12,17 +13,18 @@ groups (they force some rollouts' first worker by design) and no form anchor:
   log-probs, the loss in the recipe's micro-batches, one prompt pass per question) with
   `checkpoint_trained_layers` (the same gradients, half the trained layers' activations) and no form anchor
   (it adds its own update);
-- bare TRL (two arms, a peer's two settings): `GRPOTrainer` with TRL 1.16's defaults (every position scored
+- bare TRL (a peer's settings): `GRPOTrainer` with TRL 1.16's defaults (every position scored
   on a CPU, every rollout encoding its prompt) and a constant reward; `bare_trl` runs the whole generation
   batch in one loss pass (batch 16), `bare_trl_micro` in the recipe's own micro-batches (2 x 8), what a TRL
-  user who watches memory runs.
+  user who watches memory runs, and `bare_trl_micro_gc` (on request: `--bare_arms`) the same with TRL's own
+  memory option `gradient_checkpointing=True` (it recomputes every layer's activations, frozen ones included).
 The untrained model writes no parseable workflow, so every arm's rewards are flat and none updates the
 weights: the same updates (none), and the completions of every step must be identical (asserted).
 Each arm runs with ONE thread (CPU-seconds hold on a shared machine). Measured per arm: peak RSS (the child
 process's ru_maxrss) and per step the CPU-seconds of generation, reward, loss forward and backward, and the
 step's kernel time (ru_stime); the table gives the median of steps 2..n (step 1 warms up). The ratios are the
 project's against each bare arm and against the peer's best setting (the lower peak, the faster step of the
-two); the goals (issue 42) are against the best: peak RSS <= 0.5x and CPU-s/step <= 0.5x.
+arms run); the goals (issue 42) are against the best: peak RSS <= 0.5x and CPU-s/step <= 0.5x.
 With `--device cuda` all arms train on the GPU (`--use_cpu false`) and the figures are GPU ones: peak
 memory is `torch.cuda.max_memory_allocated`, phases and steps are wall-seconds (the GPU synchronized
 at each reading), and the arms run side by side so that all see the same load on the GPU;
@@ -150,9 +152,18 @@ def project_arm(argv: list[str], generations: int) -> None:
           "--checkpoint_trained_layers", "true"])  # fmt: skip
 
 
-def bare_trl_arm(argv: list[str], generations: int, micro: bool = False) -> None:
+def bare_trl_shape(recipe_micro: int, generations: int, micro: bool, checkpointing: bool) -> list[str]:
+    """A bare arm's flags: the whole generation batch in one pass, or (`micro`) the recipe's micro-batches
+    over it; `checkpointing`: TRL's own `gradient_checkpointing` on (the recipe has it off)."""
+    batch = recipe_micro if micro else QUESTIONS * generations
+    return ["--per_device_train_batch_size", str(batch), "--gradient_accumulation_steps",
+            str(QUESTIONS * generations // batch), "--gradient_checkpointing", str(checkpointing).lower()]  # fmt: skip
+
+
+def bare_trl_arm(argv: list[str], generations: int, micro: bool = False, checkpointing: bool = False) -> None:
     """TRL's GRPOTrainer as a new user runs it: same model, prompts, seed and generation batch, a constant
-    reward; the loss in one pass of the whole batch, or (`micro`) in the recipe's micro-batches."""
+    reward; the loss in one pass of the whole batch, or (`micro`) in the recipe's micro-batches, and
+    (`checkpointing`) with TRL's `gradient_checkpointing=True`."""
     from trl import GRPOTrainer
 
     from training.data import build_dataset
@@ -161,9 +172,7 @@ def bare_trl_arm(argv: list[str], generations: int, micro: bool = False) -> None
     from training.train import settings_of
     from training.trainer import constant_reward
 
-    batch = parse(argv)[1].per_device_train_batch_size if micro else QUESTIONS * generations
-    shape = ["--per_device_train_batch_size", str(batch), "--gradient_accumulation_steps",
-             str(QUESTIONS * generations // batch)]  # fmt: skip
+    shape = bare_trl_shape(parse(argv)[1].per_device_train_batch_size, generations, micro, checkpointing)
     script, config, model_args = parse([*argv, *shape, "--reward", "constant"])
     dataset, _ = build_dataset(script, settings_of(script))
     model, tokenizer = load_model(model_args, config)
@@ -186,9 +195,16 @@ def run_child(args: argparse.Namespace) -> None:
     Path(args.json).write_text(json.dumps({"steps": clock.steps, "completions": clock.completions, "peak": peak}))
 
 
-ARMS = {"bare_trl": bare_trl_arm, "bare_trl_micro": functools.partial(bare_trl_arm, micro=True), "project": project_arm}
+ARMS = {
+    "bare_trl": bare_trl_arm,
+    "bare_trl_micro": functools.partial(bare_trl_arm, micro=True),
+    "bare_trl_micro_gc": functools.partial(bare_trl_arm, micro=True, checkpointing=True),
+    "project": project_arm,
+}
 NAMES = {"bare_trl": "bare TRL 1.16, batch 16", "bare_trl_micro": "bare TRL 1.16, the recipe's 2 x 8 micro-batches",
+         "bare_trl_micro_gc": "bare TRL 1.16, the recipe's 2 x 8 micro-batches, `gradient_checkpointing=True`",
          "project": "project (`train.py`)"}  # fmt: skip
+BARE_DEFAULT = ("bare_trl", "bare_trl_micro")  # TRL's defaults; bare_trl_micro_gc on request (--bare_arms)
 
 
 def start_arm(arm: str, args: argparse.Namespace, workdir: Path) -> subprocess.Popen:
@@ -213,12 +229,13 @@ def finish_arm(arm: str, child: subprocess.Popen, workdir: Path) -> dict:
 
 
 def run_arms(args: argparse.Namespace, workdir: Path) -> list[dict]:
-    """Both bare TRL arms, then the project: one after the other on a CPU (each has the cores it is timed on);
-    side by side on a GPU, so the arms share the GPU alike (its memory figures are per process)."""
+    """The chosen bare TRL arms, then the project: one after the other on a CPU (each has the cores it is timed
+    on); side by side on a GPU, so the arms share the GPU alike (its memory figures are per process)."""
+    arms = [*dict.fromkeys(args.bare_arms), "project"]
     if args.device == "cpu":
-        return [finish_arm(arm, start_arm(arm, args, workdir), workdir) for arm in ARMS]
-    children = [start_arm(arm, args, workdir) for arm in ARMS]
-    return [finish_arm(arm, child, workdir) for arm, child in zip(ARMS, children, strict=True)]
+        return [finish_arm(arm, start_arm(arm, args, workdir), workdir) for arm in arms]
+    children = [start_arm(arm, args, workdir) for arm in arms]
+    return [finish_arm(arm, child, workdir) for arm, child in zip(arms, children, strict=True)]
 
 
 def median_step(result: dict) -> dict:
@@ -272,6 +289,10 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=3, help="GRPO steps per arm (the first warms up)")
     ap.add_argument("--num_generations", type=int, default=2, help="rollouts per question (the recipe's: 8)")
     ap.add_argument("--device", choices=tuple(MEASURES), default="cpu", help="where both arms train (cuda: a GPU)")
+    bare = [arm for arm in ARMS if arm != "project"]
+    ap.add_argument("--bare_arms", nargs="+", choices=bare, default=BARE_DEFAULT, metavar="ARM",
+                    help=f"the bare TRL arms the project is compared with (of {', '.join(bare)};"
+                    f" default: {' '.join(BARE_DEFAULT)})")  # fmt: skip
     ap.add_argument("--arm", choices=tuple(ARMS), help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)

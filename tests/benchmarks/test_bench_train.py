@@ -77,3 +77,25 @@ def test_the_cpu_table_compares_with_the_peers_best_setting_and_refuses_differen
     with pytest.raises(SystemExit, match=r"\(1 differ; \{'project/bare_trl': 1, 'project/bare_trl_micro': 1\}\)"):
         bench_train.report([arm("bare_trl", 4.0, [1.0], SAME), arm("bare_trl_micro", 2.0, [1.0], SAME),
                             arm("project", 1.0, [1.0], OTHER)], args("cpu"))  # fmt: skip
+
+
+def test_the_checkpointing_arm_is_the_micro_batch_arm_with_trls_gradient_checkpointing_on():
+    micro = bench_train.bare_trl_shape(8, 8, micro=True, checkpointing=False)
+    checkpointing = bench_train.bare_trl_shape(8, 8, micro=True, checkpointing=True)
+    assert micro == ["--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "2",
+                     "--gradient_checkpointing", "false"]  # fmt: skip
+    assert checkpointing == [*micro[:-1], "true"]  # nothing else differs
+    assert bench_train.bare_trl_shape(8, 8, micro=False, checkpointing=False)[:4] == [
+        "--per_device_train_batch_size", "16", "--gradient_accumulation_steps", "1"]  # fmt: skip
+    assert bench_train.ARMS["bare_trl_micro_gc"].keywords == {"micro": True, "checkpointing": True}
+
+
+def test_the_bench_runs_the_chosen_bare_arms_then_the_project(monkeypatch, tmp_path):
+    started = []
+    monkeypatch.setattr(bench_train, "start_arm", lambda arm, args, workdir: started.append(arm) or arm)
+    monkeypatch.setattr(bench_train, "finish_arm", lambda arm, child, workdir: {"arm": child})
+    chosen = argparse.Namespace(device="cpu", bare_arms=["bare_trl_micro_gc", "bare_trl_micro_gc"])
+    assert [arm["arm"] for arm in bench_train.run_arms(chosen, tmp_path)] == ["bare_trl_micro_gc", "project"]
+    assert started == ["bare_trl_micro_gc", "project"]
+    default = argparse.Namespace(device="cuda", bare_arms=bench_train.BARE_DEFAULT)
+    assert [arm["arm"] for arm in bench_train.run_arms(default, tmp_path)] == ["bare_trl", "bare_trl_micro", "project"]
