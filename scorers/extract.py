@@ -383,6 +383,8 @@ _STATES = re.compile(
 # words that hedge a value ("probably 5", "likely C"), shared by the checks' doubt tests (the modal verbs "might",
 # "could" only in sentences: an answer may restate its question, "the most she could earn is 18")
 HEDGE_WORDS = "maybe|perhaps|possibly|probably|likely|presumably|guess|unsure"
+# fraction words after a number change its value: "5 hundredths" is not 5 (the numeric and math checks)
+FRACTION_WORDS = "halves|thirds|fourths|fifths|sixths|sevenths|eighths|ninths|tenths|hundredths|thousandths|millionths"
 # a sentence or answer that says it is unsure ("not sure", "just a guess", "I doubt it")
 UNSURE_WORDS = (
     r"(?:not|n['’]t)[ \t]{1,3}(?:sure|certain|confident)|unsure|uncertain|no[ \t]idea|just[ \t](?:a[ \t]guess|kidding)"

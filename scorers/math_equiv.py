@@ -69,6 +69,7 @@ from pathlib import Path
 from scorers import math_forms, math_identity, math_loose, math_relations
 from scorers.extract import (
     BOUNDS,
+    FRACTION_WORDS,
     HEDGE_WORDS,
     MAX_ANSWER_CHARS,
     CheckResult,
@@ -245,9 +246,8 @@ def _for_math_verify(s: str, gold_is_equation: bool) -> str:
 _VALUE_WORDS = frozenset(
     "hundred thousand million billion trillion dozen times squared cubed not no none never"
     " between either approximately roughly about around nearly almost least most otherwise unless else if"
-    " than half twice double triple factorial halves thirds fourths fifths sixths sevenths eighths ninths tenths"
-    " hundredths thousandths millionths".split()
-) | frozenset(HEDGE_WORDS.split("|"))
+    " than half twice double triple factorial".split()
+) | frozenset(f"{HEDGE_WORDS}|{FRACTION_WORDS}".split("|"))
 # what separates several values in math-verify's reading (it keeps only the last one)
 _VALUE_SEPARATORS = re.compile(
     r"\\\\(?![A-Za-z])|\\(?:lor|vee|mid|quad|qquad)(?![A-Za-z])|(?<!\\left)(?<!\\right)\||\\begin\{cases\}|;"

@@ -28,6 +28,7 @@ from fractions import Fraction
 
 from scorers.extract import (
     BOUNDS,
+    FRACTION_WORDS,
     HEDGE_WORDS,
     MAX_ANSWER_CHARS,
     CheckResult,
@@ -71,8 +72,7 @@ _HEDGE = re.compile(
     # a change of the value, not the value: "twice 5", "4-ish", "5 hundredths", "5 factorial" (bounds: extract.BOUNDS;
     # "about 5" is read as 5, as inspect_ai's and reward-kit's tests read "approximately": an estimate of the value)
     r"|(?i:\b(?:above|below|twice|half|double|triple|squared|cubed|ish|factorial)\b)|[≥≤]|[<>]=?(?=[ \t]{0,2}[-+]?\d)"
-    r"|(?<=\d)[ \t]{1,3}(?i:halves|thirds|fourths|fifths|sixths|sevenths|eighths|ninths|tenths|hundredths|thousandths"
-    r"|millionths)\b|(?<=\d)\+(?![\d])"
+    rf"|(?<=\d)[ \t]{{1,3}}(?i:{FRACTION_WORDS})\b|(?<=\d)\+(?![\d])"
 )
 _CONCLUDE = re.compile(
     r"(?i:\b(?:so|thus|therefore|hence|total|totals|is|are|was|equals?|gives|makes|get|gets)\b)|=|⇒|\\Rightarrow"
