@@ -7,6 +7,9 @@
 #     OUT=<results folder> bash experiments/gpu_session.sh [deadline_s, default 560]
 #     DRY_RUN=1 OUT=<folder> JOBS=gpu_small bash experiments/gpu_session.sh   # any machine: the plan, and
 #         gpu_small's train.py dry run (its recipe and options parsed); nothing else runs, nothing is collected
+#     COLLECT_ONLY=1 OUT=<folder> bash experiments/gpu_session.sh   # what a session still running has so far
+#         (a session started under setsid outlives one device call; its seed table: `python -m experiments.seeds
+#         <recipe> --seeds ... --out <seeds folder> --table_only` on the unpacked results, any machine)
 # From the project root of a GPU machine (after shared/gpu's stage.sh and finish.sh: `. /tmp/gpu/env.sh`).
 # Each job runs under `timeout`; on exit, whatever happened, the small results (tables, logs' tails,
 # run_info.json, metrics.jsonl, eval logs; never a model or checkpoint) go to $OUT as at most four files:
@@ -70,6 +73,10 @@ if [ -n "${DRY_RUN:-}" ]; then
     exit
 fi
 declare -A status pids
+if [ -n "${COLLECT_ONLY:-}" ]; then  # a running session's results so far (it runs under setsid past one call)
+    collect
+    exit 0
+fi
 trap collect EXIT
 
 nvidia-smi >"$runs/nvidia-smi.txt" 2>&1

@@ -28,6 +28,11 @@ the held-out protocol, and the per-seed table with mean, spread and how many see
    whether it routes both domains, training wall time and device (run_info.json); then the mean
    ± sample sd over the evaluated seeds, and "k of n seeds >= target".
 
+`--table_only`: no training and no seed's eval; the table from what the runs left on disk (each
+seed's `heldout-rows.json`, written by the parallel evals, and its run_info.json), the single workers
+evaluated again (no trained model, cheap): for a sweep cut short (a GPU session's deadline) or
+copied off the machine it ran on. A seed without held-out rows is listed as not evaluated.
+
 Routes both domains: on each benchmark, at least 90% of the samples (`ROUTES_SHARE`) use a best single
 worker there (highest accuracy of the single-worker evals on the same questions; tied best workers count
 together).
@@ -261,7 +266,11 @@ def evaluate_seeds(args: argparse.Namespace, script: Any, config: Any, extra: Se
 
     def in_this_process(seed: int) -> list[dict]:
         method = conductor_method(seed_label(seed), seed_dir(args.out, seed), options)
-        return evaluate(method, eval_tasks(script), logs, args.limit, args.eval_seed)
+        rows = evaluate(method, eval_tasks(script), logs, args.limit, args.eval_seed)
+        saved = seed_dir(args.out, seed) / "heldout-rows.json"  # as the parallel evals save them
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(json.dumps(rows))
+        return rows
 
     def in_own_process(seed: int) -> list[dict]:
         run = seed_dir(args.out, seed)
@@ -424,6 +433,8 @@ def main(argv: list[str] | None = None) -> Any:
     ap.add_argument("--eval_temperature", type=float, default=0.1, help="conductor temperature of the evals")
     ap.add_argument("--target", type=float, default=0.93, help="held-out accuracy a seed should reach (issue 27)")
     ap.add_argument("--dry_run", action="store_true", help="print the commands and the eval plan, run nothing")
+    ap.add_argument("--table_only", action="store_true",
+                    help="train and evaluate no seed: the table from the seeds' saved held-out rows")  # fmt: skip
     shared = ap.add_mutually_exclusive_group()
     shared.add_argument(
         "--shared_warmup",
@@ -444,6 +455,8 @@ def main(argv: list[str] | None = None) -> Any:
     script, config, model_args = parse([args.recipe, *extra])  # the recipe and overrides, checked before anything runs
     if args.shared_warmup and script.format_warmup_steps < 1:
         raise SystemExit(f"--shared_warmup: {args.recipe} has no format warm-up (format_warmup_steps 0); drop the flag")
+    if args.table_only:
+        return write_report(args, script, config, extra, seeds, {}, None)
     if (args.parallel > 1 or args.shared_warmup) and not args.dry_run:  # runs would race to build the checkpoint
         from training.model_prep import resolve_model_path
 
@@ -465,15 +478,38 @@ def main(argv: list[str] | None = None) -> Any:
         print(f"  {seed_label(seed)}: {eval_command(script, options, run, args.limit, args.eval_seed)}", flush=True)
     if args.dry_run:
         return None
+    return write_report(args, script, config, extra, seeds, failed, warmup)
+
+
+def saved_rows(out: Path, seeds: Sequence[int], failed: dict[int, str]) -> list[dict]:
+    """The held-out rows each seed's eval saved (`<out>/seed-S/heldout-rows.json`); a seed without them
+    is added to `failed` as not evaluated."""
+    rows = []
+    for seed in seeds:
+        path = seed_dir(out, seed) / "heldout-rows.json"
+        if path.is_file():
+            rows += json.loads(path.read_text())
+        else:
+            failed[seed] = f"not evaluated (no {path})"
+    return rows
+
+
+def write_report(args: argparse.Namespace, script: Any, config: Any, extra: Sequence[str], seeds: Sequence[int],
+                 failed: dict[int, str], warmup: Path | None) -> Any:  # fmt: skip
+    """Evaluate the single workers and the seeds (or, `--table_only`, read the seeds' saved rows), write
+    seeds.csv and seeds.md, print the table; exits non-zero naming the seeds that failed."""
     import pandas as pd
 
     from reports.csv_safe import write_csv
     from reports.safe_text import write_text
 
-    rows = []
+    rows, singles = [], single_workers(script.pool)
     for method in singles:
         rows += evaluate(method, eval_tasks(script), args.out / "logs", args.limit, args.eval_seed)
-    rows += evaluate_seeds(args, script, config, extra, [s for s in seeds if s not in failed], failed)
+    if args.table_only:
+        rows += saved_rows(args.out, seeds, failed)
+    else:
+        rows += evaluate_seeds(args, script, config, extra, [s for s in seeds if s not in failed], failed)
     frame = pd.DataFrame(rows)
     best = best_singles(frame, [m["label"] for m in singles])
     facts = {s: run_facts(seed_dir(args.out, s)) for s in seeds if s not in failed}

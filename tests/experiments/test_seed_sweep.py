@@ -301,6 +301,34 @@ def test_a_failed_seed_is_marked_written_and_named_at_exit(tmp_path, monkeypatch
     assert "mean ± sample sd over 2 evaluated seed(s): 0.938 ± 0.088." in (out / "seeds.md").read_text()
 
 
+def test_the_table_is_rebuilt_from_the_saved_rows_without_training_or_evaluating_a_seed(tmp_path, monkeypatch):
+    import experiments.seeds.sweep as sweep
+
+    evaluated = []
+
+    def evaluate(method, tasks, logs, limit, seed):  # the hand-made rows instead of Inspect evals
+        evaluated.append(method["label"])
+        return HAND_MADE[HAND_MADE["label"] == method["label"]].to_dict("records")
+
+    monkeypatch.setattr(sweep, "evaluate", evaluate)
+    monkeypatch.setattr(sweep, "train_all", lambda *a: {})
+    monkeypatch.setattr(sweep, "single_workers", lambda pool: [{"label": label} for label in SINGLES])
+    monkeypatch.setattr(sweep, "run_facts", lambda run: {"wall_s": 60.0, "device": "cpu"})
+    out = tmp_path / "seeds"
+    main([SMOKE, "--seeds", "0-1", "--out", str(out)])  # in this process: each seed's rows saved as well
+    first = (out / "seeds.md").read_text()
+    (out / "seeds.md").unlink()
+    evaluated.clear()
+    monkeypatch.setattr(sweep, "train_all", lambda *a: pytest.fail("--table_only trained"))
+    main([SMOKE, "--seeds", "0-1", "--out", str(out), "--table_only"])
+    assert evaluated == SINGLES and (out / "seeds.md").read_text() == first
+    (out / "seed-1" / "heldout-rows.json").unlink()  # a seed cut before its eval
+    with pytest.raises(SystemExit, match=r"failed: seed 1: not evaluated \(no .*seed-1/heldout-rows.json\)"):
+        main([SMOKE, "--seeds", "0-1", "--out", str(out), "--table_only"])
+    table = pd.read_csv(out / "seeds.csv").set_index("seed")
+    assert table.loc[1, "status"].startswith("not evaluated") and table.loc[0, "both"] == 1.0
+
+
 def test_a_bad_run_file_stops_the_sweep_before_anything_runs(tmp_path, monkeypatch):
     """A finished seed whose wall_s is text: refused when first read, not after every training and eval."""
     import experiments.seeds.sweep as sweep
