@@ -41,7 +41,7 @@ from scorers.extract import (
     retraction,
     unmarked_answer,
 )
-from scorers.math_forms import UNIT_WORDS, number_word
+from scorers.math_forms import UNIT_WORDS, number_word, rounds_to
 
 FLOAT_NOISE = Fraction(1, 10**7)  # a relative difference this small is a float's printing (float32), not a value
 # ordinal and unit suffixes a number may be glued to ("2nd", "5usd")
@@ -83,6 +83,9 @@ _TIMES_VARIABLE = re.compile(r"[ \t]{0,3}[*·]?[ \t]{0,3}([A-Za-z])(?![A-Za-z])"
 _HEADING = re.compile(r"(?:^|\n)###[ \t]{1,8}(\$?[-+]?\d[\d,.]{0,30})[ \t]{0,8}\n?$")
 _HEADINGS = re.compile(r"(?m:^[ \t]{0,3}###[ \t]{1,8}\$?[-+]?\d)")
 _GSM8K = re.compile(r"####[ \t]{0,8}([^\n]{0,200})")
+# the last decimal an answer writes, and a percent sign closing it ("3.14159", "50%", "50 \\%")
+_DECIMAL_NUMBER = re.compile(r"-?\d{1,15}\.\d{1,15}")
+_PERCENT_END = re.compile(r"\d[ \t]{0,2}\\?%[ \t.*_$]{0,4}$")
 # a box followed by another value on its line: "\boxed{33} and 34" answers two values
 _AFTER_BOX = re.compile(r"[ \t]{0,3}(?:,|;|&|(?i:and|or)\b)[ \t]{0,3}\$?[ \t]{0,2}[-+]?\.?\d")
 
@@ -183,6 +186,8 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
         last = last_match(_GSM8K, text)
         if last is not None and retraction(text, last.end()):  # "#### 18" then "Or 19."
             return None, None, "no marker; last '####' line: taken back or hedged after it"
+        if last is not None and not re.search(r"\d", last[1]) and number_word(last[1]) is None:
+            last = None  # a template's placeholder echoed ("#### N"): the answer is given elsewhere
         if last is not None:
             answer, how = last.group(1).strip(), "no marker; last '####' line"
         else:
@@ -203,7 +208,9 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
 def check_numeric(completion: str | None, target: str) -> CheckResult:
     """Numeric equality between the one number answered and the target: exact, or within FLOAT_NOISE of the
     target when the answer is not a whole number (1e-7 relative, a float32's printing error: `42.0000001` for 42,
-    `3.1400001` for 3.14; not `42.00001`, `10000001` for 10000000, `0.1000009` for 0.1, `0.333333` for 1/3)."""
+    `3.1400001` for 3.14; not `42.00001`, `10000001` for 10000000, `0.1000009` for 0.1, `0.333333` for 1/3), or a
+    decimal given to more places that rounds to a rounded target as the math check's rule (`3.14159` for 3.1416),
+    or a percentage whose fraction is a target written without `%` (`50%` for 0.5; not `50` for 0.5)."""
     gold = parse_number(str(target))
     if gold is None:
         return CheckResult(False, None, f"target is not a number: {target!r}")
@@ -215,4 +222,9 @@ def check_numeric(completion: str | None, target: str) -> CheckResult:
         return CheckResult(True, extracted, f"{extracted} == {_format(gold)} ({how})")
     if value.denominator != 1 and abs(value - gold) <= FLOAT_NOISE * abs(gold):  # "42.0000001": a float's printing
         return CheckResult(True, extracted, f"{extracted} == {_format(gold)} to a float's precision ({how})")
+    written = last_match(_DECIMAL_NUMBER, text or "")
+    if written and Fraction(written[0]) == value and rounds_to(written[0], str(target).strip()):
+        return CheckResult(True, extracted, f"{extracted} rounds to {target} at its decimal places ({how})")  # 3.14159
+    if _PERCENT_END.search(text or "") and "%" not in str(target) and value / 100 == gold:  # "50%" for 0.5
+        return CheckResult(True, extracted, f"{extracted}% == {_format(gold)} ({how})")
     return CheckResult(False, extracted, f"{extracted} != {_format(gold)} ({how})")
