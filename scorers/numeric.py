@@ -15,8 +15,8 @@ must state one number, compared exactly as a fraction:
   (`5 apples and 3 pears, so 8`); otherwise (`1, 2, 3`, `5 - 3`, `5-10`) it is no answer;
 - equal as fractions, or within 1e-7 of the target, relative (a float's printing): `42.0000001` = 42;
 - a lone letter after the number other than a unit (`4 y`, not `4 m`) makes it an expression: none;
-- hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `probably 5`, `±`, conditions (`if`, `when`,
-  `otherwise`), bounds (`at least 5`, `5 max`, `under 5`: `extract.BOUNDS`), changed values (`twice 5`,
+- hedges and negations score 0: `8 or 9`, `between 5 and 10`, `either`, `probably 5`, `not 25`, `±`, conditions
+  (`if`, `when`, `otherwise`), bounds (`at least 5`, `5 max`, `under 5`: `extract.BOUNDS`), changed values (`twice 5`,
   `5 hundredths`, `5 factorial`), a box followed by another value (`\\boxed{33} and 34`), an answer taken back
   or hedged in the sentence after it, the `#### X` line too (`#### 18` then `Or 19.`).
 """
@@ -67,7 +67,8 @@ _TIMES_TEN = re.compile(
 _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,200})\}")
 _FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,40})\}[ \t]{0,3}\{([^{}]{1,40})\}")
 _HEDGE = re.compile(
-    rf"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else|when|in[ \t]most[ \t]cases|{HEDGE_WORDS})\b)"
+    rf"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else|when|in[ \t]most[ \t]cases|not|{HEDGE_WORDS})\b)"
+    r"|(?i:n['’]t\b)"  # a negated value: "not 25", "the answer is not 5", "isn't 5"
     r"|±|\+/-|\\pm(?![A-Za-z])"
     # a change of the value, not the value: "twice 5", "4-ish", "5 hundredths", "5 factorial" (bounds: extract.BOUNDS;
     # "about 5" is read as 5, as inspect_ai's and reward-kit's tests read "approximately": an estimate of the value)
