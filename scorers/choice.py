@@ -27,7 +27,8 @@ Without any marker, the last "the answer is (X)" / "the answer: X" / "correct op
 phrase counts, its letter on the same line or the next ("the best answer is:", then "(B) ...";
 also "... is:" with a lettered option below), else the letter the last line selects or states ("Choose B.",
 "It must be [C]"; not negated or hedged), else a letter alone on the last line (not the last
-of a column of letters), else one alone on the first line with no other option letter below.
+of a column of letters; `Option D.` / `Choice A.` too), else one alone on the first line with no other option
+letter below.
 Text before the last `</think>` is reasoning and is not read.
 """
 
@@ -286,6 +287,8 @@ _LATE_REVISION = re.compile(
     r"|\bwait[ \t,]{1,3}no[ \t]{0,2}[,:][ \t]{0,3})"
 )
 _LONE_LETTER = re.compile(r"[ \t*_(\[]{0,6}([A-Z])[ \t*_)\].]{0,6}")  # "C" alone on the last line
+# "Option D." / "Choice A." alone on the last line (the first-line rule keeps to a bare letter)
+_LONE_OPTION = re.compile(r"[ \t*_(\[]{0,6}(?:(?i:option|choice)[ \t]{1,3}[(\[]{0,2})?([A-Z])[ \t*_)\].]{0,6}")
 
 
 def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str | None, str]:
@@ -315,7 +318,7 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
         if stated:
             return stated, "no answer marker; the letter the last line selects or states"
         lines = [line for line in text.rstrip().rsplit("\n", 8)[-8:] if line.strip()][-2:]
-        lone = [_LONE_LETTER.fullmatch(line) for line in lines]
+        lone = [_LONE_OPTION.fullmatch(line) for line in lines]
         if lone and lone[-1] and lone[-1].group(1) in letters and not (len(lone) == 2 and lone[0]):
             return lone[-1].group(1), "no answer marker; the letter alone on the last line"
         first, _, after = text.lstrip().partition("\n")

@@ -3,7 +3,8 @@
 The final answer is the content of the LAST explicit marker in the output:
 - an `ANSWER:` line (upper case anywhere; `Final answer:` / `Final choice:` / `Final option:`
   anywhere; `Answer:` at a line start or after a sentence's end, also after `Proposed` / `Suggested` /
-  `Correct` / `My` / `Our`; a `### Final Answer` heading, the answer on the lines below;
+  `Correct` / `My` / `Our`; `Final Answer - X` at a line start; `Therefore:` / `Thus:` / `Hence:` opening the last
+  line; a `### Final Answer` heading, the answer on the lines below;
   `ANSWER: \\[` or `$$` alone on the line: the display math below, up to its closer),
 - `<answer>...</answer>` tags (an unclosed tag runs to the end of the text; `answer>` at a line
   start is a tag that lost its `<`),
@@ -83,12 +84,15 @@ _ANSWER_TAG = re.compile(
     r"(?<![A-Za-z])ANSWER[ \t*_]{0,8}:"
     r"|(?<![A-Za-z])(?i:final[ \t]{1,3}(?:answer|choice|option))[ \t*_]{0,8}:"
     r"|^[ \t*_#>]{0,8}(?i:(?:proposed|suggested|correct|my|our)[ \t]{1,3})?(?i:answer)[ \t*_]{0,8}:"
-    r"|^[ \t]{0,8}(?i:answer)>",  # a tag that lost its "<": "answer> d"
+    r"|^[ \t]{0,8}(?i:answer)>"  # a tag that lost its "<": "answer> d"
+    r"|^[ \t*_#>]{0,8}(?i:final[ \t]{1,3}answer)[*_]{0,4}[ \t]{1,3}[-–—][ \t]{1,3}",  # "Final Answer - 25"
     re.MULTILINE,
 )
 # "Done. Answer: 42": after a sentence's end, on the response's last line only (not "... example. Answer: 4 is
 # given there" with more below)
 _LATE_ANSWER = re.compile(r"(?<=[.!?] )(?i:answer)[ \t*_]{0,8}:")
+# "Therefore: C", "Thus: -5": a conclusion word and a colon opening the response's last line (not one above more text)
+_CONCLUSION_LINE = re.compile(r"^[ \t*_]{0,8}(?i:therefore|thus|hence)[*_]{0,2}[ \t]{0,3}:", re.MULTILINE)
 # a heading, "### Final Answer" or "**Final Answer**" alone on its line: the block below it is the answer
 _ANSWER_HEADING = re.compile(
     r"^[ \t]{0,3}(?:#{1,6}[ \t]{1,3})?[*_]{0,2}(?i:final[ \t]{1,3}answer)[*_]{0,2}[ \t:]{0,3}[*_]{0,2}[ \t]{0,3}$",
@@ -216,7 +220,7 @@ def markers(text: str) -> list[Marker]:
     found: list[Marker] = []
     for m in _ANSWER_TAG.finditer(text):
         found.append(Marker("answer_line", m.start(), *_line_content(text, m.end())))
-    for m in _LATE_ANSWER.finditer(text):
+    for m in (*_LATE_ANSWER.finditer(text), *_CONCLUSION_LINE.finditer(text)):
         start, end = _line_content(text, m.end())
         if not text[end:].strip():
             found.append(Marker("answer_line", m.start(), start, end))
@@ -396,14 +400,16 @@ _DOUBT = re.compile(
     rf"(?<![A-Za-z])(?i:or|either|{HEDGE_WORDS}|might|could"
     r"|tentative\w{0,3}|unverified|confirm\w{0,3}|estimate\w{0,2}|not|no|never|wrong|incorrect|mistake\w?|doubt\w{0,3}"
     r"|if|unless|whether|when|otherwise|else|assum\w{1,3}|suppose|given|provided|let|try|check|verify|case"
-    r"|another|also|alternatively|hope|pending|test|range|vs|approx|ish"
+    r"|another|also|alternatively|hope|pending|test|range|vs|approx|ish|unfinished|incomplete|preliminary|intermediate"
     r"|for[ \t]{1,3}(?:even|odd|all|every|each|any|some|positive|negative|large|small))"
     r"(?![A-Za-z])|n['’]t(?![A-Za-z])|\?|~~"
 )
-# a closing sentence, passed over: "I hope this helps!", "Let me know if you have questions!", "Q.E.D."
+# a closing sentence, passed over: "I hope this helps!", "Let me know if you have questions!", "Q.E.D.",
+# "This is confirmed."
 _CLOSING = re.compile(
     r"[ \t]{0,3}(?:(?i:(?:i[ \t])?hope[ \t](?:this|that|it)(?:[ \t][a-z]{1,10}){1,2}|q\.?e\.?d\.?|done|good[ \t]luck"
-    r"|(?:let[ \t]me[ \t]know|feel[ \t]free|happy[ \t]to[ \t]help)(?:[ \t][a-z'’]{1,12}){0,8})[.!]?|∎|□)[ \t]{0,3}"
+    r"|(?:let[ \t]me[ \t]know|feel[ \t]free|happy[ \t]to[ \t]help)(?:[ \t][a-z'’]{1,12}){0,8}"
+    r"|(?:(?:this|that)(?:[ \t]is|[ \t]has[ \t]been|['’]s)[ \t])?(?:confirmed|verified|checked))[.!]?|∎|□)[ \t]{0,3}"
 )
 # the sentence right after an answer (after an interjection, "Hmm.", "Wait,"), with its end mark
 _NEXT_SENTENCE = re.compile(
@@ -477,6 +483,16 @@ _NUMBER_RUN = re.compile(r"\d{1,40}(?:[.,]\d{1,40}){0,8}")
 _PROSE_GAP = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}|&")
 
 
+# the last clause of a tally gives its result: "..., leaving 2.", "..., total 8.", "First 5, then 10, finally 15." (a
+# number and at most two words after it, not "for y" or "each")
+_TALLY = re.compile(
+    r"(?:^|,[ \t]{1,3}|[ \t]{1,3}(?=(?i:then|and)[ \t]))(?:(?i:and|so|then)[ \t]{1,3}){0,2}"
+    r"(?i:finally|leaving|total(?:l?ing)?|in[ \t]{1,3}total|for[ \t]{1,3}a[ \t]{1,3}total[ \t]{1,3}of)[ \t:]{1,3}"
+    r"(\$?[-+]?\d[\d,./]{0,20}%?(?:[ \t]{1,3}(?!(?i:for|to|of|per|each|by|with|from|in|at|on)(?![A-Za-z]))"
+    r"[A-Za-z]{2,15}){0,2})[ \t]{0,3}[.!]?$"
+)
+
+
 def _one_value(value: str) -> bool:
     """Does value state one value: brackets balanced, no prose between two of its numbers?"""
     if any(value.count(o) != value.count(c) for o, c in ("()", "[]", "{}")):
@@ -503,7 +519,8 @@ def final_statement(text: str) -> str | None:
     (`is`, `=`, `we get`...; what follows the first such word, with a digit or math in it, no "and", no prose
     between two numbers; a later such word may only name it, "the answer is $x = 5$", or give the value of a
     computation, "the total is 5 + 3 = 8"; "4 is the answer" names it before), must not doubt, negate, ask,
-    set a condition or offer another candidate, and its line must not be an item of a list or case split
+    set a condition or offer another candidate, and its line must not be an item of a list or case split; a tally's
+    last clause gives its result ("..., leaving 2.", "..., total 8.", "First 5, then 10, finally 15.")
     (a careful grader reads such a sentence as the answer; one that hedges is no answer)."""
     line, sentences = _sentences(response_part(text))
     if not sentences or _LIST_ITEM.match(line):
@@ -512,6 +529,9 @@ def final_statement(text: str) -> str | None:
     if len(sentences) > 1 and _CLOSING.fullmatch(sentence):
         sentence = sentences[-2]  # "... is 0.75. I hope this helps!"
     sentence = _CONTRAST.sub("", sentence)
+    tally = _TALLY.search(sentence)
+    if tally is not None and not _DOUBT.search(sentence):
+        return tally[1]  # "We have 3 apples and 5 oranges, total 8."
     verbs = list(_STATES.finditer(sentence))
     if not verbs or _DOUBT.search(sentence):
         return None

@@ -78,6 +78,7 @@ from scorers.extract import (
     normalize_unicode,
     unmarked_answer,
 )
+from scorers.math_forms import rounds_to
 
 DEFAULT_TIMEOUT = 5.0  # CPU seconds per comparison
 # a worker child gaining no CPU for this long (wall) is hung; a nice-19 child beside 8 busy nice-0 processes on 2
@@ -671,22 +672,6 @@ _ROOT = re.compile(
     r"|\^[ \t]{0,2}\{?[ \t]{0,2}\([ \t]{0,2}-?\d{1,6}[ \t]{0,2}/[ \t]{0,2}\d{1,6}[ \t]{0,2}\)"  # plain `^(1/2)`
     r"|\^[ \t]{0,2}\{?\\frac|\\(?:log|ln)(?![A-Za-z])"
 )
-
-
-# a plain decimal: sign, digits, point, digits ("3.1416", "-0.25")
-_DECIMAL = re.compile(r"[ \t$]{0,3}(-?)(\d{1,15})\.(\d{1,15})[ \t$]{0,3}")
-
-
-def rounds_to(pred: str, gold: str) -> bool:
-    """Does the decimal pred, given to more places than the decimal gold, round (half up) to it? Only where the
-    gold looks rounded: three decimal places or more and four significant digits or more (`3.14159` for `3.1416`;
-    not `0.254` for `0.25` or `12.2549` for `12.25`, which may be exact)."""
-    p, g = _DECIMAL.fullmatch(pred), _DECIMAL.fullmatch(gold)
-    if not p or not g or len(p[3]) <= len(g[3]) or len(g[3]) < 3 or len((g[2] + g[3]).lstrip("0")) < 4:
-        return False
-    places = len(g[3])
-    scaled = int(p[2] + p[3][:places]) + (p[3][places] >= "5")
-    return p[1] == g[1] and scaled == int(g[2] + g[3])
 
 
 # a number with or without a percent sign ("0.66%", "0.66")

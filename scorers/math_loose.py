@@ -1,6 +1,7 @@
 """Loosely written LaTeX and plain-SymPy forms read as meant (pure; used by scorers.math_forms/math_equiv).
 
-- `rewrite_loose` (both answer and reference): `\\π` as `\\pi`; a lost backslash before a one-token argument
+- `rewrite_loose` (both answer and reference): `\\π` as `\\pi`; the radical sign before a bracket, a number
+  or one letter (`√(a²+b²)`, `√16` = 4, `√x`; not `√ab`); a lost backslash before a one-token argument
   (`sqrt3`, `frac12`); roots with parentheses or a bare argument (`\\sqrt(4)`, `\\sqrt[4](16)`, `\\sqrt [3]8`);
   a function name glued to one of u-z (`sinx`; not `sinh`, `cost`); `\\cos^2 t`; a number times a number in parentheses
   (`36(64)`, which math-verify reads as 36 + 64); thousands commas in a number that stands in an expression
@@ -24,6 +25,8 @@ import re
 from collections.abc import Callable
 
 _BACKSLASH_PI = re.compile(r"\\π")
+# the radical sign: before a bracket, a run of digits (`√16` is 4, as read) or one letter (`√x`); not `√ab`
+_RADICAL = re.compile(r"√[ \t]{0,2}(?:(?=[({])|(\d{1,20}(?:\.\d{1,20})?|[A-Za-z](?![A-Za-z])))")
 _LOST_BACKSLASH = re.compile(r"(?<![\\A-Za-z])(?:frac(?=\d\d(?!\d))|sqrt(?=\d(?![\d.])))")
 _ROOT_PAREN = re.compile(r"\\sqrt[ \t]{0,2}(\[[^\[\]{}()]{1,20}\])?[ \t]{0,2}\(")
 _ROOT_TOKEN = re.compile(r"\\sqrt[ \t]{0,2}(\[[^\[\]{}()]{1,20}\])[ \t]{0,2}(\d|[A-Za-z](?![A-Za-z]))")
@@ -110,6 +113,7 @@ def _constant(m: re.Match[str]) -> str:
 def rewrite_loose(s: str) -> str:
     """The loose forms above rewritten as LaTeX math-verify reads as meant."""
     s = _BACKSLASH_PI.sub(r"\\pi ", s)
+    s = _RADICAL.sub(lambda m: f"\\sqrt{{{m[1]}}}" if m[1] else "\\sqrt", s)
     s = _LOST_BACKSLASH.sub(lambda m: "\\" + m[0], s)
     s = each_bracketed(s, _ROOT_PAREN, "(", ")", lambda m, j: f"\\sqrt{m[1] or ''}{{{s[m.end() : j]}}}")
     s = _ROOT_TOKEN.sub(r"\\sqrt\1{\2}", s)

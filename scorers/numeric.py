@@ -15,8 +15,8 @@ must state one number, compared exactly as a fraction:
   (`5 apples and 3 pears, so 8`); otherwise (`1, 2, 3`, `5 - 3`, `5-10`) it is no answer;
 - equal as fractions, or within 1e-7 of the target, relative (a float's printing): `42.0000001` = 42;
 - a lone letter after the number other than a unit (`4 y`, not `4 m`) makes it an expression: none;
-- hedges score 0: `8 or 9`, `between 5 and 10`, `either`, `probably 5`, `±`, conditions (`if`, `when`,
-  `otherwise`), bounds (`at least 5`, `5 max`, `under 5`: `extract.BOUNDS`), changed values (`twice 5`,
+- hedges and negations score 0: `8 or 9`, `between 5 and 10`, `either`, `probably 5`, `not 25`, `±`, conditions
+  (`if`, `when`, `otherwise`), bounds (`at least 5`, `5 max`, `under 5`: `extract.BOUNDS`), changed values (`twice 5`,
   `5 hundredths`, `5 factorial`), a box followed by another value (`\\boxed{33} and 34`), an answer taken back
   or hedged in the sentence after it, the `#### X` line too (`#### 18` then `Or 19.`).
 """
@@ -41,7 +41,7 @@ from scorers.extract import (
     retraction,
     unmarked_answer,
 )
-from scorers.math_forms import UNIT_WORDS, number_word
+from scorers.math_forms import UNIT_WORDS, number_word, rounds_to
 
 FLOAT_NOISE = Fraction(1, 10**7)  # a relative difference this small is a float's printing (float32), not a value
 # ordinal and unit suffixes a number may be glued to ("2nd", "5usd")
@@ -67,7 +67,8 @@ _TIMES_TEN = re.compile(
 _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,200})\}")
 _FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,40})\}[ \t]{0,3}\{([^{}]{1,40})\}")
 _HEDGE = re.compile(
-    rf"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else|when|in[ \t]most[ \t]cases|{HEDGE_WORDS})\b)"
+    rf"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else|when|in[ \t]most[ \t]cases|not|{HEDGE_WORDS})\b)"
+    r"|(?i:n['’]t\b)"  # a negated value: "not 25", "the answer is not 5", "isn't 5"
     r"|±|\+/-|\\pm(?![A-Za-z])"
     # a change of the value, not the value: "twice 5", "4-ish", "5 hundredths", "5 factorial" (bounds: extract.BOUNDS;
     # "about 5" is read as 5, as inspect_ai's and reward-kit's tests read "approximately": an estimate of the value)
@@ -83,6 +84,9 @@ _TIMES_VARIABLE = re.compile(r"[ \t]{0,3}[*·]?[ \t]{0,3}([A-Za-z])(?![A-Za-z])"
 _HEADING = re.compile(r"(?:^|\n)###[ \t]{1,8}(\$?[-+]?\d[\d,.]{0,30})[ \t]{0,8}\n?$")
 _HEADINGS = re.compile(r"(?m:^[ \t]{0,3}###[ \t]{1,8}\$?[-+]?\d)")
 _GSM8K = re.compile(r"####[ \t]{0,8}([^\n]{0,200})")
+# the last decimal an answer writes, and a percent sign closing it ("3.14159", "50%", "50 \\%")
+_DECIMAL_NUMBER = re.compile(r"-?\d{1,15}\.\d{1,15}")
+_PERCENT_END = re.compile(r"\d[ \t]{0,2}\\?%[ \t.*_$]{0,4}$")
 # a box followed by another value on its line: "\boxed{33} and 34" answers two values
 _AFTER_BOX = re.compile(r"[ \t]{0,3}(?:,|;|&|(?i:and|or)\b)[ \t]{0,3}\$?[ \t]{0,2}[-+]?\.?\d")
 
@@ -183,6 +187,8 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
         last = last_match(_GSM8K, text)
         if last is not None and retraction(text, last.end()):  # "#### 18" then "Or 19."
             return None, None, "no marker; last '####' line: taken back or hedged after it"
+        if last is not None and not re.search(r"\d", last[1]) and number_word(last[1]) is None:
+            last = None  # a template's placeholder echoed ("#### N"): the answer is given elsewhere
         if last is not None:
             answer, how = last.group(1).strip(), "no marker; last '####' line"
         else:
@@ -203,7 +209,9 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
 def check_numeric(completion: str | None, target: str) -> CheckResult:
     """Numeric equality between the one number answered and the target: exact, or within FLOAT_NOISE of the
     target when the answer is not a whole number (1e-7 relative, a float32's printing error: `42.0000001` for 42,
-    `3.1400001` for 3.14; not `42.00001`, `10000001` for 10000000, `0.1000009` for 0.1, `0.333333` for 1/3)."""
+    `3.1400001` for 3.14; not `42.00001`, `10000001` for 10000000, `0.1000009` for 0.1, `0.333333` for 1/3), or a
+    decimal given to more places that rounds to a rounded target as the math check's rule (`3.14159` for 3.1416),
+    or a percentage whose fraction is a target written without `%` (`50%` for 0.5; not `50` for 0.5)."""
     gold = parse_number(str(target))
     if gold is None:
         return CheckResult(False, None, f"target is not a number: {target!r}")
@@ -215,4 +223,9 @@ def check_numeric(completion: str | None, target: str) -> CheckResult:
         return CheckResult(True, extracted, f"{extracted} == {_format(gold)} ({how})")
     if value.denominator != 1 and abs(value - gold) <= FLOAT_NOISE * abs(gold):  # "42.0000001": a float's printing
         return CheckResult(True, extracted, f"{extracted} == {_format(gold)} to a float's precision ({how})")
+    written = last_match(_DECIMAL_NUMBER, text or "")
+    if written and Fraction(written[0]) == value and rounds_to(written[0], str(target).strip()):
+        return CheckResult(True, extracted, f"{extracted} rounds to {target} at its decimal places ({how})")  # 3.14159
+    if _PERCENT_END.search(text or "") and "%" not in str(target) and value / 100 == gold:  # "50%" for 0.5
+        return CheckResult(True, extracted, f"{extracted}% == {_format(gold)} ({how})")
     return CheckResult(False, extracted, f"{extracted} != {_format(gold)} ({how})")

@@ -55,6 +55,7 @@ def test_own_cases_state_the_policy_exactly():
     assert {c["verdict"] for c in own if "round 12" in c["source"]} == {True, False}
     assert {c["verdict"] for c in own if "round 13" in c["source"]} == {True, False}
     assert {c["verdict"] for c in own if "round 15" in c["source"]} == {True, False}
+    assert {c["verdict"] for c in own if "round 17" in c["source"]} == {True, False}
     assert {c["verdict"] for c in own if "second red team's older findings" in c["source"]} == {True, False}
 
 

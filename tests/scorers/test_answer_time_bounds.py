@@ -126,6 +126,16 @@ ADVERSARIAL = {
     "explanation openers in the answer": _rep("x", suffix="ANSWER: " + "5 a b, which " * 45),
     "bounds in the answer": _rep("x", suffix="ANSWER: " + "5 max up to " * 50),
     "signs in the answer": _rep("x", suffix="ANSWER: " + "-(-$" * 150),
+    "final answer dash lines": _rep("Final Answer - 5\n"),
+    "conclusion lines": _rep("Therefore: 5\n"),
+    "tally clauses": _rep(", leaving 2"),
+    "tally clauses on the last line": _rep("x", suffix="\nFirst 1" + ", then finally 5" * 36 + "."),
+    "placeholder '####' lines": _rep("#### N\n"),
+    "radical signs": _rep("√", "ANSWER: "),
+    "radical signs in the answer": _rep("x", suffix="ANSWER: " + "√(" * 290),
+    "lone options": _rep("Option A.\n"),
+    "decimals in the answer": _rep("x", suffix="ANSWER: " + "3.14159 " * 70 + "50%"),
+    "affirmations after the answer phrase": _rep(" This is confirmed.", "The answer is 99."),
 }
 
 
