@@ -60,6 +60,11 @@ for job in $jobs; do
         *) say "no job '$job' in JOBS; the jobs: seeds gpu_check bench gpu_small"; exit 2 ;;
     esac
 done
+if wants seeds && wants gpu_small; then  # measured on an H200, 2026-11-28: gpu_small peaked at 118 GiB of GPU
+    # memory (eager attention on few-shot prompts) and 15 of 16 seed trainings beside it died at CUDA start (OOM)
+    say "JOBS: run gpu_small in a session of its own (it takes up to 118 GiB of GPU memory; the seeds die beside it)"
+    exit 2
+fi
 read -ra small_args <<<"${GPU_SMALL_ARGS:-}"
 vllm=$("$py" -c 'import importlib.util as u; print(str(u.find_spec("vllm") is not None).lower())')
 small=("$py" training/train.py training/recipes/gpu-small.yaml --output_dir "$runs/gpu-small" --max_steps

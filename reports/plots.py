@@ -552,8 +552,10 @@ def _wrap(text: str, width: int = 28) -> str:
 # ----------------------------------------------------------------------------- training plots
 
 
-# the rollout fields the training plots read (training.rollouts documents them all)
-PLOT_FIELDS = ("step", "item_id", "reward", "parsed", "correct", "steps", "workers", "worker_names", "domain")
+# the rollout fields the training plots read (training.rollouts documents them all); `assigned` and
+# `first_worker_policy`: an exploring group's rollouts count as the policy's own choice (domain_worker_shares)
+PLOT_FIELDS = ("step", "item_id", "reward", "parsed", "correct", "steps", "workers", "worker_names", "domain",
+               "assigned", "first_worker_policy")  # fmt: skip
 
 
 def read_run(run: str | Path, fields: Sequence[str] | None = None) -> tuple[pd.DataFrame, dict]:

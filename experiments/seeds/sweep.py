@@ -221,8 +221,11 @@ def train_seed(command: list[str], out: Path, seed: int, env: Mapping[str, str] 
     return code
 
 
-def train_all(commands: Mapping[int, list[str]], out: Path, parallel: int, dry_run: bool) -> dict[int, str]:
-    """Train every seed not finished yet, up to `parallel` at a time; the failed seeds and why."""
+def train_all(commands: Mapping[int, list[str]], out: Path, parallel: int, dry_run: bool,
+              then: Callable[[int], None] | None = None) -> dict[int, str]:  # fmt: skip
+    """Train every seed not finished yet, up to `parallel` at a time; the failed seeds and why. `then(seed)`
+    runs right after a seed trained, in its place in the pool (its held-out eval: a sweep cut short by a
+    deadline keeps the seeds evaluated so far)."""
     todo = {}
     for seed, command in commands.items():
         done = finished(seed_dir(out, seed))
@@ -231,9 +234,15 @@ def train_all(commands: Mapping[int, list[str]], out: Path, parallel: int, dry_r
         if not done and not dry_run:
             todo[seed] = command
     env = thread_env(parallel)
+
+    def train_then(seed: int) -> int:
+        code = train_seed(todo[seed], out, seed, env)
+        if then and code == 0 and finished(seed_dir(out, seed)):
+            then(seed)
+        return code
+
     with ThreadPoolExecutor(parallel) as pool:
-        runs = pool.map(train_seed, todo.values(), [out] * len(todo), todo, [env] * len(todo))
-        codes = dict(zip(todo, runs, strict=True))
+        codes = dict(zip(todo, pool.map(train_then, todo), strict=True))
     failed = {}
     for seed, code in codes.items():
         if code != 0 or not finished(seed_dir(out, seed)):
@@ -258,11 +267,11 @@ def evaluate_in_process(command: list[str], rows: Path, out: Path, seed: int, en
     return json.loads(rows.read_text())
 
 
-def evaluate_seeds(args: argparse.Namespace, script: Any, config: Any, extra: Sequence[str], seeds: Sequence[int],
-                   failed: dict[int, str]) -> list[dict]:  # fmt: skip
-    """Every seed's held-out rows: in this process one after another (`--parallel 1`), else `--parallel`
-    at a time, each in its own process; a seed whose eval fails is added to `failed` and the others go on."""
-    options, logs, env = conductor_options(script, config, args.eval_temperature), args.out / "logs", None
+def seed_evaluator(args: argparse.Namespace, script: Any, config: Any, extra: Sequence[str]
+                   ) -> Callable[[int], list[dict]]:  # fmt: skip
+    """One seed's held-out eval, its rows also saved as `<out>/seed-S/heldout-rows.json`: in this process
+    (`--parallel 1`), else in a process of its own."""
+    options, logs = conductor_options(script, config, args.eval_temperature), args.out / "logs"
 
     def in_this_process(seed: int) -> list[dict]:
         method = conductor_method(seed_label(seed), seed_dir(args.out, seed), options)
@@ -277,16 +286,24 @@ def evaluate_seeds(args: argparse.Namespace, script: Any, config: Any, extra: Se
         rows = run / "heldout-rows.json"
         command = process_command(args.recipe, extra, seed_label(seed), run, args.limit, args.eval_seed,
                                   args.eval_temperature, logs, rows)  # fmt: skip
-        return evaluate_in_process(command, rows, args.out, seed, env)
+        return evaluate_in_process(command, rows, args.out, seed, thread_env(args.parallel))
 
-    if args.parallel == 1:
-        results = {seed: outcome(in_this_process, seed) for seed in seeds}
+    return in_this_process if args.parallel == 1 else in_own_process
+
+
+def evaluate_seeds(evaluate_one: Callable[[int], list[dict]], parallel: int, seeds: Sequence[int],
+                   failed: dict[int, str], done: Mapping[int, list[dict] | str]) -> list[dict]:  # fmt: skip
+    """Every seed's held-out rows: those `done` (evaluated right after training), the others now, `parallel`
+    at a time; a seed whose eval fails is added to `failed` and the others go on."""
+    todo = [seed for seed in seeds if seed not in done]
+    if parallel == 1:  # in this process: Inspect in the main thread
+        results = {**done, **{seed: outcome(evaluate_one, seed) for seed in todo}}
     else:
-        env = thread_env(args.parallel)
-        with ThreadPoolExecutor(args.parallel) as pool:
-            results = dict(zip(seeds, pool.map(outcome, [in_own_process] * len(seeds), seeds), strict=True))
+        with ThreadPoolExecutor(parallel) as pool:
+            results = {**done, **dict(zip(todo, pool.map(outcome, [evaluate_one] * len(todo), todo), strict=True))}
     rows = []
-    for seed, result in results.items():
+    for seed in seeds:
+        result = results[seed]
         if isinstance(result, str):  # this seed's eval failed; the other seeds go on
             failed[seed] = f"evaluation failed ({result})"
             print(f"seed {seed}: {failed[seed]}", flush=True)
@@ -456,7 +473,7 @@ def main(argv: list[str] | None = None) -> Any:
     if args.shared_warmup and script.format_warmup_steps < 1:
         raise SystemExit(f"--shared_warmup: {args.recipe} has no format warm-up (format_warmup_steps 0); drop the flag")
     if args.table_only:
-        return write_report(args, script, config, extra, seeds, {}, None)
+        return write_report(args, script, seeds, {}, None)
     if (args.parallel > 1 or args.shared_warmup) and not args.dry_run:  # runs would race to build the checkpoint
         from training.model_prep import resolve_model_path
 
@@ -467,7 +484,11 @@ def main(argv: list[str] | None = None) -> Any:
     if args.shared_warmup:
         warmup = shared_warmup(args.recipe, args.out, seeds[0], extra, args.dry_run)
     commands = {seed: seed_command(args.recipe, args.out, seed, extra, warmup) for seed in seeds}
-    failed = train_all(commands, args.out, args.parallel, args.dry_run)
+    evaluate_one, evaluated = seed_evaluator(args, script, config, extra), {}
+    then = None  # --parallel 1 (in this process): the evals after the trainings, as Inspect runs in the main thread
+    if args.parallel > 1:
+        then = lambda seed: evaluated.update({seed: outcome(evaluate_one, seed)})  # noqa: E731
+    failed = train_all(commands, args.out, args.parallel, args.dry_run, then)
     options = conductor_options(script, config, args.eval_temperature)
     singles = single_workers(script.pool)
     print(f"{'would evaluate' if args.dry_run else 'evaluating'} on MATH-500 and MMLU test (first {args.limit} each,"
@@ -478,7 +499,7 @@ def main(argv: list[str] | None = None) -> Any:
         print(f"  {seed_label(seed)}: {eval_command(script, options, run, args.limit, args.eval_seed)}", flush=True)
     if args.dry_run:
         return None
-    return write_report(args, script, config, extra, seeds, failed, warmup)
+    return write_report(args, script, seeds, failed, warmup, evaluate_one, evaluated)
 
 
 def saved_rows(out: Path, seeds: Sequence[int], failed: dict[int, str]) -> list[dict]:
@@ -490,14 +511,16 @@ def saved_rows(out: Path, seeds: Sequence[int], failed: dict[int, str]) -> list[
         if path.is_file():
             rows += json.loads(path.read_text())
         else:
-            failed[seed] = f"not evaluated (no {path})"
+            failed[seed] = f"not evaluated (no {path.relative_to(out)})"
     return rows
 
 
-def write_report(args: argparse.Namespace, script: Any, config: Any, extra: Sequence[str], seeds: Sequence[int],
-                 failed: dict[int, str], warmup: Path | None) -> Any:  # fmt: skip
-    """Evaluate the single workers and the seeds (or, `--table_only`, read the seeds' saved rows), write
-    seeds.csv and seeds.md, print the table; exits non-zero naming the seeds that failed."""
+def write_report(args: argparse.Namespace, script: Any, seeds: Sequence[int], failed: dict[int, str],
+                 warmup: Path | None, evaluate_one: Callable[[int], list[dict]] | None = None,
+                 evaluated: Mapping[int, list[dict] | str] | None = None) -> Any:  # fmt: skip
+    """Evaluate the single workers, and the seeds not `evaluated` yet with `evaluate_one` (`--table_only`:
+    read the seeds' saved rows instead), write seeds.csv and seeds.md, print the table; exits non-zero
+    naming the seeds that failed."""
     import pandas as pd
 
     from reports.csv_safe import write_csv
@@ -509,7 +532,8 @@ def write_report(args: argparse.Namespace, script: Any, config: Any, extra: Sequ
     if args.table_only:
         rows += saved_rows(args.out, seeds, failed)
     else:
-        rows += evaluate_seeds(args, script, config, extra, [s for s in seeds if s not in failed], failed)
+        ok = [s for s in seeds if s not in failed]
+        rows += evaluate_seeds(evaluate_one, args.parallel, ok, failed, {s: r for s, r in evaluated.items() if s in ok})
     frame = pd.DataFrame(rows)
     best = best_singles(frame, [m["label"] for m in singles])
     facts = {s: run_facts(seed_dir(args.out, s)) for s in seeds if s not in failed}

@@ -26,6 +26,24 @@ def test_an_unknown_job_is_refused_before_anything_runs(tmp_path):
     assert not (tmp_path / "runs" / "nvidia-smi.txt").exists()
 
 
+def test_gpu_small_beside_the_seeds_is_refused_before_anything_runs(tmp_path):
+    done = session(tmp_path, JOBS="seeds gpu_small")
+    assert done.returncode == 2 and "run gpu_small in a session of its own" in done.stdout
+    assert not (tmp_path / "runs" / "nvidia-smi.txt").exists()
+
+
+def test_collect_only_packs_what_a_running_session_has_so_far(tmp_path):
+    seed = tmp_path / "runs" / "seeds" / "seed-7"
+    seed.mkdir(parents=True)
+    (seed / "heldout-rows.json").write_text("[]")
+    (seed / "model.safetensors").write_text("weights")  # never collected
+    done = session(tmp_path, COLLECT_ONLY="1")
+    assert done.returncode == 0, done.stdout[-2000:]
+    packed = subprocess.run(["tar", "-tzf", tmp_path / "out" / "results.tar.gz"], capture_output=True, text=True)
+    assert "./seeds/seed-7/heldout-rows.json" in packed.stdout.split() and "safetensors" not in packed.stdout
+    assert "- seeds: not finished" in (tmp_path / "out" / "summary.md").read_text()
+
+
 @pytest.mark.slow
 def test_the_gpu_small_job_dry_run_parses_25_steps_of_the_recipe(tmp_path):
     done = session(tmp_path, DRY_RUN="1", JOBS="gpu_check gpu_small", GPU_SMALL_ARGS="--attn_implementation sdpa")

@@ -255,7 +255,9 @@ def test_finished_seeds_are_skipped_and_a_failing_seed_does_not_stop_the_others(
     assert "--overwrite_output_dir" not in seed_command(SMOKE, out, 2, [])  # nothing there yet
     commands = {0: fake_run(3, False, out / "seed-0"), 1: fake_run(0, True, out / "seed-1"),
                 2: fake_run(1, False, out / "seed-2"), 3: fake_run(0, False, out / "seed-3")}  # fmt: skip
-    failed = train_all(commands, out, parallel=2, dry_run=False)
+    evaluated = []  # `then`: right after a seed trained to its end (a skipped seed is evaluated by the sweep later)
+    failed = train_all(commands, out, parallel=2, dry_run=False, then=evaluated.append)
+    assert evaluated == [1]
     printed = capsys.readouterr().out
     assert printed.startswith("finished, skipped: ")  # seed 0's command (exit 3) never ran
     assert set(failed) == {2, 3}  # 2 exits 1; 3 exits 0 without a finished run

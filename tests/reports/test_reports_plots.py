@@ -366,6 +366,14 @@ def test_read_run_keeps_only_the_plotted_fields(tmp_path):
     assert "completion" in plots.read_run(run)[0].columns
 
 
+def test_the_routing_curves_read_from_a_run_show_the_policys_choice_in_exploring_groups(tmp_path):
+    group = [{**rollout(0, names=(name,)), "assigned": i, "first_worker_policy": {"a": 0.9, "b": 0.1}}
+             for i, name in enumerate("ab")]  # fmt: skip  # each worker once, assigned: no choice of the policy
+    rows, _ = plots.read_run(write_run(tmp_path / "run", group), plots.PLOT_FIELDS)
+    shares = plots.domain_worker_shares(rows).set_index(["step", "domain"])
+    assert shares.loc[(0, "math"), "a"] == pytest.approx(0.9)  # not 0.5, the assigned workers' own share
+
+
 @pytest.mark.slow
 def test_curves_cli(tmp_path):
     run = write_run(tmp_path / "run", [rollout(s, reward=0.25 * s) for s in range(3)])
