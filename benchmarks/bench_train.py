@@ -11,7 +11,8 @@ the same seed, generation batch, completion length and learning rate, with no fo
 groups (they force some rollouts' first worker by design) and no form anchor:
 - project: `training.train.main` on the recipe (its conductor reward and divergence guard, completion-only
   log-probs, the loss in the recipe's micro-batches, one prompt pass per question) with
-  `checkpoint_trained_layers` (the same gradients, half the trained layers' activations) and no form anchor
+  `checkpoint_trained_layers` (the same gradients, half the trained layers' activations),
+  `trim_heap_each_step` (the heap's free pages returned before each step's generation) and no form anchor
   (it adds its own update);
 - bare TRL (a peer's settings): `GRPOTrainer` with TRL 1.16's defaults (every position scored
   on a CPU, every rollout encoding its prompt) and a constant reward; `bare_trl` runs the whole generation
@@ -22,7 +23,8 @@ The untrained model writes no parseable workflow, so every arm's rewards are fla
 weights: the same updates (none), and the completions of every step must be identical (asserted).
 Each arm runs with ONE thread (CPU-seconds hold on a shared machine). Measured per arm: peak RSS (the child
 process's ru_maxrss) and per step the CPU-seconds of generation, reward, loss forward and backward, and the
-step's kernel time (ru_stime); the table gives the median of steps 2..n (step 1 warms up). The ratios are the
+step's kernel time (ru_stime), from the first callback's step begin to the last one's step end (every
+callback's work counts); the table gives the median of steps 2..n (step 1 warms up). The ratios are the
 project's against each bare arm and against the peer's best setting (the lower peak, the faster step of the
 arms run); the goals (issue 42) are against the best: peak RSS <= 0.5x and CPU-s/step <= 0.5x.
 With `--device cuda` all arms train on the GPU (`--use_cpu false`) and the figures are GPU ones: peak
@@ -116,10 +118,11 @@ def instrument(clock: PhaseClock) -> None:
     from transformers import TrainerCallback
     from trl import GRPOTrainer
 
-    class Steps(TrainerCallback):
+    class StepBegins(TrainerCallback):
         def on_step_begin(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201
             clock.begin_step()
 
+    class StepEnds(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201
             clock.end_step()
 
@@ -127,7 +130,8 @@ def instrument(clock: PhaseClock) -> None:
 
     def init_with_clock(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         init(self, *args, **kwargs)
-        self.add_callback(Steps())
+        self.callback_handler.callbacks.insert(0, StepBegins())  # a step's time includes every callback's
+        self.add_callback(StepEnds())
 
     GRPOTrainer.__init__ = init_with_clock
     GRPOTrainer._generate_single_turn = clock.timed("generation", GRPOTrainer._generate_single_turn)
@@ -149,7 +153,7 @@ def project_arm(argv: list[str], generations: int) -> None:
 
     micro = parse(argv)[1].per_device_train_batch_size  # the recipe's micro-batch, over the same generation batch
     main([*argv, "--gradient_accumulation_steps", str(max(1, QUESTIONS * generations // micro)),
-          "--checkpoint_trained_layers", "true"])  # fmt: skip
+          "--checkpoint_trained_layers", "true", "--trim_heap_each_step", "true"])  # fmt: skip
 
 
 def bare_trl_shape(recipe_micro: int, generations: int, micro: bool, checkpointing: bool) -> list[str]:

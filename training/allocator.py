@@ -11,6 +11,12 @@ start of training (training/train.py):
 - M_TRIM_THRESHOLD 1 GiB and M_TOP_PAD 256 MiB: the heap keeps what a step freed for the next one.
 Peak RSS stays the step's own (what a step frees, the next reuses). A process started with glibc's
 MALLOC_*_ variables or GLIBC_TUNABLES keeps those; other C libraries are left as they are.
+
+What the heap keeps is also what raises the peak: a step's peak is its generation (the key/value cache,
+mapped apart from the heap), while the heap still holds the pages the last loss phase freed.
+`trim_before_generation` (`heap_trim_callback`, option `trim_heap_each_step`) hands those back with
+`malloc_trim(0)` once per step, before its generation: the loss phase faults them in once per step, not
+once per tensor as a low mmap threshold would (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -38,3 +44,25 @@ def keep_freed_memory() -> dict:
     if refused:
         return {"left": f"mallopt refused {', '.join(refused)}"}
     return {name: value for name, (_, value) in SETTINGS.items()}
+
+
+def trim_before_generation() -> bool:
+    """Return the heap's free pages to the kernel (glibc's `malloc_trim(0)`); False where that is not glibc."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    ctypes.CDLL(None).malloc_trim(0)
+    return True
+
+
+def heap_trim_callback():  # noqa: ANN201 - a transformers TrainerCallback, imported here
+    """A TrainerCallback trimming the heap at each optimizer step's start (before the step's generation)."""
+    from transformers import TrainerCallback
+
+    class HeapTrim(TrainerCallback):
+        def __init__(self) -> None:
+            self.trims = 0
+
+        def on_step_begin(self, args, state, control, **kwargs):  # noqa: ANN001, ANN201
+            self.trims += trim_before_generation()
+
+    return HeapTrim()

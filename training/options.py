@@ -70,6 +70,13 @@ class ScriptArguments:
             " the same gradients, less memory (training/checkpoint_layers.py)"
         },  # fmt: skip
     )
+    trim_heap_each_step: bool = field(
+        default=False,
+        metadata={
+            "help": "return the heap's free pages to the kernel at each step's start, before its generation:"
+            " a lower peak RSS for one page fault per page per step (training/allocator.py)"
+        },  # fmt: skip
+    )
     format_warmup_steps: int = field(
         default=0,
         metadata={"help": "format warm-up SFT steps before GRPO on random valid workflows (0: off, the paper's)"},

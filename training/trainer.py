@@ -83,12 +83,15 @@ class RunCallbacks:
     metrics: Any  # metrics_callback's
     flushes: list = field(default_factory=list)
     spend: Any | None = None  # training.budget's cap, with max_usd
+    trim: Any | None = None  # training.allocator's heap trim, with trim_heap_each_step
 
     def all(self) -> list:
-        return [self.guard, self.metrics, *self.flushes, *([self.spend] if self.spend is not None else [])]
+        optional = [callback for callback in (self.spend, self.trim) if callback is not None]
+        return [self.guard, self.metrics, *self.flushes, *optional]
 
 
 def run_callbacks(script: Any, config: Any, reward: Any, out: Path) -> RunCallbacks:
+    from training.allocator import heap_trim_callback
     from training.guard import NonFiniteGuard
 
     rollout_log = getattr(reward, "log", None)  # the conductor reward's; gathered at each step's end
@@ -97,6 +100,7 @@ def run_callbacks(script: Any, config: Any, reward: Any, out: Path) -> RunCallba
         metrics=metrics_callback(out / "metrics.jsonl"),
         flushes=[flush_callback(rollout_log, config)] if rollout_log and rollout_log.gather else [],
         spend=spend_cap(script.max_usd, reward.log.path) if script.max_usd is not None else None,
+        trim=heap_trim_callback() if script.trim_heap_each_step else None,
     )
 
 

@@ -92,6 +92,32 @@ def test_two_grpo_steps_then_resume(tiny):
         1, 2, 3]  # fmt: skip
 
 
+@pytest.mark.slow
+def test_the_heap_is_trimmed_before_every_steps_generation(tiny, monkeypatch):
+    import training.allocator
+
+    calls = []
+    monkeypatch.setattr(training.allocator, "trim_before_generation", lambda: calls.append(1) or True)
+    generate = []
+    monkeypatch.setattr("trl.GRPOTrainer._generate_single_turn", record_order(generate, calls))
+    info = run(tiny, tiny["root"] / "trimmed", "--save_strategy", "no", "--trim_heap_each_step", "true")
+    assert info["global_step"] == 2 and len(calls) == 2
+    assert generate == [1, 2]  # each step's generation after that step's trim
+
+
+def record_order(generations: list, trims: list):  # noqa: ANN201 - wraps TRL's generation method
+    """TRL's generation method, noting how many trims came before each call."""
+    from trl import GRPOTrainer
+
+    original = GRPOTrainer._generate_single_turn
+
+    def generate(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        generations.append(len(trims))
+        return original(self, *args, **kwargs)
+
+    return generate
+
+
 def evaluate_saved_model(out: Path) -> None:
     """The saved dir is a conductor Inspect's hf provider runs as is (one GSM8K sample)."""
     from inspect_ai import eval as inspect_eval
