@@ -70,12 +70,19 @@ _NEXT_QUESTION = re.compile(
     re.MULTILINE,
 )
 _HASH_LINE = re.compile(r"^[ \t]{0,3}####", re.MULTILINE)  # a GSM8K answer line
+# a question line that checks the answer above it is the response, not a continuation: "Question: Is that right? No, 6."
+_SELF_CHECK = re.compile(
+    r"(?i:\b(?:is|was|are)[ \t]{1,3}(?:that|this|it|the[ \t]{1,3}answer)\b"
+    r"|\b(?:could|can|might|should)[ \t]{1,3}(?:it|that|this|the[ \t]{1,3}answer)[ \t]{1,3}be\b"
+    r"|\b(?:right|correct|wrong|sure)[ \t]{0,3}\?)"
+)
 
 
 def _before_next_question(text: str) -> str:
     """Text up to a few-shot continuation: a next-question line below the first answer given (a marker,
     a "the answer is" phrase or a `####` line). The invented question and its answer are not the
-    response; a question line above any answer ("Question: ...\nAnswer: 4") is kept."""
+    response; a question line above any answer ("Question: ...\nAnswer: 4") or one that checks it ("Question: Is that
+    right? No, ...") is kept."""
     if _NEXT_QUESTION.search(text, 1) is None:
         return text
     found = [m.start() for m in (_ANSWER_IS.search(text), _HASH_LINE.search(text)) if m is not None]
@@ -84,7 +91,9 @@ def _before_next_question(text: str) -> str:
         return text
     line_end = text.find("\n", min(found))
     nxt = _NEXT_QUESTION.search(text, line_end + 1) if line_end >= 0 else None
-    return text[: nxt.start()] if nxt else text
+    if nxt is None or _SELF_CHECK.search(text, nxt.end(), _eol(text, nxt.end())):
+        return text
+    return text[: nxt.start()]
 
 
 def response_part(text: str) -> str:
