@@ -237,6 +237,7 @@ _SELECTION = re.compile(
     r"(?i:\banswer(?:[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be))?(?:[ \t]{0,3}[:=][ \t]{0,3}|[ \t]{1,3})"
     r"|\b(?:choice|option|selection)(?:[ \t]{1,3}is[ \t]{1,3}|[ \t]{0,3}:[ \t]{0,3})"
     r"|\b(?:choose|chose|pick|select|go[ \t]with|opt[ \t]for|settled?[ \t]on|finali[sz]e(?:[ \t]on)?)[ \t]{1,3}"
+    r"(?:(?:option|choice|letter)[ \t]{1,3})?"  # "I choose option B"
     r"|(?P<rev>\b(?:actually|no[ \t,]{1,3}wait|wait[ \t]{0,2}[,:]|on[ \t]second[ \t]thought"
     r"|correction[ \t]{0,2}:)[ \t,]{0,3})"
     r"|\b(?:option|choice)[ \t]{1,3}"  # "Option B is correct" selects B ("option D is wrong" does not)

@@ -6,13 +6,14 @@ The final answer is the content of the LAST explicit marker in the output:
   `Correct` / `My` / `Our`; `Final Answer - X` at a line start; `Therefore:` / `Thus:` / `Hence:` opening the last
   line; a `### Final Answer` heading, the answer on the lines below;
   `ANSWER: \\[` or `$$` alone on the line: the display math below, up to its closer),
-- `<answer>...</answer>` tags (an unclosed tag runs to the end of the text; `answer>` at a line
-  start is a tag that lost its `<`),
+- `<answer>...</answer>` tags, also `<SOLUTION>...</SOLUTION>` (an unclosed tag runs to the end of the text;
+  `answer>` at a line start is a tag that lost its `<`),
 - "the final answer is X" (Minerva style: `$X$`, or the text up to ". " / end of line),
 - `\\boxed{...}` / `\\fbox{...}` (nested braces allowed; also the garbled `\\beginboxed{...}`);
   boxes in a row form one list answer, labelled ones as `y_1 = A, y_2 = B`.
 Only the text after the last `</think>` (less a `<think>` never closed, up to an `<answer>` tag in it) is read:
-an answer given only in the reasoning scores 0.
+an answer given only in the reasoning scores 0. A few-shot continuation (a `Question:` / `Q:` / `[Question]` line below
+the first answer: an invented next question and its answer) is cut off.
 An answer taken back or hedged in the sentence right after it is none (`retraction`: `ANSWER: 5` then
 `Or 6.`, `Actually, it's 6.`, `It could also be 6.`, `That's not correct.`, `Not sure though.`).
 A marker inside another marker's content (`ANSWER: \\boxed{5}`) does not compete with
@@ -60,22 +61,54 @@ def clip(text: str) -> str:
 
 _THINK_CLOSE = re.compile(r"(?i:</think>)")
 _THINK_OPEN = re.compile(r"(?i:<think>)")
-_ANSWER_OPEN = re.compile(r"(?i:<answer>)")
+_ANSWER_OPEN = re.compile(r"(?i:<(?:answer|solution)>)")  # `<SOLUTION>`: the Unsloth GRPO template's answer tag
+
+
+# a few-shot continuation: a line that opens an invented next question ("Question: ...", "Q3:", "[Question]")
+_NEXT_QUESTION = re.compile(
+    r"^[ \t*#]{0,4}(?:\[(?i:question|problem)\]|(?i:question|problem)[ \t]{0,2}\d{0,3}[ \t]{0,2}:|Q[ \t]{0,2}\d{0,3}:)",
+    re.MULTILINE,
+)
+_HASH_LINE = re.compile(r"^[ \t]{0,3}####", re.MULTILINE)  # a GSM8K answer line
+# a question line that checks the answer above it is the response, not a continuation: "Question: Is that right? No, 6."
+_SELF_CHECK = re.compile(
+    r"(?i:\b(?:is|was|are)[ \t]{1,3}(?:that|this|it|the[ \t]{1,3}answer)\b"
+    r"|\b(?:could|can|might|should)[ \t]{1,3}(?:it|that|this|the[ \t]{1,3}answer)[ \t]{1,3}be\b"
+    r"|\b(?:right|correct|wrong|sure)[ \t]{0,3}\?)"
+)
+
+
+def _before_next_question(text: str) -> str:
+    """Text up to a few-shot continuation: a next-question line below the first answer given (a marker,
+    a "the answer is" phrase or a `####` line). The invented question and its answer are not the
+    response; a question line above any answer ("Question: ...\nAnswer: 4") or one that checks it ("Question: Is that
+    right? No, ...") is kept."""
+    if _NEXT_QUESTION.search(text, 1) is None:
+        return text
+    found = [m.start() for m in (_ANSWER_IS.search(text), _HASH_LINE.search(text)) if m is not None]
+    found += [mk.start for mk in markers(text)[:1]]
+    if not found:
+        return text
+    line_end = text.find("\n", min(found))
+    nxt = _NEXT_QUESTION.search(text, line_end + 1) if line_end >= 0 else None
+    if nxt is None or _SELF_CHECK.search(text, nxt.end(), _eol(text, nxt.end())):
+        return text
+    return text[: nxt.start()]
 
 
 def response_part(text: str) -> str:
     """The clipped text after its last `</think>` (paired or not), less a `<think>` opened after it and
     never closed, up to an `<answer>` tag in it (that reasoning, cut off, ends where an answer block
     opens): an answer given only inside the reasoning does not count, and a letter after the
-    reasoning is not read from it."""
+    reasoning is not read from it. A few-shot continuation after the answer is cut off."""
     text = clip(text)
     end = last_match(_THINK_CLOSE, text)
     text = text[end.end() :] if end else text
     opened = _THINK_OPEN.search(text)
-    if opened is None:
-        return text
-    block = _ANSWER_OPEN.search(text, opened.end())
-    return text[: opened.start()] + (text[block.start() :] if block else "")
+    if opened is not None:
+        block = _ANSWER_OPEN.search(text, opened.end())
+        text = text[: opened.start()] + (text[block.start() :] if block else "")
+    return _before_next_question(text)
 
 
 # "ANSWER:" (upper case) and "Final answer:" anywhere; "Answer:" / "Proposed answer:" only at a
@@ -100,7 +133,7 @@ _ANSWER_HEADING = re.compile(
 )
 _NEXT_HEADING = re.compile(r"^[ \t]{0,3}#", re.MULTILINE)
 _FINAL_IS = re.compile(r"(?i:final[ \t]{1,3}answer[ \t]{1,3}(?:is|would[ \t]be|will[ \t]be)[ \t:]{0,4})")
-_ANSWER_CLOSE = re.compile(r"(?i:</answer>)")
+_ANSWER_CLOSE = re.compile(r"(?i:</(?:answer|solution)>)")
 _BOX = re.compile(r"\\(?:begin)?(?:boxed|fbox)[ \t]{0,4}(\{)?")  # "\\beginboxed{": a garbled box
 
 
@@ -348,7 +381,8 @@ def final_answer(text: str | None) -> tuple[str | None, str]:
     mk = last_marker(text)
     if mk is None:
         return None, "no answer marker (ANSWER: line, <answer> tags, \\boxed{}, 'final answer is')"
-    after = mk.cend + (9 if mk.kind == "answer_tag" and _ANSWER_CLOSE.match(text, mk.cend) else 0)
+    closed = _ANSWER_CLOSE.match(text, mk.cend) if mk.kind == "answer_tag" else None
+    after = closed.end() if closed else mk.cend
     retracted = retraction(text, after)
     if retracted is not None:  # "ANSWER: 5\nOr 6.", "\boxed{5}\nThat is wrong."
         return None, f"retracted: the answer is taken back or hedged after it: {retracted.group(0)!r}"

@@ -136,6 +136,10 @@ ADVERSARIAL = {
     "lone options": _rep("Option A.\n"),
     "decimals in the answer": _rep("x", suffix="ANSWER: " + "3.14159 " * 70 + "50%"),
     "affirmations after the answer phrase": _rep(" This is confirmed.", "The answer is 99."),
+    "next-question lines after an answer": _rep("Question: x\nQ1: y\n[Question] z\n", "The answer is 5.\n"),
+    "next-question lines before an answer": _rep("Question: x\n", suffix="\nANSWER: 5"),
+    "solution tags": _rep("<SOLUTION>5</SOLUTION>"),
+    "unclosed solution tags": _rep("<solution>"),
 }
 
 
