@@ -464,7 +464,8 @@ _RETRACTED = re.compile(
     r"(?:(?i:or|maybe|perhaps|possibly|probably)(?:[ \t]{1,3}(?i:maybe|perhaps|possibly|even))?[ \t]{1,3}"
     rf"(?:{_VALUE}|[A-Za-z]{{2,12}})|(?i:no)[ \t]{{0,2}}[,:][ \t]{{0,3}}{_VALUE})[ \t)]{{0,3}}$"
     rf"|(?i:most[ \t]{{1,3}})?(?i:{HEDGE_WORDS}|i[ \t]guess)[ \t]{{0,3}}$"
-    rf"|(?i:{_REVISION_WORDS})[*_]{{0,2}}[ \t,:]{{1,3}}"
+    # "Actually, it's 6.", "Actually, no, it's 6."
+    rf"|(?i:{_REVISION_WORDS})[*_]{{0,2}}[ \t,:]{{1,3}}(?:(?i:no)[ \t]{{0,2}}[,.;:!][ \t]{{1,3}})?"
     r"(?:(?i:(?:i[ \t]think[ \t]{1,3})?(?:it(?:['’]s|[ \t]{1,3}(?:is|was))"
     r"|(?:the|my)[ \t]{1,3}(?:final[ \t]{1,3})?(?:answer|total|result|value)(?:[ \t]{1,3}is)?)"
     r"(?:[ \t]{1,3}(?:should|must|would)[ \t]{1,3}be)?)[ \t:]{1,3})?"
@@ -486,15 +487,26 @@ _RETRACTED = re.compile(
     r"|~~"
 )
 _OR_QUESTION = re.compile(r"(?i:or)(?![A-Za-z])")  # "Or is it 6?": a question that offers another
+# the answer to a self-check question stating a value: "No, it's 6", "A: No, it is C", "Nope, the answer is 6"
+_CHECKED_NO = re.compile(
+    r"(?:A[ \t]{0,2}:[ \t]{0,3})?(?i:no|nope)[ \t]{0,2}[,.;:!—–-][ \t]{0,3}"
+    rf"(?:(?i:it(?:['’]s|[ \t]{{1,3}}is)|the[ \t]{{1,3}}(?:final[ \t]{{1,3}})?answer[ \t]{{1,3}}is)[ \t]{{1,3}})?"
+    rf"{_VALUE}"
+)
 
 
 def retraction(text: str, start: int) -> re.Match[str] | None:
-    """The sentence right after start when it retracts the answer or offers another ("That is wrong.", "Or 6.")."""
+    """The sentence right after start when it retracts the answer or offers another ("That is wrong.", "Or 6."), or
+    answers a self-check question after it so ("Is that right? No, it's 6.")."""
     nxt = _NEXT_SENTENCE.match(text, start, start + _SPAN)
     if nxt is None:
         return None
     if nxt.group(2) == "?":
-        return _OR_QUESTION.match(nxt.group(1))
+        offered = _OR_QUESTION.match(nxt.group(1))
+        after = None if offered else _NEXT_SENTENCE.match(text, nxt.end(), nxt.end() + _SPAN)
+        if after is None or after.group(2) == "?":
+            return offered
+        return _CHECKED_NO.match(after.group(1)) or _RETRACTED.match(after.group(1))
     return _RETRACTED.match(nxt.group(1))
 
 

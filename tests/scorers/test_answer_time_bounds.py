@@ -139,6 +139,8 @@ ADVERSARIAL = {
     "next-question lines after an answer": _rep("Question: x\nQ1: y\n[Question] z\n", "The answer is 5.\n"),
     "next-question lines before an answer": _rep("Question: x\n", suffix="\nANSWER: 5"),
     "solution tags": _rep("<SOLUTION>5</SOLUTION>"),
+    "self-check questions after an answer": _rep("Is that right? No, it's ", "ANSWER: 5\n"),
+    "self-check question, long answer to it": _rep("9", "ANSWER: 5\nIs that right? No, it's "),
     "unclosed solution tags": _rep("<solution>"),
 }
 
