@@ -21,7 +21,7 @@ device calls, one after another:
 1. carry [".gpu/a"]:  bash .gpu/a/stage.sh
 2. carry [".gpu/c"]:  cp .gpu/c/smol.01 /tmp/gpu/
 3. carry [".gpu/b"]:  cp /tmp/gpu/smol.01 .gpu/b/ && bash /tmp/gpu/finish.sh .gpu/b && . /tmp/gpu/env.sh &&
-   cd /tmp/gpu/project && (SEEDS=2000-2015 PARALLEL=16 JOBS=seeds OUT=/tmp/go setsid nohup bash
+   cd /tmp/gpu/project && (SEEDS=2000-2007 PARALLEL=8 JOBS=seeds OUT=/tmp/go setsid nohup bash
    experiments/gpu_session.sh 1500 >/tmp/go.out 2>&1 </dev/null &); <wait up to the call's end or
    /tmp/go/summary.md>; COLLECT_ONLY=1 OUT=$OUT bash experiments/gpu_session.sh; cp /tmp/go/session.log $OUT/
 4. (if device time is left) the same wait and COLLECT_ONLY from /tmp/gpu/project, after `. /tmp/gpu/env.sh`
