@@ -4,8 +4,9 @@ much the OTHER domain's specialist moved with it (the cross-domain coupling of t
 
     python -m experiments.seeds.fate experiments/seeds/results-gpu [--early 5]
 
-Reads `seeds.csv` and every `seed-S/curves-routing.csv` of a seed sweep's results folder (the
-routing curves leave out rollouts whose first worker was assigned: training/explore.py).
+Reads `seeds.csv` and every `seed-S/curves-routing.csv` of a seed sweep's results folder (an assigned first
+worker counts as the policy's own probabilities there: reports.plots.domain_worker_shares); a seed the table
+lists as not evaluated has training shares and no held-out ones.
 """
 
 from __future__ import annotations
@@ -58,9 +59,10 @@ def fate_table(folder: Path, early: int = 5) -> pd.DataFrame:
     for _, seed in seeds.iterrows():
         curves = folder / f"seed-{seed['seed']}" / "curves-routing.csv"
         row = {"seed": seed["seed"]}
+        evaluated = seed.get("status", "ok") == "ok"  # a seed not trained or evaluated has no held-out shares
         for domain, best in BEST.items():
-            row[f"{domain} held-out"] = heldout_share(seed[BENCH[domain]], best)
-        row["routes both"] = all(row[f"{d} held-out"] >= 0.9 for d in BEST)
+            row[f"{domain} held-out"] = heldout_share(seed[BENCH[domain]], best) if evaluated else float("nan")
+        row["routes both"] = all(row[f"{d} held-out"] >= 0.9 for d in BEST) if evaluated else None
         if curves.is_file():
             row.update(seed_fate(pd.read_csv(curves), early))
         rows.append(row)

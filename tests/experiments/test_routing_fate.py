@@ -49,6 +49,15 @@ def test_fate_table_applies_the_90_percent_rule(tmp_path):
     assert table["routes both"].tolist() == [True, False]
 
 
+def test_a_seed_not_evaluated_has_no_held_out_shares(tmp_path):
+    table = {"seed": [1, 2], "status": ["ok", "not evaluated (no seed-2/heldout-rows.json)"],
+             "worker MATH-500": ["math-strong 1.00", None], "worker MMLU": ["choice-strong 1.00", None]}  # fmt: skip
+    pd.DataFrame(table).to_csv(tmp_path / "seeds.csv", index=False)
+    table = fate_table(tmp_path).set_index("seed")
+    assert table.loc[1, "routes both"] is True and table.loc[2, "routes both"] is None
+    assert math.isnan(table.loc[2, "math held-out"])  # not 0.0: nothing was measured
+
+
 def test_proxy_learning_rate_warms_up_then_holds():
     knobs = Knobs(lr=0.4, lr_warmup=4)
     assert [lr_at(knobs, s) for s in (0, 3, 10)] == [pytest.approx(0.1), pytest.approx(0.4), pytest.approx(0.4)]
