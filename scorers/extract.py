@@ -70,8 +70,8 @@ _NEXT_QUESTION = re.compile(
     re.MULTILINE,
 )
 _HASH_LINE = re.compile(r"^[ \t]{0,3}####", re.MULTILINE)  # a GSM8K answer line
-# a question line that checks the answer above it is the response, not a continuation: "Question: Is that right? No, 6.",
-# also one that refers back to it or rechecks it: "Problem: I made an error above; ...", "Q: Let me double-check that."
+# a question line that checks the answer above it is the response, not a continuation: "Question: Is that right? No,
+# 6.", also one that refers back to it or rechecks it: "Problem: I made an error above", "Q: Let me double-check."
 _SELF_CHECK = re.compile(
     r"(?i:\b(?:is|was|are)[ \t]{1,3}(?:that|this|it|the[ \t]{1,3}answer)\b"
     r"|\b(?:could|can|might|should)[ \t]{1,3}(?:it|that|this|the[ \t]{1,3}answer)[ \t]{1,3}be\b"
@@ -570,7 +570,9 @@ _TALLY = re.compile(
     r"[A-Za-z]{2,15}){0,2})[ \t]{0,3}[.!]?$"
 )
 # a sentence that names its answer before a tally: "The answer is 7, leaving 2." (the tally is not the answer)
-_NAMED_ANSWER = re.compile(r"(?i:\b(?:answer|result|solution)[ \t]{1,3}(?:is|was|would[ \t]{1,3}be)\b|\banswer[ \t]{0,3}[:=])")
+_NAMED_ANSWER = re.compile(
+    r"(?i:\b(?:answer|result|solution)[ \t]{1,3}(?:is|was|would[ \t]{1,3}be)\b|\banswer[ \t]{0,3}[:=])"
+)
 
 
 def _one_value(value: str) -> bool:

@@ -85,8 +85,8 @@ _TIMES_VARIABLE = re.compile(r"[ \t]{0,3}[*·]?[ \t]{0,3}([A-Za-z])(?![A-Za-z])"
 _HEADING = re.compile(r"(?:^|\n)###[ \t]{1,8}(\$?[-+]?\d[\d,.]{0,30})[ \t]{0,8}\n?$")
 _HEADINGS = re.compile(r"(?m:^[ \t]{0,3}###[ \t]{1,8}\$?[-+]?\d)")
 _GSM8K = re.compile(r"####[ \t]{0,8}([^\n]{0,200})")
-# a template's placeholder after "####": "N", "x", "<answer>", "[number]", "your answer" (not "insufficient information",
-# "cannot be determined": a non-numeric answer, no answer)
+# a template's placeholder after "####": "N", "x", "<answer>", "[number]", "your answer" (not "insufficient
+# information", "cannot be determined": a non-numeric answer, no answer)
 _PLACEHOLDER = re.compile(
     r"[ \t*_$]{0,4}(?:[A-Za-z]|[<\[{][^\n<>\[\]{}]{0,30}[>\]}]"
     r"|(?i:(?:your|the|final)[ \t]{1,3})?(?i:answer|number|result|value))[ \t*_$.]{0,4}"
