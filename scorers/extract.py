@@ -504,7 +504,10 @@ _RETRACTED = re.compile(
     # "This is unconfirmed.", "Not verified.", "This is confirmed wrong." (not the closing "This is confirmed.")
     r"|(?i:(?:(?:that|this|it)(?:[ \t]{1,3}(?:is|was|has[ \t]{1,3}been)|['’]s)[ \t]{1,3})?"
     r"(?:(?:not[ \t]{1,3}(?:yet[ \t]{1,3})?|un)(?:confirmed|verified|checked)"
-    r"|(?:confirmed|verified|checked|shown|proven)[ \t]{1,3}(?:wrong|incorrect|false)))(?![A-Za-z])"
+    r"|(?:confirmed|verified|checked|shown|proven)[ \t]{1,3}(?:wrong|incorrect|false))"
+    r"|(?:that|this|it)[ \t]{1,3}ha(?:s[ \t]{1,3}not|sn['’]t)[ \t]{1,3}(?:yet[ \t]{1,3})?been[ \t]{1,3}"
+    r"(?:confirmed|verified|checked))"
+    r"(?![A-Za-z])"
     r"|~~"
 )
 _OR_QUESTION = re.compile(r"(?i:or)(?![A-Za-z])")  # "Or is it 6?": a question that offers another
@@ -561,12 +564,12 @@ _PROSE_GAP = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}|&")
 
 # the last clause of a tally gives its result: "..., leaving 2.", "..., total 8.", "First 5, then 10, finally 15." (a
 # number and at most two words after it, not "for y" or "each", nor a qualifier: "8 so far", "2 initially", "2 too
-# few", "2 unresolved", "8 before tax", "2 dozen")
+# few", "2 unresolved", "8 before tax"; "8 approximately" is 8, an estimate)
 _TALLY = re.compile(
     r"(?:^|,[ \t]{1,3}|[ \t]{1,3}(?=(?i:then|and)[ \t]))(?:(?i:and|so|then)[ \t]{1,3}){0,2}"
     r"(?i:finally|leaving|total(?:l?ing)?|in[ \t]{1,3}total|for[ \t]{1,3}a[ \t]{1,3}total[ \t]{1,3}of)[ \t:]{1,3}"
     r"(\$?[-+]?\d[\d,./]{0,20}%?(?:[ \t]{1,3}(?!(?i:for|to|of|per|each|by|with|from|in|at|on|so|far|yet|too|still"
-    r"|before|after|first|dozens?|scores?|un[a-z]{3,12}|[a-z]{2,12}ly)(?![A-Za-z]))"
+    r"|before|after|first|un[a-z]{3,12}|(?!approximately|roughly)[a-z]{2,12}ly)(?![A-Za-z]))"
     r"[A-Za-z]{2,15}){0,2})[ \t]{0,3}[.!]?$"
 )
 # a sentence that names its answer before a tally: "The answer is 7, leaving 2." (the tally is not the answer)
