@@ -292,6 +292,19 @@ _LONE_LETTER = re.compile(r"[ \t*_(\[]{0,6}([A-Z])[ \t*_)\].]{0,6}")  # "C" alon
 _LONE_OPTION = re.compile(r"[ \t*_(\[]{0,6}(?:(?i:option|choice)[ \t]{1,3}[(\[]{0,2})?([A-Z])[ \t*_)\].]{0,6}")
 
 
+# a line opening with an option's label: "Option C: 7, correct!", "C) 7", "(C) is wrong"
+_OPTION_LABEL = re.compile(
+    r"[ \t*_#(\[]{0,6}(?:(?i:option|choice)[ \t]{1,3}[(\[]{0,2})?([A-Z])(?:[ \t*_]{0,3}[).:\]]|[ \t]{1,3}(?i:is|was)\b)"
+)
+
+
+def _next_item(above: str, letter: str) -> bool:
+    """Is the lone letter the next item of a lettered list, the line above labelled with the letter before it
+    ("Option C: 7, correct!" then "Option D.": an item not yet written, not a pick)?"""
+    label = _OPTION_LABEL.match(above)
+    return label is not None and ord(label.group(1)) + 1 == ord(letter)
+
+
 def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str | None, str]:
     """Return (letter or None, how it was found / why not)."""
     answer, how = final_answer(completion)
@@ -320,7 +333,12 @@ def extract_choice(completion: str | None, letters: str = "ABCD") -> tuple[str |
             return stated, "no answer marker; the letter the last line selects or states"
         lines = [line for line in text.rstrip().rsplit("\n", 8)[-8:] if line.strip()][-2:]
         lone = [_LONE_OPTION.fullmatch(line) for line in lines]
-        if lone and lone[-1] and lone[-1].group(1) in letters and not (len(lone) == 2 and lone[0]):
+        if (
+            lone
+            and lone[-1]
+            and lone[-1].group(1) in letters
+            and not (len(lone) == 2 and (lone[0] or _next_item(lines[0], lone[-1].group(1))))
+        ):
             return lone[-1].group(1), "no answer marker; the letter alone on the last line"
         first, _, after = text.lstrip().partition("\n")
         lead = _LONE_LETTER.fullmatch(first)

@@ -70,11 +70,15 @@ _NEXT_QUESTION = re.compile(
     re.MULTILINE,
 )
 _HASH_LINE = re.compile(r"^[ \t]{0,3}####", re.MULTILINE)  # a GSM8K answer line
-# a question line that checks the answer above it is the response, not a continuation: "Question: Is that right? No, 6."
+# a question line that checks the answer above it is the response, not a continuation: "Question: Is that right? No,
+# 6.", also one that refers back to it or rechecks it: "Problem: I made an error above", "Q: Let me double-check."
 _SELF_CHECK = re.compile(
     r"(?i:\b(?:is|was|are)[ \t]{1,3}(?:that|this|it|the[ \t]{1,3}answer)\b"
     r"|\b(?:could|can|might|should)[ \t]{1,3}(?:it|that|this|the[ \t]{1,3}answer)[ \t]{1,3}be\b"
-    r"|\b(?:right|correct|wrong|sure)[ \t]{0,3}\?)"
+    r"|\b(?:right|correct|wrong|sure)[ \t]{0,3}\?"
+    r"|\b(?:above|previous(?:ly)?|earlier|wait|hmm|actually|re-?check\w{0,3}|double[- ]?check\w{0,3}|re-?read\w{0,3}"
+    r"|re-?examin\w{0,3}|mis(?:read|understood|calculated|counted)|let[ \t]{1,3}me|did[ \t]{1,3}i"
+    r"|i[ \t]{1,3}(?:made|got|did|was|think|should|need)|my[ \t]{1,3}(?:answer|result|calculation|work))\b)"
 )
 
 
@@ -248,14 +252,26 @@ def _boxes(text: str) -> list[Marker]:
     return out
 
 
+def _unsure_conclusion(line: str) -> bool:
+    """Does a `Therefore:` line doubt, bound or call its value intermediate ("Thus: the intermediate value is 12")?"""
+    return bool(_DOUBT.search(line) or BOUNDS.search(line) or _BOUND_WORD.search(line))
+
+
+_BOUND_WORD = re.compile(r"(?i:\b(?:lower|upper)[ \t]{1,3}bound|\bbound(?:ed|s)?\b)")
+
+
 def markers(text: str) -> list[Marker]:
     """Every explicit answer marker in text, by start position."""
     found: list[Marker] = []
     for m in _ANSWER_TAG.finditer(text):
         found.append(Marker("answer_line", m.start(), *_line_content(text, m.end())))
-    for m in (*_LATE_ANSWER.finditer(text), *_CONCLUSION_LINE.finditer(text)):
+    for m in _LATE_ANSWER.finditer(text):
         start, end = _line_content(text, m.end())
         if not text[end:].strip():
+            found.append(Marker("answer_line", m.start(), start, end))
+    for m in _CONCLUSION_LINE.finditer(text):  # a conclusion that doubts or bounds is no answer: "Hence: 5 is a bound"
+        start, end = _line_content(text, m.end())
+        if not text[end:].strip() and not _unsure_conclusion(text[start : min(end, start + _SPAN)]):
             found.append(Marker("answer_line", m.start(), start, end))
     for m in _ANSWER_HEADING.finditer(text):
         below = _NEXT_HEADING.search(text, m.end() + 1)
@@ -435,6 +451,7 @@ _DOUBT = re.compile(
     r"|tentative\w{0,3}|unverified|confirm\w{0,3}|estimate\w{0,2}|not|no|never|wrong|incorrect|mistake\w?|doubt\w{0,3}"
     r"|if|unless|whether|when|otherwise|else|assum\w{1,3}|suppose|given|provided|let|try|check|verify|case"
     r"|another|also|alternatively|hope|pending|test|range|vs|approx|ish|unfinished|incomplete|preliminary|intermediate"
+    r"|unconfirm\w{0,3}|unchecked"
     r"|for[ \t]{1,3}(?:even|odd|all|every|each|any|some|positive|negative|large|small))"
     r"(?![A-Za-z])|n['’]t(?![A-Za-z])|\?|~~"
 )
@@ -484,6 +501,13 @@ _RETRACTED = re.compile(
     r"|(?i:i[ \t]{1,3}(?:miscalculated|made[ \t]{1,3}an?[ \t]{1,3}(?:mistake|error)|was[ \t]wrong|messed[ \t]up))"
     r"|(?i:(?:but|though|although|honestly)[ \t,]{1,3})?(?i:i['’]?m[ \t]{1,3}|i[ \t]am[ \t]{1,3})?"
     rf"(?i:{UNSURE_WORDS})(?![A-Za-z])"
+    # "This is unconfirmed.", "Not verified.", "This is confirmed wrong." (not the closing "This is confirmed.")
+    r"|(?i:(?:(?:that|this|it)(?:[ \t]{1,3}(?:is|was|has[ \t]{1,3}been)|['’]s)[ \t]{1,3})?"
+    r"(?:(?:not[ \t]{1,3}(?:yet[ \t]{1,3})?|un)(?:confirmed|verified|checked)"
+    r"|(?:confirmed|verified|checked|shown|proven)[ \t]{1,3}(?:wrong|incorrect|false))"
+    r"|(?:that|this|it)[ \t]{1,3}ha(?:s[ \t]{1,3}not|sn['’]t)[ \t]{1,3}(?:yet[ \t]{1,3})?been[ \t]{1,3}"
+    r"(?:confirmed|verified|checked))"
+    r"(?![A-Za-z])"
     r"|~~"
 )
 _OR_QUESTION = re.compile(r"(?i:or)(?![A-Za-z])")  # "Or is it 6?": a question that offers another
@@ -493,6 +517,13 @@ _CHECKED_NO = re.compile(
     rf"(?:(?i:it(?:['’]s|[ \t]{{1,3}}is)|the[ \t]{{1,3}}(?:final[ \t]{{1,3}})?answer[ \t]{{1,3}}is)[ \t]{{1,3}})?"
     rf"{_VALUE}"
 )
+
+# a self-check question answered "No." / "Nope." / "Not quite." / "Wrong, ..." (not "No, it's right.")
+_DENIED = re.compile(
+    r"(?:A[ \t]{0,2}:[ \t]{0,3})?(?i:no|nope|not[ \t]{1,3}(?:quite|really|exactly)|wrong|incorrect)[ \t]{0,3}"
+    r"(?:$|[,;:—–-](?![^\n]{0,40}(?i:\b(?:right|correct|fine|true)\b)))"
+)
+_NEGATIVE_QUESTION = re.compile(r"(?i:\b(?:wrong|incorrect|mistaken|mistake|error|off|not)\b|n['’]t\b)")
 
 
 def retraction(text: str, start: int) -> re.Match[str] | None:
@@ -506,6 +537,8 @@ def retraction(text: str, start: int) -> re.Match[str] | None:
         after = None if offered else _NEXT_SENTENCE.match(text, nxt.end(), nxt.end() + _SPAN)
         if after is None or after.group(2) == "?":
             return offered
+        if _DENIED.match(after.group(1)) and not _NEGATIVE_QUESTION.search(nxt.group(1)):
+            return _DENIED.match(after.group(1))  # "Is that right? No." / "Correct? Wrong, it's 6."
         return _CHECKED_NO.match(after.group(1)) or _RETRACTED.match(after.group(1))
     return _RETRACTED.match(nxt.group(1))
 
@@ -530,12 +563,18 @@ _PROSE_GAP = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}|&")
 
 
 # the last clause of a tally gives its result: "..., leaving 2.", "..., total 8.", "First 5, then 10, finally 15." (a
-# number and at most two words after it, not "for y" or "each")
+# number and at most two words after it, not "for y" or "each", nor a qualifier: "8 so far", "2 initially", "2 too
+# few", "2 unresolved", "8 before tax"; "8 approximately" is 8, an estimate)
 _TALLY = re.compile(
     r"(?:^|,[ \t]{1,3}|[ \t]{1,3}(?=(?i:then|and)[ \t]))(?:(?i:and|so|then)[ \t]{1,3}){0,2}"
     r"(?i:finally|leaving|total(?:l?ing)?|in[ \t]{1,3}total|for[ \t]{1,3}a[ \t]{1,3}total[ \t]{1,3}of)[ \t:]{1,3}"
-    r"(\$?[-+]?\d[\d,./]{0,20}%?(?:[ \t]{1,3}(?!(?i:for|to|of|per|each|by|with|from|in|at|on)(?![A-Za-z]))"
+    r"(\$?[-+]?\d[\d,./]{0,20}%?(?:[ \t]{1,3}(?!(?i:for|to|of|per|each|by|with|from|in|at|on|so|far|yet|too|still"
+    r"|before|after|first|un[a-z]{3,12}|(?!approximately|roughly)[a-z]{2,12}ly)(?![A-Za-z]))"
     r"[A-Za-z]{2,15}){0,2})[ \t]{0,3}[.!]?$"
+)
+# a sentence that names its answer before a tally: "The answer is 7, leaving 2." (the tally is not the answer)
+_NAMED_ANSWER = re.compile(
+    r"(?i:\b(?:answer|result|solution)[ \t]{1,3}(?:is|was|would[ \t]{1,3}be)\b|\banswer[ \t]{0,3}[:=])"
 )
 
 
@@ -576,7 +615,7 @@ def final_statement(text: str) -> str | None:
         sentence = sentences[-2]  # "... is 0.75. I hope this helps!"
     sentence = _CONTRAST.sub("", sentence)
     tally = _TALLY.search(sentence)
-    if tally is not None and not _DOUBT.search(sentence):
+    if tally is not None and not _DOUBT.search(sentence) and not _NAMED_ANSWER.search(sentence, 0, tally.start()):
         return tally[1]  # "We have 3 apples and 5 oranges, total 8."
     verbs = list(_STATES.finditer(sentence))
     if not verbs or _DOUBT.search(sentence):

@@ -25,8 +25,11 @@ import re
 from collections.abc import Callable
 
 _BACKSLASH_PI = re.compile(r"\\π")
-# the radical sign: before a bracket, a run of digits (`√16` is 4, as read) or one letter (`√x`); not `√ab`
-_RADICAL = re.compile(r"√[ \t]{0,2}(?:(?=[({])|(\d{1,20}(?:\.\d{1,20})?|[A-Za-z](?![A-Za-z])))")
+# the radical sign: before a bracket, a run of digits (`√16` is 4, as read) or one letter (`√x`); not `√ab`, nor an
+# operand a letter, digit, power or bracket follows (`√16x`, `√x²`, `√x^2`: how far the root reaches is unclear)
+_RADICAL = re.compile(
+    r"√[ \t]{0,2}(?:(?=[({])|(\d{1,20}(?:\.\d{1,20})?|[A-Za-z])(?![ \t]{0,2}(?:[A-Za-z\d^²³⁴⁵⁶⁷⁸⁹⁰¹({\\]|\.\d)))"
+)
 _LOST_BACKSLASH = re.compile(r"(?<![\\A-Za-z])(?:frac(?=\d\d(?!\d))|sqrt(?=\d(?![\d.])))")
 _ROOT_PAREN = re.compile(r"\\sqrt[ \t]{0,2}(\[[^\[\]{}()]{1,20}\])?[ \t]{0,2}\(")
 _ROOT_TOKEN = re.compile(r"\\sqrt[ \t]{0,2}(\[[^\[\]{}()]{1,20}\])[ \t]{0,2}(\d|[A-Za-z](?![A-Za-z]))")

@@ -67,8 +67,9 @@ _TIMES_TEN = re.compile(
 _WRAP = re.compile(r"\\(?:text|textbf|mathrm|mbox|boxed|fbox)[ \t]{0,3}\{([^{}]{0,200})\}")
 _FRAC = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{1,40})\}[ \t]{0,3}\{([^{}]{1,40})\}")
 _HEDGE = re.compile(
-    rf"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else|when|in[ \t]most[ \t]cases|not|{HEDGE_WORDS})\b)"
-    r"|(?i:n['’]t\b)"  # a negated value: "not 25", "the answer is not 5", "isn't 5"
+    rf"(?i:\b(?:or|between|either|and/or|if|otherwise|unless|else|when|in[ \t]most[ \t]cases|{HEDGE_WORDS})\b)"
+    # a negated value: "not 25", "the answer is not 5", "isn't 5"; not a scope: "25 (not counting the teacher)"
+    r"|(?i:n['’]t\b|\bnot\b(?![ \t]{1,3}(?:counting|including)\b))"
     r"|±|\+/-|\\pm(?![A-Za-z])"
     # a change of the value, not the value: "twice 5", "4-ish", "5 hundredths", "5 factorial" (bounds: extract.BOUNDS;
     # "about 5" is read as 5, as inspect_ai's and reward-kit's tests read "approximately": an estimate of the value)
@@ -84,6 +85,12 @@ _TIMES_VARIABLE = re.compile(r"[ \t]{0,3}[*·]?[ \t]{0,3}([A-Za-z])(?![A-Za-z])"
 _HEADING = re.compile(r"(?:^|\n)###[ \t]{1,8}(\$?[-+]?\d[\d,.]{0,30})[ \t]{0,8}\n?$")
 _HEADINGS = re.compile(r"(?m:^[ \t]{0,3}###[ \t]{1,8}\$?[-+]?\d)")
 _GSM8K = re.compile(r"####[ \t]{0,8}([^\n]{0,200})")
+# a template's placeholder after "####": "N", "x", "<answer>", "[number]", "your answer" (not "insufficient
+# information", "cannot be determined": a non-numeric answer, no answer)
+_PLACEHOLDER = re.compile(
+    r"[ \t*_$]{0,4}(?:[A-Za-z]|[<\[{][^\n<>\[\]{}]{0,30}[>\]}]"
+    r"|(?i:(?:your|the|final)[ \t]{1,3})?(?i:answer|number|result|value))[ \t*_$.]{0,4}"
+)
 # the last decimal an answer writes, and a percent sign closing it ("3.14159", "50%", "50 \\%")
 _DECIMAL_NUMBER = re.compile(r"-?\d{1,15}\.\d{1,15}")
 _PERCENT_END = re.compile(r"\d[ \t]{0,2}\\?%[ \t.*_$]{0,4}$")
@@ -187,7 +194,7 @@ def extract_numeric(completion: str | None) -> tuple[str | None, Fraction | None
         last = last_match(_GSM8K, text)
         if last is not None and retraction(text, last.end()):  # "#### 18" then "Or 19."
             return None, None, "no marker; last '####' line: taken back or hedged after it"
-        if last is not None and not re.search(r"\d", last[1]) and number_word(last[1]) is None:
+        if last is not None and _PLACEHOLDER.fullmatch(last[1]):
             last = None  # a template's placeholder echoed ("#### N"): the answer is given elsewhere
         if last is not None:
             answer, how = last.group(1).strip(), "no marker; last '####' line"

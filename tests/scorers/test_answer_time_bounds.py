@@ -141,6 +141,17 @@ ADVERSARIAL = {
     "solution tags": _rep("<SOLUTION>5</SOLUTION>"),
     "self-check questions after an answer": _rep("Is that right? No, it's ", "ANSWER: 5\n"),
     "self-check question, long answer to it": _rep("9", "ANSWER: 5\nIs that right? No, it's "),
+    # red team 3 (issue 44): tallies with qualifiers, conclusion lines, option lists, radicals, back-referring questions
+    "tally clauses with qualifiers": _rep(", leaving 2 so far", "The answer is 7"),
+    "tally with a long qualifier": _rep("un", "He has 5, leaving 2 ", "resolved."),
+    "conclusion line that doubts": _rep("intermediate ", "Therefore: 5 "),
+    "retractions not verified": _rep("This has not been verified. ", "ANSWER: 5\n"),
+    "hash lines of words": _rep("#### insufficient information\n"),
+    "option list items": _rep("Option C: 7, correct!\nOption D.\n"),
+    "radical signs before digits": _rep("√16", "\\boxed{", "x}"),
+    "back-referring question lines": _rep("Problem: I made an error above; wait.\nANSWER: 6\n", "ANSWER: 5\n"),
+    "self-checks answered no": _rep("Is that right? No. ", "ANSWER: 5\n"),
+    "negations not counting": _rep(" not counting", "ANSWER: 25"),
     "unclosed solution tags": _rep("<solution>"),
 }
 
