@@ -473,6 +473,8 @@ def main(argv: list[str] | None = None) -> Any:
     if args.shared_warmup and script.format_warmup_steps < 1:
         raise SystemExit(f"--shared_warmup: {args.recipe} has no format warm-up (format_warmup_steps 0); drop the flag")
     if args.table_only:
+        if not args.out.is_dir():
+            raise SystemExit(f"error: --table_only: {args.out} is no folder; fix: --out the folder of the seed-S runs")
         return write_report(args, script, seeds, {}, None)
     if (args.parallel > 1 or args.shared_warmup) and not args.dry_run:  # runs would race to build the checkpoint
         from training.model_prep import resolve_model_path

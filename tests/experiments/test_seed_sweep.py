@@ -329,6 +329,9 @@ def test_the_table_is_rebuilt_from_the_saved_rows_without_training_or_evaluating
         main([SMOKE, "--seeds", "0-1", "--out", str(out), "--table_only"])
     table = pd.read_csv(out / "seeds.csv").set_index("seed")
     assert table.loc[1, "status"].startswith("not evaluated") and table.loc[0, "both"] == 1.0
+    with pytest.raises(SystemExit, match="is no folder; fix: --out the folder of the seed-S runs"):
+        main([SMOKE, "--seeds", "0-1", "--out", str(tmp_path / "typo"), "--table_only"])
+    assert not (tmp_path / "typo").exists()
 
 
 def test_a_bad_run_file_stops_the_sweep_before_anything_runs(tmp_path, monkeypatch):
