@@ -22,6 +22,7 @@ once per tensor as a low mmap threshold would (docs/benchmarks.md).
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 
@@ -32,14 +33,20 @@ ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_P
                "GLIBC_TUNABLES")  # fmt: skip
 
 
+@functools.cache
+def _glibc() -> ctypes.CDLL | None:
+    """This process's C library when it is glibc on Linux (looked up once: `libc_ver` reads the interpreter's file)."""
+    return ctypes.CDLL(None) if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc" else None
+
+
 def keep_freed_memory() -> dict:
     """Set glibc's malloc thresholds in this process (module docstring). Returns what was done, for
     run_info.json: the settings in bytes, or why none were set."""
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    if _glibc() is None:
         return {"left": f"not glibc ({platform.system()} {platform.libc_ver()[0] or 'libc'})"}
     if named := [name for name in ENVIRONMENT if name in os.environ]:
         return {"left": f"set by the environment: {', '.join(named)}"}
-    mallopt = ctypes.CDLL(None).mallopt
+    mallopt = _glibc().mallopt
     refused = [name for name, (param, value) in SETTINGS.items() if mallopt(param, value) != 1]
     if refused:
         return {"left": f"mallopt refused {', '.join(refused)}"}
@@ -48,9 +55,10 @@ def keep_freed_memory() -> dict:
 
 def trim_before_generation() -> bool:
     """Return the heap's free pages to the kernel (glibc's `malloc_trim(0)`); False where that is not glibc."""
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    libc = _glibc()
+    if libc is None:
         return False
-    ctypes.CDLL(None).malloc_trim(0)
+    libc.malloc_trim(0)
     return True
 
 
