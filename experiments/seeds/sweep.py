@@ -158,6 +158,11 @@ def seed_dir(out: Path, seed: int) -> Path:
     return out / f"seed-{seed}"
 
 
+def rows_file(out: Path, seed: int) -> Path:
+    """Where a seed's held-out rows are saved (JSON, one row per sample), read back by `--table_only`."""
+    return seed_dir(out, seed) / "heldout-rows.json"
+
+
 def seed_label(seed: int) -> str:
     return f"seed {seed}"
 
@@ -276,14 +281,14 @@ def seed_evaluator(args: argparse.Namespace, script: Any, config: Any, extra: Se
     def in_this_process(seed: int) -> list[dict]:
         method = conductor_method(seed_label(seed), seed_dir(args.out, seed), options)
         rows = evaluate(method, eval_tasks(script), logs, args.limit, args.eval_seed)
-        saved = seed_dir(args.out, seed) / "heldout-rows.json"  # as the parallel evals save them
+        saved = rows_file(args.out, seed)  # as the parallel evals save them
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps(rows))
         return rows
 
     def in_own_process(seed: int) -> list[dict]:
         run = seed_dir(args.out, seed)
-        rows = run / "heldout-rows.json"
+        rows = rows_file(args.out, seed)
         command = process_command(args.recipe, extra, seed_label(seed), run, args.limit, args.eval_seed,
                                   args.eval_temperature, logs, rows)  # fmt: skip
         return evaluate_in_process(command, rows, args.out, seed, thread_env(args.parallel))
@@ -509,7 +514,7 @@ def saved_rows(out: Path, seeds: Sequence[int], failed: dict[int, str]) -> list[
     is added to `failed` as not evaluated."""
     rows = []
     for seed in seeds:
-        path = seed_dir(out, seed) / "heldout-rows.json"
+        path = rows_file(out, seed)
         if path.is_file():
             rows += json.loads(path.read_text())
         else:
